@@ -1,0 +1,15 @@
+/* aim_plot: publication figures with gnuplot (run as a program). */
+#ifndef AIM_PLOT_H
+#define AIM_PLOT_H
+
+/* Risk and teacher overlap against tau: ODE curve(s) over SGD means
+ * with error bars. Either file may be NULL. Writes stem.png and
+ * stem.svg (through temporary files). Returns 0, or -1 with a message
+ * on stderr (e.g. gnuplot missing). */
+int aim_plot_trajectories(const char *ode_tsv, const char *sgd_tsv,
+                          const char *stem);
+
+/* 1 when a gnuplot executable is on PATH, else 0. */
+int aim_plot_available(void);
+
+#endif

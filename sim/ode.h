@@ -1,0 +1,37 @@
+/* aim_ode: integrates an autonomous ODE model on the output grid with
+ * SUNDIALS CVODE (BDF, dense direct linear solver, tolerances from the
+ * configuration), with blow-up detection through CVODE's root finding. */
+#ifndef AIM_ODE_H
+#define AIM_ODE_H
+
+#include "config.h"
+
+typedef struct {
+    int size;
+    void *ctx;
+    /* dy/dtau at y; returns 0, or non-zero with a message in *error */
+    int (*rhs)(void *ctx, const double *y, double *dy);
+    const char *(*error)(void *ctx);
+    const char *(*state_name)(int i);
+} aim_ode_model;
+
+typedef enum {
+    AIM_ODE_OK = 0,
+    AIM_ODE_BLOWUP = 1, /* |state| reached cfg->blowup: model diverges */
+    AIM_ODE_FAILED = -1 /* solver or right-hand side failure */
+} aim_ode_status;
+
+typedef struct {
+    aim_ode_status status;
+    double tau;          /* where the integration stopped */
+    int reached;         /* grid points filled in states */
+    char message[768];
+} aim_ode_report;
+
+/* Integrates from y0 at tau[0] through tau[1..points-1], storing the
+ * state at each grid point in states[i * size ...]. */
+aim_ode_status aim_ode_integrate(const aim_config *cfg, const aim_ode_model *model,
+                                 const double *y0, const double *tau, int points,
+                                 double *states, aim_ode_report *report);
+
+#endif

@@ -1,0 +1,26 @@
+/* aim_trajectory: the configured model's limit ODE integrated on the
+ * training grid, as observables per grid point (the path configuration
+ * -> model -> CVODE -> observables shared by the CLI and the tests). */
+#ifndef AIM_TRAJECTORY_H
+#define AIM_TRAJECTORY_H
+
+#include "config.h"
+#include "gauss.h"
+#include "ode.h"
+#include "overlaps.h"
+
+/* Integrates on tau[0 .. cfg->points-1] and fills obs (points x
+ * AIM_OBS_COUNT; NaN past a blow-up). d is the dimension used by the
+ * raw-mode mean equation when cfg->ode_d is 0. Returns the status; the
+ * report says where and why it stopped. */
+aim_ode_status aim_trajectory_run(const aim_config *cfg, int d, aim_gauss_rule rule,
+                                  const double *tau, double *obs,
+                                  aim_ode_report *report);
+
+/* First tau at which |overlap| reaches threshold, linearly interpolated
+ * between grid points; NaN when never (or NaN first). overlap[i * stride]. */
+double aim_trajectory_recovery_time(int points, const double *tau,
+                                    const double *overlap, size_t stride,
+                                    double threshold);
+
+#endif

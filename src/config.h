@@ -1,0 +1,129 @@
+/* aim_config: the run configuration (model, student, teacher, training,
+ * ode, sgd, output), read from an INI file with --set overrides.
+ *
+ * Every key, its default and its allowed range are documented in
+ * docs/config.md; aim_config_describe() prints the same table. */
+#ifndef AIM_CONFIG_H
+#define AIM_CONFIG_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+
+#define AIM_MAX_TOKENS 8
+#define AIM_MAX_HERMITE 9 /* coefficients c_0 .. c_8 */
+#define AIM_CONFIG_MAX_KEYS 48 /* room for the key table (config.c) */
+
+typedef enum { AIM_DIRECT = 0, AIM_TIED, AIM_UNTIED } aim_decomposition;
+typedef enum { AIM_CENTRED = 0, AIM_RAW } aim_centring;
+typedef enum { AIM_ELEMENTWISE = 0, AIM_SOFTMAX } aim_output_kind;
+typedef enum {
+    AIM_ACT_HERMITE = 0, /* finite Hermite series, incl. he1..he4 shortcuts */
+    AIM_ACT_TANH,
+    AIM_ACT_ERF,
+    AIM_ACT_RELU
+} aim_activation;
+typedef enum { AIM_GRID_LINEAR = 0, AIM_GRID_LOG } aim_grid_kind;
+
+typedef struct {
+    aim_decomposition decomposition;
+    int symmetric; /* direct only: S kept symmetric */
+    double rho;    /* tied/untied: p = rho d columns */
+    double scale;  /* init scale v: entries N(0, v/d) */
+    double mean;   /* teacher only, raw centring: adds (mean/sqrt d) I */
+} aim_matrix_spec;
+
+typedef struct {
+    /* [model] */
+    aim_decomposition decomposition; /* of the student */
+    int tokens;                      /* T */
+    double cov[AIM_MAX_TOKENS * AIM_MAX_TOKENS]; /* C, row-major T x T */
+    aim_centring centring;
+    aim_output_kind output;
+    aim_activation activation;
+    double hermite[AIM_MAX_HERMITE]; /* sigma = sum_k hermite[k] He_k */
+    int hermite_degree;              /* highest k with hermite[k] != 0 */
+    double beta;                     /* softmax inverse temperature */
+    double noise;                    /* label noise variance Delta */
+
+    /* [student], [teacher] */
+    aim_matrix_spec student;
+    aim_matrix_spec teacher;
+
+    /* [training] */
+    double eta;
+    double gamma;
+    double horizon;     /* tau_max */
+    int points;         /* measurement / output grid size */
+    aim_grid_kind grid;
+    double grid_start;  /* first positive tau of a log grid */
+
+    /* [ode] */
+    double rtol, atol;
+    int quad_nodes;  /* Gauss-Hermite nodes per dimension (elementwise) */
+    int qmc_points;  /* quasi-random points (row softmax) */
+    double ode_d;    /* finite d for the raw-mode mean; 0 = from sgd.d */
+    double blowup;   /* |order parameter| that counts as a blow-up */
+
+    /* [sgd] */
+    int d;
+    int seeds;
+    uint64_t seed;   /* base seed; seed i uses seed + i */
+    int block;       /* steps unrolled per block (1 = plain steps) */
+
+    /* [output] */
+    char dir[512];   /* output directory */
+    char name[128];  /* file stem */
+
+    /* provenance */
+    char source[512]; /* config file path or "built-in default" */
+
+    /* model.covariance as given, normalised: "identity",
+     * "equicorrelated:R" or the numbers of an explicit matrix;
+     * aim_config_validate resolves it into cov for the current tokens. */
+    char covariance[2048];
+    /* Where each key (by its index in config.c's table) was last set:
+     * > 0 a line of source, 0 the built-in default, -1 a --set override,
+     * -2 an earlier config file. Used to locate cross-key errors. */
+    int key_line[AIM_CONFIG_MAX_KEYS];
+} aim_config;
+
+/* Error report: file, line, key, value and what is allowed. */
+typedef struct {
+    char message[1024];
+} aim_config_error;
+
+/* Defaults: the built-in example (direct, centred, T = 2,
+ * sigma = He1 + He2/sqrt 2). */
+void aim_config_defaults(aim_config *cfg);
+
+/* Reads an INI file on top of whatever cfg holds (normally the
+ * defaults). Returns 0, or -1 with err filled ("FILE:LINE: section.key =
+ * "value": reason; allowed: ..."); cfg is unchanged on error. path may be
+ * NULL (cfg untouched). Besides [section] key = value, a top-level
+ * "section.key = value" line is accepted, so aim_config_write's output
+ * with an empty prefix is itself a config file. */
+int aim_config_load(aim_config *cfg, const char *path, aim_config_error *err);
+
+/* Applies one "section.key=value" override (cfg unchanged on error).
+ * Returns 0 or -1. */
+int aim_config_set(aim_config *cfg, const char *assignment,
+                   aim_config_error *err);
+
+/* Cross-key checks (impossible combinations, every key's range again),
+ * resolves model.covariance into cov for the current tokens, sets source
+ * if empty; call after all overrides. Returns 0 or -1. */
+int aim_config_validate(aim_config *cfg, aim_config_error *err);
+
+/* Writes every key as "PREFIXsection.key = value" lines (output
+ * metadata; prefix NULL = ""); reals with %.17g, so the text reloads
+ * bit-identically. */
+void aim_config_write(const aim_config *cfg, FILE *out, const char *prefix);
+
+/* Prints the key reference table (used by --help). */
+void aim_config_describe(FILE *out);
+
+/* Number of columns p = round(rho d), at least 1, for a matrix spec. */
+int aim_config_columns(const aim_matrix_spec *spec, int d);
+
+#endif

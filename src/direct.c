@@ -1,0 +1,215 @@
+#include "direct.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+
+enum { Q_SS = 0, P_SS, Q_ST, P_ST, TRACE_OR_MEAN };
+
+static const char *const state_names[AIM_DIRECT_SIZE] = {
+    "omega_ss", "psi_ss", "omega_st", "psi_st", "trace_or_mean"};
+
+struct aim_direct {
+    aim_gauss *gauss;
+    int raw, symmetric;
+    double d; /* 0: limit */
+    double eta, gamma;
+    /* teacher order parameters (fixed during training) */
+    double omega_t, psi_t, trace_t, mean_t;
+    /* student order parameters at the Gaussian start */
+    double omega_s0, psi_s0;
+    char error[320];
+};
+
+const char *aim_direct_state_name(int i) { return state_names[i]; }
+
+/* Large-d order parameters of a matrix drawn as cfg describes it
+ * (theory/direct.md, "Initial values"). */
+static void family_moments(const aim_matrix_spec *s, double *omega, double *psi,
+                           double *trace)
+{
+    const double v = s->scale, rho = s->rho;
+    switch (s->decomposition) {
+    case AIM_TIED:
+        *trace = rho * v;
+        *omega = *psi = v * v * rho * (1.0 + rho);
+        break;
+    case AIM_UNTIED:
+        *trace = 0.0;
+        *omega = rho * v * v;
+        *psi = 0.0;
+        break;
+    case AIM_DIRECT:
+    default:
+        *trace = 0.0;
+        *omega = v;
+        *psi = s->symmetric ? v : 0.0;
+        break;
+    }
+}
+
+aim_direct *aim_direct_create(const aim_config *cfg, double d,
+                              aim_gauss_rule rule)
+{
+    aim_direct *m = calloc(1, sizeof *m);
+    if (!m)
+        return NULL;
+    m->gauss = aim_gauss_create(cfg, rule);
+    if (!m->gauss) {
+        free(m);
+        return NULL;
+    }
+    m->raw = cfg->centring == AIM_RAW;
+    m->symmetric = cfg->student.symmetric;
+    m->d = d;
+    m->eta = cfg->eta;
+    m->gamma = cfg->gamma;
+    family_moments(&cfg->teacher, &m->omega_t, &m->psi_t, &m->trace_t);
+    double trace_s0;
+    family_moments(&cfg->student, &m->omega_s0, &m->psi_s0, &trace_s0);
+    if (m->raw) {
+        m->mean_t = cfg->teacher.mean;
+        /* The teacher mean term m_t I / sqrt d adds m_t^2 / d to the
+         * teacher's Omega and Psi and m_t / sqrt d to its normalised
+         * trace: finite-d terms that vanish in the limit. */
+        if (d > 0.0) {
+            m->omega_t += m->mean_t * m->mean_t / d;
+            m->psi_t += m->mean_t * m->mean_t / d;
+            m->trace_t += m->mean_t / sqrt(d);
+        }
+    }
+    return m;
+}
+
+void aim_direct_free(aim_direct *m)
+{
+    if (!m)
+        return;
+    aim_gauss_free(m->gauss);
+    free(m);
+}
+
+const char *aim_direct_error(const aim_direct *m) { return m->error; }
+
+void aim_direct_initial(const aim_direct *m, double y[AIM_DIRECT_SIZE])
+{
+    y[Q_SS] = m->omega_s0;
+    y[P_SS] = m->psi_s0;
+    y[Q_ST] = y[P_ST] = 0.0; /* independent, traceless student */
+    y[TRACE_OR_MEAN] = 0.0;
+}
+
+void aim_direct_state_from(aim_direct *m, const aim_overlaps *q,
+                           double y[AIM_DIRECT_SIZE])
+{
+    y[Q_SS] = q->omega[0][0];
+    y[P_SS] = q->psi[0][0];
+    y[Q_ST] = q->omega[0][1];
+    y[P_ST] = q->psi[0][1];
+    y[TRACE_OR_MEAN] = m->raw ? q->mean[0] : q->trace[0];
+    m->omega_t = q->omega[1][1];
+    m->psi_t = q->psi[1][1];
+    m->trace_t = q->trace[1];
+    if (m->raw)
+        m->mean_t = q->mean[1];
+}
+
+void aim_direct_overlaps(const aim_direct *m, const double y[AIM_DIRECT_SIZE],
+                         aim_overlaps *q)
+{
+    q->omega[0][0] = y[Q_SS];
+    q->psi[0][0] = y[P_SS];
+    q->omega[0][1] = q->omega[1][0] = y[Q_ST];
+    q->psi[0][1] = q->psi[1][0] = y[P_ST];
+    q->omega[1][1] = m->omega_t;
+    q->psi[1][1] = m->psi_t;
+    if (m->raw) {
+        q->mean[0] = y[TRACE_OR_MEAN];
+        q->mean[1] = m->mean_t;
+        q->trace[0] = m->d > 0.0 ? y[TRACE_OR_MEAN] / sqrt(m->d) : 0.0;
+    } else {
+        q->mean[0] = q->mean[1] = 0.0;
+        q->trace[0] = y[TRACE_OR_MEAN];
+    }
+    q->trace[1] = m->trace_t;
+}
+
+int aim_direct_terms(aim_direct *m, const double y[AIM_DIRECT_SIZE],
+                     double *gradient, double *noise, double *decay)
+{
+    aim_overlaps q;
+    aim_direct_overlaps(m, y, &q);
+    if (aim_gauss_eval(m->gauss, &q)) {
+        snprintf(m->error, sizeof m->error, "%s", aim_gauss_error(m->gauss));
+        return -1;
+    }
+    const aim_gauss *g = m->gauss;
+    /* E[sum e_ab h_ab(B)] and E[sum e_ab h_ba(B)] for B = S and S*. */
+    const double om_s[2] = {q.omega[0][0], q.omega[0][1]};
+    const double ps_s[2] = {q.psi[0][0], q.psi[0][1]};
+    const double om_t[2] = {q.omega[1][0], q.omega[1][1]};
+    const double ps_t[2] = {q.psi[1][0], q.psi[1][1]};
+    double a_s = aim_gauss_error_index(g, om_s, ps_s, q.mean[0], 0);
+    double a_st = aim_gauss_error_index(g, om_s, ps_s, q.mean[0], 1);
+    double a_t = aim_gauss_error_index(g, om_t, ps_t, q.mean[1], 0);
+    double a_tt = aim_gauss_error_index(g, om_t, ps_t, q.mean[1], 1);
+    double k_o = aim_gauss_noise_omega(g), k_p = aim_gauss_noise_psi(g);
+    if (m->symmetric) {
+        /* the symmetrised gradient (G + G^T)/2 */
+        a_t = a_tt = 0.5 * (a_t + a_tt);
+        k_o = k_p = 0.5 * (k_o + k_p);
+    }
+    double grad[AIM_DIRECT_SIZE], nse[AIM_DIRECT_SIZE] = {0}, dec[AIM_DIRECT_SIZE];
+    grad[Q_SS] = -2.0 * a_s;
+    grad[P_SS] = -2.0 * a_st;
+    grad[Q_ST] = -a_t;
+    grad[P_ST] = -a_tt;
+    nse[Q_SS] = m->eta * k_o;
+    nse[P_SS] = m->eta * k_p;
+    if (m->raw) {
+        /* dm/dt = -E[sum e_ab C_ab] on the fast clock t = d tau */
+        grad[TRACE_OR_MEAN] = -m->d * aim_gauss_error_mean(g);
+    } else {
+        /* the identity matrix as regressor: Omega(I, S_i) = Psi(I, S_i)
+         * = Tr S_i / d */
+        const double tr[2] = {q.trace[0], q.trace[1]};
+        grad[TRACE_OR_MEAN] = -aim_gauss_error_index(g, tr, tr, 0.0, 0);
+    }
+    dec[Q_SS] = -2.0 * m->gamma * y[Q_SS];
+    dec[P_SS] = -2.0 * m->gamma * y[P_SS];
+    dec[Q_ST] = -m->gamma * y[Q_ST];
+    dec[P_ST] = -m->gamma * y[P_ST];
+    dec[TRACE_OR_MEAN] = -m->gamma * y[TRACE_OR_MEAN];
+    for (int i = 0; i < AIM_DIRECT_SIZE; i++) {
+        if (gradient)
+            gradient[i] = grad[i];
+        if (noise)
+            noise[i] = nse[i];
+        if (decay)
+            decay[i] = dec[i];
+    }
+    return 0;
+}
+
+int aim_direct_rhs(aim_direct *m, const double y[AIM_DIRECT_SIZE],
+                   double dy[AIM_DIRECT_SIZE])
+{
+    double grad[AIM_DIRECT_SIZE], nse[AIM_DIRECT_SIZE], dec[AIM_DIRECT_SIZE];
+    if (aim_direct_terms(m, y, grad, nse, dec))
+        return -1;
+    for (int i = 0; i < AIM_DIRECT_SIZE; i++)
+        dy[i] = grad[i] + nse[i] + dec[i];
+    return 0;
+}
+
+int aim_direct_observables(aim_direct *m, const double y[AIM_DIRECT_SIZE],
+                           double obs[AIM_OBS_COUNT])
+{
+    aim_overlaps q;
+    aim_direct_overlaps(m, y, &q);
+    if (aim_gauss_observables(m->gauss, &q, obs)) {
+        snprintf(m->error, sizeof m->error, "%s", aim_gauss_error(m->gauss));
+        return -1;
+    }
+    return 0;
+}

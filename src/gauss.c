@@ -1,0 +1,617 @@
+/* Gaussian expectation engine; the derivation of every formula used here
+ * is in theory/direct.md, section "Computing the expectations". */
+#include "gauss.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <gsl/gsl_blas.h>
+#include <gsl/gsl_cdf.h>
+#include <gsl/gsl_integration.h>
+#include <gsl/gsl_linalg.h>
+#include <gsl/gsl_qrng.h>
+
+#define MAXT AIM_MAX_TOKENS
+#define MAXT2 (MAXT * MAXT)
+
+/* Nodes of the automatic Gauss-Hermite rules for non-polynomial maps:
+ * entry integrals are 2-dimensional, pair integrals 4-dimensional. */
+#define AUTO_NODES_2D 48
+#define AUTO_NODES_4D 12
+
+struct aim_gauss {
+    int T, T2;
+    double C[MAXT2], L[MAXT2]; /* token covariance and its Cholesky factor */
+    double noise;
+    aim_outmap *map;
+    int elementwise; /* 1: per-entry Gauss-Hermite rule; 0: generic QMC */
+
+    /* Gauss-Hermite nodes/weights for the standard normal (weights sum
+     * to 1); n2 for entry integrals, n4 for pair integrals. */
+    int n2, n4;
+    double *x2, *w2, *x4, *w4;
+
+    /* Generic rule: npts standard normal points of dimension 2 T^2. */
+    int npts, nlat;
+    double *points;
+
+    /* Results of the last evaluation. */
+    double risk, k_omega, k_psi;
+    double err[MAXT2];          /* E[e_p] */
+    double mean_b_coef[MAXT2];  /* C_p, the unit index mean pattern */
+    /* generic: E[e_p Y_k,q] for Y = L Z L^T, Z the symmetric (k = 0, 1)
+     * or antisymmetric (k = 2, 3) latent matrices */
+    double *ey;                 /* [4][T2][T2] */
+    double Fs[4], Fa[4];        /* 2 x 2 lower factors, row-major */
+    /* elementwise: per entry, 2 x 2 factor and E[e_p z_j] */
+    double F2[MAXT2][4];
+    double ez2[MAXT2][2];
+
+    char error[256];
+};
+
+/* Lower-triangular F (n x n, row-major) with F F^T = V for a positive
+ * semidefinite V, n <= 4. GSL's Cholesky rejects singular matrices and
+ * its pivoted variant reorders the latent coordinates, which would make
+ * the quadrature rule jump with the state; here a column whose pivot is
+ * negligible is set to zero instead, which keeps F continuous. Returns
+ * -1 when V is not positive semidefinite. */
+static int chol_semidefinite(int n, const double *V, double *F)
+{
+    double scale = 0.0;
+    for (int i = 0; i < n; i++)
+        scale = fmax(scale, fabs(V[i * n + i]));
+    const double tiny = 1e-13 * (scale > 0.0 ? scale : 1.0);
+    memset(F, 0, sizeof(double) * (size_t)(n * n));
+    for (int j = 0; j < n; j++) {
+        double pivot = V[j * n + j];
+        for (int k = 0; k < j; k++)
+            pivot -= F[j * n + k] * F[j * n + k];
+        if (pivot < -1e-9 * (scale > 0.0 ? scale : 1.0) || !isfinite(pivot))
+            return -1;
+        if (pivot <= tiny)
+            continue;
+        double root = sqrt(pivot);
+        F[j * n + j] = root;
+        for (int i = j + 1; i < n; i++) {
+            double s = V[i * n + j];
+            for (int k = 0; k < j; k++)
+                s -= F[i * n + k] * F[j * n + k];
+            F[i * n + j] = s / root;
+        }
+    }
+    return 0;
+}
+
+/* Solves F c = g by forward substitution; coordinates with a zero pivot
+ * carry no variance and get c = 0. */
+static void forward_solve(int n, const double *F, const double *g, double *c)
+{
+    for (int i = 0; i < n; i++) {
+        double s = g[i];
+        for (int k = 0; k < i; k++)
+            s -= F[i * n + k] * c[k];
+        c[i] = F[i * n + i] > 0.0 ? s / F[i * n + i] : 0.0;
+    }
+}
+
+static int hermite_rule(int n, double **x, double **w)
+{
+    /* weight exp(-x^2/2): GSL's Hermite rule with a = 0, b = 1/2 */
+    gsl_integration_fixed_workspace *ws =
+        gsl_integration_fixed_alloc(gsl_integration_fixed_hermite, (size_t)n,
+                                    0.0, 0.5, 0.0, 0.0);
+    if (!ws)
+        return -1;
+    *x = malloc(sizeof(double) * (size_t)n);
+    *w = malloc(sizeof(double) * (size_t)n);
+    if (!*x || !*w) {
+        gsl_integration_fixed_free(ws);
+        return -1;
+    }
+    const double *nodes = gsl_integration_fixed_nodes(ws);
+    const double *weights = gsl_integration_fixed_weights(ws);
+    double total = 0.0;
+    for (int i = 0; i < n; i++)
+        total += weights[i];
+    /* Exactly symmetric nodes and weights (GSL's come from an eigenvalue
+     * solver, symmetric only to round-off), so that odd integrands
+     * cancel exactly in eval_elementwise: an invariant manifold of the
+     * limit ODE then stays exactly invariant. */
+    for (int i = 0; i < n; i++) {
+        const int j = n - 1 - i;
+        (*x)[i] = 0.5 * (nodes[i] - nodes[j]);
+        (*w)[i] = 0.5 * (weights[i] + weights[j]) / total;
+    }
+    gsl_integration_fixed_free(ws);
+    return 0;
+}
+
+/* Fixed quasi-random standard normal points. The point set is used with
+ * its antithetic image (z, -z), which makes every odd moment exact; it is
+ * then whitened so that its second moments are exactly the identity, which
+ * makes the rule exact for the linear-in-index parts of the integrands
+ * (the whole integrand for a linear output map). */
+static int qmc_points(aim_gauss *g, int npts)
+{
+    const int dim = g->nlat;
+    /* GSL's Sobol generator stops at 40 dimensions; Halton goes on. */
+    const gsl_qrng_type *type = dim <= 40 ? gsl_qrng_sobol : gsl_qrng_halton;
+    gsl_qrng *q = gsl_qrng_alloc(type, (unsigned)dim);
+    gsl_matrix *cov = gsl_matrix_calloc((size_t)dim, (size_t)dim);
+    g->npts = npts;
+    g->points = malloc(sizeof(double) * (size_t)npts * (size_t)dim);
+    int rc = -1;
+    if (!q || !cov || !g->points)
+        goto done;
+    double u[4 * MAXT2];
+    gsl_qrng_get(q, u); /* the first point has zero coordinates: skip it */
+    for (int i = 0; i < npts; i++) {
+        if (gsl_qrng_get(q, u) != 0)
+            goto done;
+        double *z = g->points + (size_t)i * dim;
+        for (int j = 0; j < dim; j++)
+            z[j] = gsl_cdf_ugaussian_Pinv(u[j]);
+        for (int a = 0; a < dim; a++)
+            for (int b = 0; b <= a; b++)
+                *gsl_matrix_ptr(cov, (size_t)a, (size_t)b) += z[a] * z[b] / npts;
+    }
+    if (gsl_linalg_cholesky_decomp1(cov) != GSL_SUCCESS)
+        goto done;
+    for (int i = 0; i < npts; i++) {
+        gsl_vector_view z = gsl_vector_view_array(g->points + (size_t)i * dim, (size_t)dim);
+        if (gsl_blas_dtrsv(CblasLower, CblasNoTrans, CblasNonUnit, cov, &z.vector) !=
+            GSL_SUCCESS)
+            goto done;
+    }
+    rc = 0;
+done:
+    gsl_matrix_free(cov);
+    if (q)
+        gsl_qrng_free(q);
+    return rc;
+}
+
+static int polynomial_nodes(const aim_config *cfg)
+{
+    /* e_p e_q has degree 4D - 2 for a degree-D series; n nodes integrate
+     * degree 2n - 1 exactly. */
+    int n = 2 * cfg->hermite_degree;
+    return n < 2 ? 2 : n;
+}
+
+aim_gauss *aim_gauss_create(const aim_config *cfg, aim_gauss_rule rule)
+{
+    aim_gauss *g = calloc(1, sizeof *g);
+    if (!g)
+        return NULL;
+    g->T = cfg->tokens;
+    g->T2 = g->T * g->T;
+    g->noise = cfg->noise;
+    memcpy(g->C, cfg->cov, sizeof g->C);
+    gsl_matrix_view Lv = gsl_matrix_view_array(g->L, (size_t)g->T, (size_t)g->T);
+    memcpy(g->L, cfg->cov, sizeof(double) * (size_t)g->T2);
+    if (gsl_linalg_cholesky_decomp1(&Lv.matrix) != GSL_SUCCESS)
+        goto fail;
+    for (int i = 0; i < g->T; i++) /* keep the lower triangle only */
+        for (int j = i + 1; j < g->T; j++)
+            g->L[i * g->T + j] = 0.0;
+    memcpy(g->mean_b_coef, g->C, sizeof(double) * (size_t)g->T2);
+
+    g->map = aim_outmap_create(cfg);
+    if (!g->map)
+        goto fail;
+    /* relu's kink defeats Gauss-Hermite (errors of order 1e-2 at 48
+     * nodes); the quasi-random rule handles it. */
+    g->elementwise = aim_outmap_is_elementwise(g->map) && rule == AIM_RULE_AUTO &&
+                     cfg->activation != AIM_ACT_RELU;
+    if (g->elementwise) {
+        int poly = cfg->activation == AIM_ACT_HERMITE;
+        g->n2 = cfg->quad_nodes ? cfg->quad_nodes
+                                : (poly ? polynomial_nodes(cfg) : AUTO_NODES_2D);
+        g->n4 = cfg->quad_nodes ? cfg->quad_nodes
+                                : (poly ? polynomial_nodes(cfg) : AUTO_NODES_4D);
+        if (hermite_rule(g->n2, &g->x2, &g->w2) || hermite_rule(g->n4, &g->x4, &g->w4))
+            goto fail;
+    } else {
+        g->nlat = 2 * g->T2;
+        g->ey = calloc((size_t)4 * g->T2 * g->T2, sizeof(double));
+        if (!g->ey || qmc_points(g, cfg->qmc_points))
+            goto fail;
+    }
+    return g;
+fail:
+    aim_gauss_free(g);
+    return NULL;
+}
+
+void aim_gauss_free(aim_gauss *g)
+{
+    if (!g)
+        return;
+    aim_outmap_free(g->map);
+    free(g->x2);
+    free(g->w2);
+    free(g->x4);
+    free(g->w4);
+    free(g->points);
+    free(g->ey);
+    free(g);
+}
+
+const char *aim_gauss_error(const aim_gauss *g) { return g->error; }
+
+/* Covariance of h_p(S_i) and h_q(S_j), p = (a, b), q = (c, d). */
+static double index_cov(const aim_gauss *g, const aim_overlaps *q, int p, int i,
+                        int r, int j)
+{
+    const int T = g->T;
+    const int a = p / T, b = p % T, c = r / T, d = r % T;
+    return g->C[a * T + c] * g->C[b * T + d] * q->omega[i][j] +
+           g->C[a * T + d] * g->C[b * T + c] * q->psi[i][j];
+}
+
+/* ---- elementwise rule ------------------------------------------------ */
+
+static double entry_error(const aim_gauss *g, double u, double ustar)
+{
+    return (aim_outmap_sigma(g->map, u) - aim_outmap_sigma(g->map, ustar)) *
+           aim_outmap_dsigma(g->map, u);
+}
+
+/* E[e_p e_r] for two different entries: a Gauss-Hermite product rule over
+ * the active coordinates of the 4-dimensional law of
+ * (h_p(S), h_p(S*), h_r(S), h_r(S*)). Label noise is independent across
+ * entries and drops out. */
+static int pair_moment(aim_gauss *g, const aim_overlaps *q, int p, int r,
+                       double *out)
+{
+    const int ent[4] = {p, p, r, r}, mat[4] = {0, 1, 0, 1};
+    double V[16], F[16], mu[4];
+    for (int x = 0; x < 4; x++) {
+        mu[x] = g->C[ent[x]] * q->mean[mat[x]];
+        for (int y = 0; y < 4; y++)
+            V[x * 4 + y] = index_cov(g, q, ent[x], mat[x], ent[y], mat[y]);
+    }
+    if (chol_semidefinite(4, V, F))
+        return -1;
+    int active[4], na = 0;
+    for (int x = 0; x < 4; x++)
+        if (F[x * 4 + x] > 0.0)
+            active[na++] = x;
+    const int n = g->n4;
+    long total = 1;
+    for (int k = 0; k < na; k++)
+        total *= n;
+    double sum = 0.0;
+    for (long idx = 0; idx < total; idx++) {
+        double z[4] = {0, 0, 0, 0}, w = 1.0;
+        long rest = idx;
+        for (int k = 0; k < na; k++) {
+            int node = (int)(rest % n);
+            rest /= n;
+            z[active[k]] = g->x4[node];
+            w *= g->w4[node];
+        }
+        double h[4];
+        for (int x = 0; x < 4; x++) {
+            h[x] = mu[x];
+            for (int y = 0; y <= x; y++)
+                h[x] += F[x * 4 + y] * z[y];
+        }
+        sum += w * entry_error(g, h[0], h[1]) * entry_error(g, h[2], h[3]);
+    }
+    *out = sum;
+    return 0;
+}
+
+static int eval_elementwise(aim_gauss *g, const aim_overlaps *q)
+{
+    const int T2 = g->T2, n = g->n2;
+    double self[MAXT2]; /* E[e_p^2], label noise included */
+    g->risk = 0.0;
+    for (int p = 0; p < T2; p++) {
+        double V[4], *F = g->F2[p], mu[2];
+        for (int x = 0; x < 2; x++) {
+            mu[x] = g->C[p] * q->mean[x];
+            for (int y = 0; y < 2; y++)
+                V[x * 2 + y] = index_cov(g, q, p, x, p, y);
+        }
+        if (chol_semidefinite(2, V, F))
+            return -1;
+        /* sums over the node pairs (x_i, -x_i) of z0 first, so that
+         * integrands odd in z0 cancel exactly */
+        double acc[6] = {0}; /* e, e z0, e z1, e^2, sigma'^2, (f - f*)^2 */
+        for (int j = 0; j < n; j++)
+            for (int i = 0; i < (n + 1) / 2; i++) {
+                double pair[6] = {0};
+                for (int k = i; k <= n - 1 - i; k += (n - 1 - 2 * i > 0 ? n - 1 - 2 * i : 1)) {
+                    double w = g->w2[k] * g->w2[j], z0 = g->x2[k], z1 = g->x2[j];
+                    double u = mu[0] + F[0] * z0;
+                    double us = mu[1] + F[2] * z0 + F[3] * z1;
+                    double fu = aim_outmap_sigma(g->map, u);
+                    double fs = aim_outmap_sigma(g->map, us);
+                    double du = aim_outmap_dsigma(g->map, u);
+                    double e = (fu - fs) * du;
+                    pair[0] += w * e;
+                    pair[1] += w * e * z0;
+                    pair[2] += w * e * z1;
+                    pair[3] += w * e * e;
+                    pair[4] += w * du * du;
+                    pair[5] += w * (fu - fs) * (fu - fs);
+                }
+                for (int k = 0; k < 6; k++)
+                    acc[k] += pair[k];
+            }
+        double e1 = acc[0], ez0 = acc[1], ez1 = acc[2], e2 = acc[3], d2 = acc[4],
+               r = acc[5];
+        g->err[p] = e1;
+        g->ez2[p][0] = ez0;
+        g->ez2[p][1] = ez1;
+        self[p] = e2 + g->noise * d2;
+        g->risk += 0.5 * r;
+    }
+    /* Noise kernels: only pairs with a non-zero weight are integrated. */
+    const int T = g->T;
+    g->k_omega = g->k_psi = 0.0;
+    for (int p = 0; p < T2; p++)
+        for (int r = p; r < T2; r++) {
+            const int a = p / T, b = p % T, c = r / T, d = r % T;
+            double wo = g->C[a * T + c] * g->C[b * T + d];
+            double wp = g->C[a * T + d] * g->C[b * T + c];
+            if (wo == 0.0 && wp == 0.0)
+                continue;
+            double m;
+            if (r == p)
+                m = self[p];
+            else if (pair_moment(g, q, p, r, &m))
+                return -1;
+            double mult = r == p ? 1.0 : 2.0;
+            g->k_omega += mult * wo * m;
+            g->k_psi += mult * wp * m;
+        }
+    return 0;
+}
+
+/* ---- generic (quasi-random) rule --------------------------------------- */
+
+/* Latent coordinates: for k = 0, 1 the T(T+1)/2 entries (e <= f) of the
+ * symmetric matrix Zs_k (off-diagonal variance 1, diagonal 2), then for
+ * k = 0, 1 the T(T-1)/2 entries (e < f) of the antisymmetric Za_k. */
+static void latent_matrices(int T, const double *z, double Z[4][MAXT2])
+{
+    int j = 0;
+    for (int k = 0; k < 2; k++)
+        for (int e = 0; e < T; e++)
+            for (int f = e; f < T; f++, j++) {
+                double v = e == f ? M_SQRT2 * z[j] : z[j];
+                Z[k][e * T + f] = Z[k][f * T + e] = v;
+            }
+    for (int k = 2; k < 4; k++)
+        for (int e = 0; e < T; e++) {
+            Z[k][e * T + e] = 0.0;
+            for (int f = e + 1; f < T; f++, j++) {
+                Z[k][e * T + f] = z[j];
+                Z[k][f * T + e] = -z[j];
+            }
+        }
+}
+
+/* out = L M L^T for T x T matrices */
+static void congruence(int T, const double *L, const double *M, double *out)
+{
+    double tmp[MAXT2];
+    for (int a = 0; a < T; a++)
+        for (int f = 0; f < T; f++) {
+            double s = 0.0;
+            for (int e = 0; e <= a; e++)
+                s += L[a * T + e] * M[e * T + f];
+            tmp[a * T + f] = s;
+        }
+    for (int a = 0; a < T; a++)
+        for (int b = 0; b < T; b++) {
+            double s = 0.0;
+            for (int f = 0; f <= b; f++)
+                s += tmp[a * T + f] * L[b * T + f];
+            out[a * T + b] = s;
+        }
+}
+
+static int eval_generic(aim_gauss *g, const aim_overlaps *q)
+{
+    const int T = g->T, T2 = g->T2, nlat = g->nlat;
+    double Vs[4], Va[4];
+    for (int i = 0; i < 2; i++)
+        for (int j = 0; j < 2; j++) {
+            Vs[i * 2 + j] = 0.5 * (q->omega[i][j] + q->psi[i][j]);
+            Va[i * 2 + j] = 0.5 * (q->omega[i][j] - q->psi[i][j]);
+        }
+    if (chol_semidefinite(2, Vs, g->Fs) || chol_semidefinite(2, Va, g->Fa))
+        return -1;
+
+    double *ez = calloc((size_t)T2 * nlat, sizeof(double));
+    if (!ez)
+        return -1;
+    double risk = 0, ko = 0, kp = 0, err[MAXT2] = {0};
+    double Z[4][MAXT2], Y[4][MAXT2], h[2][MAXT2];
+    double f[MAXT2], fs[MAXT2], e[MAXT2];
+    double *jac = malloc(sizeof(double) * (size_t)T2 * T2);
+    double *jj = malloc(sizeof(double) * (size_t)T2 * T2);
+    if (!jac || !jj) {
+        free(ez);
+        free(jac);
+        free(jj);
+        return -1;
+    }
+    const double weight = 1.0 / (2.0 * g->npts);
+    for (int pt = 0; pt < 2 * g->npts; pt++) {
+        /* antithetic pairs: z and -z */
+        const double sign = pt % 2 ? -1.0 : 1.0;
+        const double *z0 = g->points + (size_t)(pt / 2) * nlat;
+        double z[4 * MAXT2];
+        for (int j = 0; j < nlat; j++)
+            z[j] = sign * z0[j];
+        latent_matrices(T, z, Z);
+        for (int k = 0; k < 4; k++)
+            congruence(T, g->L, Z[k], Y[k]);
+        for (int i = 0; i < 2; i++)
+            for (int p = 0; p < T2; p++)
+                h[i][p] = g->C[p] * q->mean[i] +
+                          g->Fs[i * 2 + 0] * Y[0][p] + g->Fs[i * 2 + 1] * Y[1][p] +
+                          g->Fa[i * 2 + 0] * Y[2][p] + g->Fa[i * 2 + 1] * Y[3][p];
+        aim_outmap_apply(g->map, h[1], fs, NULL);
+        aim_outmap_apply(g->map, h[0], f, jac);
+        double r = 0.0;
+        for (int c = 0; c < T2; c++)
+            r += (f[c] - fs[c]) * (f[c] - fs[c]);
+        for (int p = 0; p < T2; p++) {
+            double s = 0.0;
+            for (int c = 0; c < T2; c++)
+                s += jac[c * T2 + p] * (f[c] - fs[c]);
+            e[p] = s;
+        }
+        if (g->noise > 0.0) /* (J^T J)_pq carries the label noise */
+            for (int p = 0; p < T2; p++)
+                for (int r2 = 0; r2 < T2; r2++) {
+                    double s = 0.0;
+                    for (int c = 0; c < T2; c++)
+                        s += jac[c * T2 + p] * jac[c * T2 + r2];
+                    jj[p * T2 + r2] = s;
+                }
+        double ko_pt = 0.0, kp_pt = 0.0;
+        for (int p = 0; p < T2; p++) {
+            const int a = p / T, b = p % T;
+            for (int r2 = 0; r2 < T2; r2++) {
+                const int c = r2 / T, d = r2 % T;
+                double m = e[p] * e[r2] + (g->noise > 0.0 ? g->noise * jj[p * T2 + r2] : 0.0);
+                ko_pt += g->C[a * T + c] * g->C[b * T + d] * m;
+                kp_pt += g->C[a * T + d] * g->C[b * T + c] * m;
+            }
+        }
+        risk += 0.5 * r;
+        ko += ko_pt;
+        kp += kp_pt;
+        for (int p = 0; p < T2; p++) {
+            err[p] += e[p];
+            double *row = ez + (size_t)p * nlat;
+            for (int j = 0; j < nlat; j++)
+                row[j] += e[p] * z[j];
+        }
+    }
+    g->risk = risk * weight;
+    g->k_omega = ko * weight;
+    g->k_psi = kp * weight;
+    for (int p = 0; p < T2; p++)
+        g->err[p] = err[p] * weight;
+
+    /* E[e_p (L Z_k L^T)_q] from E[e_p z_j]: linear in the latent entries. */
+    double unit[4 * MAXT2];
+    for (int j = 0; j < nlat; j++) {
+        memset(unit, 0, sizeof(double) * (size_t)nlat);
+        unit[j] = 1.0;
+        latent_matrices(T, unit, Z);
+        for (int k = 0; k < 4; k++) {
+            congruence(T, g->L, Z[k], Y[k]);
+            for (int p = 0; p < T2; p++) {
+                double c = ez[(size_t)p * nlat + j] * weight;
+                if (c == 0.0)
+                    continue;
+                double *dst = g->ey + ((size_t)k * T2 + p) * T2;
+                for (int r2 = 0; r2 < T2; r2++)
+                    dst[r2] += c * Y[k][r2];
+            }
+        }
+    }
+    free(ez);
+    free(jac);
+    free(jj);
+    return 0;
+}
+
+int aim_gauss_eval(aim_gauss *g, const aim_overlaps *q)
+{
+    g->error[0] = '\0';
+    for (int i = 0; i < 2; i++)
+        for (int j = 0; j < 2; j++)
+            if (!isfinite(q->omega[i][j]) || !isfinite(q->psi[i][j])) {
+                snprintf(g->error, sizeof g->error,
+                         "non-finite order parameter (Omega or Psi [%d][%d])", i, j);
+                return -1;
+            }
+    if (!g->elementwise)
+        memset(g->ey, 0, sizeof(double) * (size_t)4 * g->T2 * g->T2);
+    int rc = g->elementwise ? eval_elementwise(g, q) : eval_generic(g, q);
+    if (rc) {
+        snprintf(g->error, sizeof g->error,
+                 "order parameters are not a valid covariance: Omega = "
+                 "[%g %g; %g %g], Psi = [%g %g; %g %g]",
+                 q->omega[0][0], q->omega[0][1], q->omega[1][0], q->omega[1][1],
+                 q->psi[0][0], q->psi[0][1], q->psi[1][0], q->psi[1][1]);
+        return -1;
+    }
+    if (!isfinite(g->risk) || !isfinite(g->k_omega) || !isfinite(g->k_psi)) {
+        snprintf(g->error, sizeof g->error, "non-finite Gaussian expectation");
+        return -1;
+    }
+    return 0;
+}
+
+double aim_gauss_risk(const aim_gauss *g) { return g->risk; }
+double aim_gauss_noise_omega(const aim_gauss *g) { return g->k_omega; }
+double aim_gauss_noise_psi(const aim_gauss *g) { return g->k_psi; }
+
+double aim_gauss_error_mean(const aim_gauss *g)
+{
+    double s = 0.0;
+    for (int p = 0; p < g->T2; p++)
+        s += g->C[p] * g->err[p];
+    return s;
+}
+
+double aim_gauss_error_index(const aim_gauss *g, const double omega_b[2],
+                             const double psi_b[2], double mean_b,
+                             int transpose)
+{
+    const int T = g->T, T2 = g->T2;
+    double s = 0.0;
+    if (g->elementwise) {
+        for (int p = 0; p < T2; p++) {
+            const double c2 = g->C[p] * g->C[p];
+            double cov[2], coef[2];
+            for (int i = 0; i < 2; i++)
+                cov[i] = transpose ? c2 * omega_b[i] + psi_b[i]
+                                   : omega_b[i] + c2 * psi_b[i];
+            forward_solve(2, g->F2[p], cov, coef);
+            s += mean_b * g->C[p] * g->err[p] + coef[0] * g->ez2[p][0] +
+                 coef[1] * g->ez2[p][1];
+        }
+        return s;
+    }
+    double gs[2], ga[2], cs[2], ca[2];
+    for (int i = 0; i < 2; i++) {
+        gs[i] = 0.5 * (omega_b[i] + psi_b[i]);
+        ga[i] = 0.5 * (omega_b[i] - psi_b[i]);
+    }
+    forward_solve(2, g->Fs, gs, cs);
+    forward_solve(2, g->Fa, ga, ca);
+    const double coef[4] = {cs[0], cs[1], ca[0], ca[1]};
+    for (int p = 0; p < T2; p++) {
+        const int r = transpose ? (p % T) * T + p / T : p;
+        s += mean_b * g->C[r] * g->err[p];
+        for (int k = 0; k < 4; k++)
+            s += coef[k] * g->ey[((size_t)k * T2 + p) * T2 + r];
+    }
+    return s;
+}
+
+int aim_gauss_observables(aim_gauss *g, const aim_overlaps *q,
+                          double obs[AIM_OBS_COUNT])
+{
+    aim_overlaps_observables(q, obs);
+    if (aim_gauss_eval(g, q))
+        return -1;
+    obs[AIM_OBS_RISK] = aim_gauss_risk(g);
+    return 0;
+}

@@ -1,0 +1,616 @@
+/* aimdyn: command-line front end. Each subcommand reads a configuration
+ * (file + --set overrides), runs one stage of the pipeline and writes
+ * TSV files (atomically) and figures. Exit status: 0 success, 1 bad
+ * usage or configuration (nothing run, nothing written), 2 run-time
+ * failure (no result file left), 3 blow-up (the file records it). */
+#include <getopt.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <gsl/gsl_errno.h>
+
+#include "compare.h"
+#include "config.h"
+#include "grid.h"
+#include "ode.h"
+#include "plot.h"
+#include "trajectory.h"
+#include "tsv.h"
+#include "version.h"
+
+enum { EXIT_USAGE = 1, EXIT_RUNTIME = 2, EXIT_BLOWUP = 3 };
+#define MAX_DIMS 8
+
+static const char *const usage_main =
+    "aimdyn " AIM_VERSION " - how fast, and whether at all, an attention layer learns\n"
+    "\n"
+    "usage: aimdyn COMMAND [CONFIG.ini] [options]\n"
+    "\n"
+    "commands:\n"
+    "  ode      integrate the high-dimensional limit ODE (SUNDIALS CVODE)\n"
+    "  sgd      run online SGD at finite d over several seeds\n"
+    "  compare  both, plus the agreement table and the figure\n"
+    "  plot     draw the figure from existing ode/sgd result files\n"
+    "  keys     print every configuration key with its default and range\n"
+    "\n"
+    "Without CONFIG.ini the built-in default example is used (direct\n"
+    "attention, centred, T = 2, sigma = He1 + He2/sqrt 2). Every key can be\n"
+    "overridden with --set section.key=value; see `aimdyn keys` and\n"
+    "docs/config.md. `aimdyn COMMAND --help` lists the command's options.\n"
+    "\n"
+    "Examples:\n"
+    "  aimdyn compare                              # the default example\n"
+    "  aimdyn ode examples/direct_he2.ini --set training.eta=0.05\n"
+    "  aimdyn compare examples/direct_he1he2_T2.ini --d 400 --d 800\n"
+    "\n"
+    "Exit status: 0 done, 1 bad usage or configuration (nothing written),\n"
+    "2 run-time failure (no result file left), 3 blow-up (recorded).\n";
+
+static const char *const usage_common =
+    "  --set section.key=value  override one configuration key (repeatable)\n"
+    "  --out DIR                output directory (output.dir, default out)\n"
+    "  --name NAME              file stem (output.name, default aimdyn)\n"
+    "  -h, --help               this help\n";
+
+static void print_usage(FILE *out, const char *cmd)
+{
+    if (!cmd) {
+        fputs(usage_main, out);
+        return;
+    }
+    if (!strcmp(cmd, "ode"))
+        fprintf(out,
+                "usage: aimdyn ode [CONFIG.ini] [options]\n\n"
+                "Integrates the limit ODE on the training grid (training.points\n"
+                "points up to training.horizon in tau = n eta / d^2) and writes\n"
+                "DIR/NAME-ode.tsv: tau, n, t, risk, teacher overlap and all order\n"
+                "parameters. Prints the weak-recovery time (first tau with\n"
+                "overlap >= 0.1).\n\n"
+                "options:\n"
+                "  --d D                    dimension for the sample count n = tau d^2/eta\n"
+                "                           and for the raw-mode mean (default sgd.d;\n"
+                "                           ode.d overrides it for the mean)\n"
+                "  --generic                quasi-random rule for every output map\n"
+                "                           (default: Gauss-Hermite for elementwise maps)\n"
+                "%s",
+                usage_common);
+    else if (!strcmp(cmd, "sgd"))
+        fprintf(out,
+                "usage: aimdyn sgd [CONFIG.ini] [options]\n\n"
+                "Runs online SGD (MODEL.md sec. 5) for sgd.seeds seeds at dimension\n"
+                "sgd.d, measuring every observable exactly from the matrices on the\n"
+                "training grid. Writes DIR/NAME-sgd-dD.tsv (mean and standard error\n"
+                "per observable) and DIR/NAME-sgd-dD-seeds.tsv (every seed).\n\n"
+                "options:\n"
+                "  --d D                    dimension (sgd.d, default 400)\n"
+                "  --seeds N                number of seeds (sgd.seeds, default 8)\n"
+                "%s",
+                usage_common);
+    else if (!strcmp(cmd, "compare"))
+        fprintf(out,
+                "usage: aimdyn compare [CONFIG.ini] [options]\n\n"
+                "Runs the ODE and SGD at each dimension, writes their files (as\n"
+                "`ode` and `sgd` do), the agreement table DIR/NAME-agreement.tsv\n"
+                "(largest gap per observable in absolute terms and in SGD standard\n"
+                "errors, weak-recovery times) and the figures\n"
+                "DIR/NAME-compare-dD.png/.svg (risk and overlap: ODE over SGD).\n\n"
+                "options:\n"
+                "  --d D                    a dimension (repeatable; default sgd.d)\n"
+                "  --seeds N                seeds per dimension (sgd.seeds)\n"
+                "  --generic                quasi-random rule for every output map\n"
+                "%s",
+                usage_common);
+    else if (!strcmp(cmd, "plot"))
+        fprintf(out,
+                "usage: aimdyn plot [--ode FILE] [--sgd FILE] --figure STEM\n\n"
+                "Draws risk and teacher overlap against tau from existing result\n"
+                "files (either may be omitted) into STEM.png and STEM.svg.\n");
+    else if (!strcmp(cmd, "keys"))
+        fprintf(out, "usage: aimdyn keys\n\nPrints every configuration key.\n");
+}
+
+typedef struct {
+    aim_config cfg;
+    int dims[MAX_DIMS], ndims;
+    int generic;
+} run_options;
+
+/* Parses [CONFIG] and the options shared by ode, sgd and compare.
+ * Returns 0, 1 after printing help, or -1 on a usage error. */
+static int parse_run_options(const char *cmd, int argc, char **argv,
+                             run_options *ro)
+{
+    static const struct option longopts[] = {
+        {"set", required_argument, NULL, 's'},
+        {"out", required_argument, NULL, 'o'},
+        {"name", required_argument, NULL, 'n'},
+        {"d", required_argument, NULL, 'd'},
+        {"seeds", required_argument, NULL, 'S'},
+        {"generic", no_argument, NULL, 'g'},
+        {"help", no_argument, NULL, 'h'},
+        {NULL, 0, NULL, 0}};
+    /* --set assignments in order; --out, --name and --seeds are
+     * shorthands that become assignments too, so later ones win. */
+    static char sets[64][640];
+    int nsets = 0;
+    memset(ro, 0, sizeof *ro);
+    aim_config_defaults(&ro->cfg);
+    optind = 1;
+    int c;
+    const int many_dims = !strcmp(cmd, "compare");
+    while ((c = getopt_long(argc, argv, "h", longopts, NULL)) != -1) {
+        const char *key = c == 's' ? "" : c == 'o' ? "output.dir=" : c == 'n' ? "output.name="
+                                     : c == 'S' ? "sgd.seeds=" : NULL;
+        if (key) {
+            if (nsets == 64) {
+                fprintf(stderr, "aimdyn %s: too many overrides (at most 64)\n", cmd);
+                return -1;
+            }
+            snprintf(sets[nsets++], sizeof sets[0], "%s%s", key, optarg);
+            continue;
+        }
+        switch (c) {
+        case 'd': {
+            char *end;
+            long d = strtol(optarg, &end, 10);
+            if (*end || d < 8 || d > 20000) {
+                fprintf(stderr,
+                        "aimdyn %s: --d %s: not allowed; allowed: an integer "
+                        "from 8 to 20000\n", cmd, optarg);
+                return -1;
+            }
+            if (ro->ndims == (many_dims ? MAX_DIMS : 1)) {
+                fprintf(stderr, "aimdyn %s: --d given too often (at most %d)\n", cmd,
+                        many_dims ? MAX_DIMS : 1);
+                return -1;
+            }
+            ro->dims[ro->ndims++] = (int)d;
+            break;
+        }
+        case 'g':
+            ro->generic = 1;
+            break;
+        case 'h':
+            print_usage(stdout, cmd);
+            return 1;
+        default:
+            fprintf(stderr, "aimdyn %s: see `aimdyn %s --help`\n", cmd, cmd);
+            return -1;
+        }
+    }
+    const char *path = NULL;
+    if (optind < argc)
+        path = argv[optind++];
+    if (optind < argc) {
+        fprintf(stderr, "aimdyn %s: unexpected argument '%s' (one CONFIG.ini at most)\n",
+                cmd, argv[optind]);
+        return -1;
+    }
+    aim_config_error err;
+    int rc = aim_config_load(&ro->cfg, path, &err);
+    for (int i = 0; rc == 0 && i < nsets; i++)
+        rc = aim_config_set(&ro->cfg, sets[i], &err);
+    if (rc == 0)
+        rc = aim_config_validate(&ro->cfg, &err);
+    if (rc) {
+        fprintf(stderr, "aimdyn %s: %s\n", cmd, err.message);
+        return -1;
+    }
+    if (ro->ndims == 0)
+        ro->dims[ro->ndims++] = ro->cfg.d;
+    return 0;
+}
+
+#define RECOVERY_THRESHOLD 0.1
+
+static void write_header(FILE *f, const char *first)
+{
+    fputs(first, f);
+    for (int k = 0; k < AIM_OBS_COUNT; k++)
+        fprintf(f, "\t%s", aim_obs_names[k]);
+    fputc('\n', f);
+}
+
+static int write_ode_file(const aim_config *cfg, int d, const double *tau,
+                          const double *obs, const aim_ode_report *rep,
+                          char *path, size_t pathlen)
+{
+    if (aim_tsv_path(path, pathlen, cfg, "ode", "tsv"))
+        return -1;
+    aim_tsv *tsv = aim_tsv_open(path);
+    if (!tsv)
+        return -1;
+    FILE *f = aim_tsv_stream(tsv);
+    aim_tsv_metadata(tsv, "ode", cfg);
+    fprintf(f, "# ode: limit d -> infinity%s; n = tau d^2 / eta and t = tau d for d = %d\n",
+            cfg->centring == AIM_RAW ? " for the order parameters, finite d for the raw mean" : "",
+            d);
+    if (rep->status == AIM_ODE_BLOWUP)
+        fprintf(f, "# status: %s\n", rep->message);
+    else
+        fprintf(f, "# status: complete\n");
+    fprintf(f, "# weak recovery (overlap >= %g) at tau = %.6g\n", RECOVERY_THRESHOLD,
+            aim_trajectory_recovery_time(rep->reached, tau, obs + AIM_OBS_OVERLAP, AIM_OBS_COUNT,
+                          RECOVERY_THRESHOLD));
+    write_header(f, "tau\tn\tt");
+    for (int i = 0; i < rep->reached; i++) {
+        fprintf(f, "%.10g\t%.10g\t%.10g", tau[i], tau[i] * d * (double)d / cfg->eta,
+                tau[i] * d);
+        for (int k = 0; k < AIM_OBS_COUNT; k++)
+            fprintf(f, "\t%.10g", obs[(size_t)i * AIM_OBS_COUNT + k]);
+        fputc('\n', f);
+    }
+    return aim_tsv_commit(tsv);
+}
+
+static int cmd_ode(int argc, char **argv)
+{
+    run_options ro;
+    int rc = parse_run_options("ode", argc, argv, &ro);
+    if (rc)
+        return rc > 0 ? 0 : EXIT_USAGE;
+    const aim_config *cfg = &ro.cfg;
+    double *tau = malloc(sizeof(double) * (size_t)cfg->points);
+    double *obs = malloc(sizeof(double) * (size_t)cfg->points * AIM_OBS_COUNT);
+    if (!tau || !obs) {
+        free(tau);
+        free(obs);
+        fprintf(stderr, "aimdyn ode: out of memory\n");
+        return EXIT_RUNTIME;
+    }
+    aim_grid_fill(cfg, tau);
+    aim_ode_report rep;
+    aim_ode_status st = aim_trajectory_run(cfg, ro.dims[0], ro.generic ? AIM_RULE_GENERIC : AIM_RULE_AUTO, tau, obs, &rep);
+    int exit_code = 0;
+    if (st == AIM_ODE_FAILED) {
+        fprintf(stderr, "aimdyn ode: %s\n", rep.message);
+        exit_code = EXIT_RUNTIME;
+    } else {
+        char path[1024];
+        if (write_ode_file(cfg, ro.dims[0], tau, obs, &rep, path, sizeof path)) {
+            exit_code = EXIT_RUNTIME;
+        } else {
+            const double *last = obs + (size_t)(rep.reached - 1) * AIM_OBS_COUNT;
+            double twr = aim_trajectory_recovery_time(rep.reached, tau, obs + AIM_OBS_OVERLAP,
+                                       AIM_OBS_COUNT, RECOVERY_THRESHOLD);
+            printf("wrote %s\n", path);
+            printf("tau = %g: risk = %.6g, teacher overlap = %.6g\n",
+                   tau[rep.reached - 1], last[AIM_OBS_RISK], last[AIM_OBS_OVERLAP]);
+            if (isnan(twr))
+                printf("weak recovery (overlap >= %g): not reached by tau = %g\n",
+                       RECOVERY_THRESHOLD, tau[rep.reached - 1]);
+            else
+                printf("weak recovery (overlap >= %g): tau = %.6g, n = %.4g samples at d = %d\n",
+                       RECOVERY_THRESHOLD, twr, twr * ro.dims[0] * (double)ro.dims[0] / cfg->eta,
+                       ro.dims[0]);
+            if (st == AIM_ODE_BLOWUP) {
+                fprintf(stderr, "aimdyn ode: %s\n", rep.message);
+                exit_code = EXIT_BLOWUP;
+            }
+        }
+    }
+    free(tau);
+    free(obs);
+    return exit_code;
+}
+
+/* SGD at dimension d: runs the seeds, writes the per-seed and summary
+ * files. mean/se receive the summary (points x OBS). Returns 0, -1 on
+ * failure. */
+static int compare_doubles(const void *a, const void *b)
+{
+    const double x = *(const double *)a, y = *(const double *)b;
+    return (x > y) - (x < y);
+}
+
+/* Median over seeds of the weak-recovery time; seeds that never recover
+ * count as +infinity, so the median is NaN when half or more never do. */
+static double median_recovery(const aim_config *cfg, const double *tau, const double *obs,
+                              int *recovered)
+{
+    const int points = cfg->points, seeds = cfg->seeds;
+    double *t = malloc(sizeof(double) * (size_t)seeds);
+    if (!t)
+        return NAN;
+    *recovered = 0;
+    for (int s = 0; s < seeds; s++) {
+        t[s] = aim_trajectory_recovery_time(
+            points, tau, obs + (size_t)s * points * AIM_OBS_COUNT + AIM_OBS_OVERLAP,
+            AIM_OBS_COUNT, RECOVERY_THRESHOLD);
+        if (isnan(t[s]))
+            t[s] = INFINITY;
+        else
+            ++*recovered;
+    }
+    qsort(t, (size_t)seeds, sizeof *t, compare_doubles);
+    double med = seeds % 2 ? t[seeds / 2] : 0.5 * (t[seeds / 2 - 1] + t[seeds / 2]);
+    free(t);
+    return isfinite(med) ? med : NAN;
+}
+
+static int run_sgd(const aim_config *cfg, int d, const double *tau, double *mean,
+                   double *se, double *median_wr, int *recovered, char *summary_path,
+                   size_t pathlen)
+{
+    const int points = cfg->points, seeds = cfg->seeds;
+    double *obs = malloc(sizeof(double) * (size_t)seeds * points * AIM_OBS_COUNT);
+    int *reached = malloc(sizeof(int) * (size_t)seeds);
+    int rc = -1;
+    aim_tsv *tsv = NULL;
+    if (!obs || !reached) {
+        fprintf(stderr, "aimdyn sgd: out of memory\n");
+        goto done;
+    }
+    if (aim_compare_run_sgd(cfg, d, tau, points, obs, reached))
+        goto done;
+    aim_compare_stats(seeds, points, obs, mean, se);
+    *median_wr = median_recovery(cfg, tau, obs, recovered);
+
+    char suffix[64], path[1024];
+    snprintf(suffix, sizeof suffix, "sgd-d%d-seeds", d);
+    if (aim_tsv_path(path, sizeof path, cfg, suffix, "tsv") || !(tsv = aim_tsv_open(path)))
+        goto done;
+    FILE *f = aim_tsv_stream(tsv);
+    aim_tsv_metadata(tsv, "sgd", cfg);
+    fprintf(f, "# sgd: d = %d, seeds %llu .. %llu\n", d, (unsigned long long)cfg->seed,
+            (unsigned long long)(cfg->seed + (uint64_t)seeds - 1));
+    write_header(f, "seed\ttau\tn");
+    for (int s = 0; s < seeds; s++)
+        for (int i = 0; i < reached[s]; i++) {
+            fprintf(f, "%llu\t%.10g\t%.10g", (unsigned long long)(cfg->seed + (uint64_t)s),
+                    tau[i], tau[i] * d * (double)d / cfg->eta);
+            for (int k = 0; k < AIM_OBS_COUNT; k++)
+                fprintf(f, "\t%.10g", obs[((size_t)s * points + i) * AIM_OBS_COUNT + k]);
+            fputc('\n', f);
+        }
+    if (aim_tsv_commit(tsv)) {
+        tsv = NULL;
+        goto done;
+    }
+
+    snprintf(suffix, sizeof suffix, "sgd-d%d", d);
+    if (aim_tsv_path(summary_path, pathlen, cfg, suffix, "tsv") ||
+        !(tsv = aim_tsv_open(summary_path)))
+        goto done;
+    f = aim_tsv_stream(tsv);
+    aim_tsv_metadata(tsv, "sgd", cfg);
+    fprintf(f, "# sgd: d = %d, %d seeds from %llu; mean and standard error over the seeds\n",
+            d, seeds, (unsigned long long)cfg->seed);
+    for (int s = 0; s < seeds; s++)
+        if (reached[s] < points)
+            fprintf(f, "# seed %llu blew up after tau = %g\n",
+                    (unsigned long long)(cfg->seed + (uint64_t)s), tau[reached[s] - 1]);
+    fputs("tau\tn", f);
+    for (int k = 0; k < AIM_OBS_COUNT; k++)
+        fprintf(f, "\t%s_mean\t%s_se", aim_obs_names[k], aim_obs_names[k]);
+    fputc('\n', f);
+    for (int i = 0; i < points; i++) {
+        fprintf(f, "%.10g\t%.10g", tau[i], tau[i] * d * (double)d / cfg->eta);
+        for (int k = 0; k < AIM_OBS_COUNT; k++)
+            fprintf(f, "\t%.10g\t%.10g", mean[(size_t)i * AIM_OBS_COUNT + k],
+                    se[(size_t)i * AIM_OBS_COUNT + k]);
+        fputc('\n', f);
+    }
+    rc = aim_tsv_commit(tsv);
+    tsv = NULL;
+done:
+    if (tsv)
+        aim_tsv_abort(tsv);
+    free(obs);
+    free(reached);
+    return rc;
+}
+
+static int cmd_sgd(int argc, char **argv)
+{
+    run_options ro;
+    int rc = parse_run_options("sgd", argc, argv, &ro);
+    if (rc)
+        return rc > 0 ? 0 : EXIT_USAGE;
+    aim_config *cfg = &ro.cfg;
+    const int points = cfg->points;
+    double *tau = malloc(sizeof(double) * (size_t)points);
+    double *mean = malloc(sizeof(double) * (size_t)points * AIM_OBS_COUNT);
+    double *se = malloc(sizeof(double) * (size_t)points * AIM_OBS_COUNT);
+    int exit_code = EXIT_RUNTIME;
+    char path[1024];
+    if (tau && mean && se) {
+        aim_grid_fill(cfg, tau);
+        double twr;
+        int recovered;
+        if (run_sgd(cfg, ro.dims[0], tau, mean, se, &twr, &recovered, path, sizeof path) == 0) {
+            const double *last = mean + (size_t)(points - 1) * AIM_OBS_COUNT;
+            printf("wrote %s\n", path);
+            printf("tau = %g: risk = %.6g, teacher overlap = %.6g (means over %d seeds)\n",
+                   tau[points - 1], last[AIM_OBS_RISK], last[AIM_OBS_OVERLAP], cfg->seeds);
+            printf("weak recovery (overlap >= %g): %d of %d seeds, median tau = %.4g\n",
+                   RECOVERY_THRESHOLD, recovered, cfg->seeds, twr);
+            exit_code = 0;
+        }
+    }
+    free(tau);
+    free(mean);
+    free(se);
+    return exit_code;
+}
+
+static int cmd_compare(int argc, char **argv)
+{
+    run_options ro;
+    int rc = parse_run_options("compare", argc, argv, &ro);
+    if (rc)
+        return rc > 0 ? 0 : EXIT_USAGE;
+    aim_config *cfg = &ro.cfg;
+    const int points = cfg->points;
+    const size_t block = (size_t)points * AIM_OBS_COUNT;
+    double *tau = malloc(sizeof(double) * (size_t)points);
+    double *ode = malloc(sizeof(double) * block * (size_t)ro.ndims);
+    double *mean = malloc(sizeof(double) * block * (size_t)ro.ndims);
+    double *se = malloc(sizeof(double) * block * (size_t)ro.ndims);
+    int exit_code = EXIT_RUNTIME;
+    aim_tsv *tsv = NULL;
+    if (!tau || !ode || !mean || !se) {
+        fprintf(stderr, "aimdyn compare: out of memory\n");
+        goto done;
+    }
+    aim_grid_fill(cfg, tau);
+    aim_gap gaps[MAX_DIMS][AIM_OBS_COUNT];
+    double twr_ode[MAX_DIMS], twr_sgd[MAX_DIMS];
+    int recovered[MAX_DIMS];
+    int blowup = 0;
+    for (int j = 0; j < ro.ndims; j++) {
+        const int d = ro.dims[j];
+        aim_ode_report rep;
+        char ode_path[1024], sgd_path[1024], stem[1024], suffix[64];
+        aim_config per_d = *cfg;
+        if (ro.ndims > 1) { /* one ODE file per d: n differs */
+            snprintf(per_d.name, sizeof per_d.name, "%.100s-d%d", cfg->name, d);
+        }
+        if (aim_trajectory_run(&per_d, d, ro.generic ? AIM_RULE_GENERIC : AIM_RULE_AUTO, tau,
+                               ode + j * block, &rep) == AIM_ODE_FAILED) {
+            fprintf(stderr, "aimdyn compare: ODE: %s\n", rep.message);
+            goto done;
+        }
+        if (rep.status == AIM_ODE_BLOWUP) {
+            fprintf(stderr, "aimdyn compare: ODE: %s\n", rep.message);
+            blowup = 1;
+        }
+        if (write_ode_file(&per_d, d, tau, ode + j * block, &rep, ode_path, sizeof ode_path))
+            goto done;
+        printf("wrote %s\n", ode_path);
+        if (run_sgd(cfg, d, tau, mean + j * block, se + j * block, &twr_sgd[j], &recovered[j],
+                    sgd_path, sizeof sgd_path))
+            goto done;
+        printf("wrote %s\n", sgd_path);
+        aim_compare_gaps(points, tau, ode + j * block, mean + j * block, se + j * block,
+                         gaps[j]);
+        twr_ode[j] = aim_trajectory_recovery_time(points, tau, ode + j * block + AIM_OBS_OVERLAP,
+                                   AIM_OBS_COUNT, RECOVERY_THRESHOLD);
+        snprintf(suffix, sizeof suffix, "compare-d%d", d);
+        if (aim_tsv_path(stem, sizeof stem, cfg, suffix, "") == 0) {
+            size_t len = strlen(stem);
+            if (len && stem[len - 1] == '.')
+                stem[len - 1] = '\0';
+            if (aim_plot_trajectories(ode_path, sgd_path, stem) == 0)
+                printf("wrote %s.png and %s.svg\n", stem, stem);
+        }
+    }
+
+    char path[1024];
+    if (aim_tsv_path(path, sizeof path, cfg, "agreement", "tsv") || !(tsv = aim_tsv_open(path)))
+        goto done;
+    FILE *f = aim_tsv_stream(tsv);
+    aim_tsv_metadata(tsv, "compare", cfg);
+    fprintf(f, "# agreement of the limit ODE with the SGD mean over %d seeds (MODEL.md sec. 8)\n",
+            cfg->seeds);
+    fprintf(f, "# gap_ratio: this d's largest gap over the previous d's (1/d bias: ~ d_prev/d)\n");
+    for (int j = 0; j < ro.ndims; j++)
+        fprintf(f, "# weak recovery (overlap >= %g) at d = %d: ODE tau = %.6g, SGD median tau = %.6g "
+                   "(%d of %d seeds recovered)\n",
+                RECOVERY_THRESHOLD, ro.dims[j], twr_ode[j], twr_sgd[j], recovered[j], cfg->seeds);
+    fprintf(f, "observable\td\tmax_gap\ttau_at_max_gap\tmax_gap_in_se\ttau_at_max_z\trel_gap\tgap_ratio\n");
+    printf("\n%-10s %6s %12s %10s %12s %10s %10s\n", "observable", "d", "max_gap", "at_tau",
+           "gap/se", "rel_gap", "ratio");
+    for (int k = 0; k < AIM_OBS_COUNT; k++)
+        for (int j = 0; j < ro.ndims; j++) {
+            double scale = 0.0;
+            for (int i = 0; i < points; i++)
+                scale = fmax(scale, fabs(ode[j * block + (size_t)i * AIM_OBS_COUNT + k]));
+            double rel = scale > 0 ? gaps[j][k].max_abs / scale : NAN;
+            double ratio = j > 0 && gaps[j - 1][k].max_abs > 0
+                               ? gaps[j][k].max_abs / gaps[j - 1][k].max_abs : NAN;
+            fprintf(f, "%s\t%d\t%.6g\t%.6g\t%.6g\t%.6g\t%.6g\t%.6g\n", aim_obs_names[k],
+                    ro.dims[j], gaps[j][k].max_abs, gaps[j][k].tau_abs, gaps[j][k].max_z,
+                    gaps[j][k].tau_z, rel, ratio);
+            printf("%-10s %6d %12.4g %10.4g %12.3g %10.3g %10.3g\n", aim_obs_names[k],
+                   ro.dims[j], gaps[j][k].max_abs, gaps[j][k].tau_abs, gaps[j][k].max_z,
+                   rel, ratio);
+        }
+    for (int j = 0; j < ro.ndims; j++) {
+        printf("weak recovery (overlap >= %g) at d = %d: ODE tau = %.4g, SGD median tau = %.4g "
+               "(%d of %d seeds)\n", RECOVERY_THRESHOLD, ro.dims[j], twr_ode[j], twr_sgd[j],
+               recovered[j], cfg->seeds);
+    }
+    if (aim_tsv_commit(tsv) == 0)
+        printf("wrote %s\n", path);
+    tsv = NULL;
+    exit_code = blowup ? EXIT_BLOWUP : 0;
+done:
+    if (tsv)
+        aim_tsv_abort(tsv);
+    free(tau);
+    free(ode);
+    free(mean);
+    free(se);
+    return exit_code;
+}
+
+static int cmd_plot(int argc, char **argv)
+{
+    static const struct option longopts[] = {{"ode", required_argument, NULL, 'o'},
+                                             {"sgd", required_argument, NULL, 's'},
+                                             {"figure", required_argument, NULL, 'f'},
+                                             {"help", no_argument, NULL, 'h'},
+                                             {NULL, 0, NULL, 0}};
+    const char *ode = NULL, *sgd = NULL, *stem = NULL;
+    int c;
+    optind = 1;
+    while ((c = getopt_long(argc, argv, "h", longopts, NULL)) != -1) {
+        switch (c) {
+        case 'o': ode = optarg; break;
+        case 's': sgd = optarg; break;
+        case 'f': stem = optarg; break;
+        case 'h': print_usage(stdout, "plot"); return 0;
+        default:
+            fprintf(stderr, "aimdyn plot: see `aimdyn plot --help`\n");
+            return EXIT_USAGE;
+        }
+    }
+    if (optind < argc || !stem || (!ode && !sgd)) {
+        fprintf(stderr, "aimdyn plot: needs --figure STEM and at least one of --ode FILE, "
+                        "--sgd FILE (see `aimdyn plot --help`)\n");
+        return EXIT_USAGE;
+    }
+    if (aim_plot_trajectories(ode, sgd, stem))
+        return EXIT_RUNTIME;
+    printf("wrote %s.png and %s.svg\n", stem, stem);
+    return 0;
+}
+
+int main(int argc, char **argv)
+{
+    /* GSL's default handler aborts; every GSL status is checked instead,
+     * and out-of-range special-function values surface as non-finite
+     * numbers that the blow-up checks report. */
+    gsl_set_error_handler_off();
+    if (argc < 2 || !strcmp(argv[1], "-h") || !strcmp(argv[1], "--help")) {
+        print_usage(argc < 2 ? stderr : stdout, NULL);
+        return argc < 2 ? EXIT_USAGE : 0;
+    }
+    if (!strcmp(argv[1], "--version")) {
+        printf("aimdyn %s\n", AIM_VERSION);
+        return 0;
+    }
+    const char *cmd = argv[1];
+    if (!strcmp(cmd, "ode"))
+        return cmd_ode(argc - 1, argv + 1);
+    if (!strcmp(cmd, "sgd"))
+        return cmd_sgd(argc - 1, argv + 1);
+    if (!strcmp(cmd, "compare"))
+        return cmd_compare(argc - 1, argv + 1);
+    if (!strcmp(cmd, "plot"))
+        return cmd_plot(argc - 1, argv + 1);
+    if (!strcmp(cmd, "keys")) {
+        if (argc > 2) {
+            print_usage(stdout, "keys");
+            return strcmp(argv[2], "--help") && strcmp(argv[2], "-h") ? EXIT_USAGE : 0;
+        }
+        aim_config_describe(stdout);
+        return 0;
+    }
+    fprintf(stderr, "aimdyn: unknown command '%s'; allowed: ode, sgd, compare, plot, keys "
+                    "(see aimdyn --help)\n", cmd);
+    return EXIT_USAGE;
+}

@@ -1,0 +1,210 @@
+/* aim_tsv: atomic result files (temporary file + rename). */
+#define _POSIX_C_SOURCE 200809L
+
+#include "tsv.h"
+
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "version.h"
+
+struct aim_tsv {
+    FILE *stream;
+    char *path; /* final name */
+    char *tmp;  /* temporary name beside it */
+};
+
+/* mkdir -p for the directory part of path. Returns 0 or -1 (reported). */
+static int make_parent_dirs(const char *path)
+{
+    char *dir = strdup(path);
+    if (!dir) {
+        fprintf(stderr, "aimdyn: out of memory\n");
+        return -1;
+    }
+    char *slash = strrchr(dir, '/');
+    if (!slash || slash == dir) { /* current directory or "/" */
+        free(dir);
+        return 0;
+    }
+    *slash = '\0';
+
+    int rc = 0;
+    /* Create every prefix ending before a '/', then the whole dir. */
+    for (char *p = dir + 1;; p++) {
+        if (*p != '/' && *p != '\0')
+            continue;
+        char saved = *p;
+        *p = '\0';
+        if (mkdir(dir, 0777) != 0) {
+            int err = errno;
+            struct stat st;
+            if (err != EEXIST) {
+                fprintf(stderr, "aimdyn: cannot create directory '%s': %s\n",
+                        dir, strerror(err));
+                rc = -1;
+            } else if (stat(dir, &st) != 0 || !S_ISDIR(st.st_mode)) {
+                fprintf(stderr, "aimdyn: cannot create directory '%s': %s\n",
+                        dir, strerror(ENOTDIR));
+                rc = -1;
+            }
+        }
+        *p = saved;
+        if (rc != 0 || saved == '\0')
+            break;
+    }
+    free(dir);
+    return rc;
+}
+
+/* "dir/.base.XXXXXX" for path "dir/base". */
+static char *temp_template(const char *path)
+{
+    const char *slash = strrchr(path, '/');
+    size_t dirlen = slash ? (size_t)(slash - path) + 1 : 0;
+    const char *base = path + dirlen;
+    size_t n = strlen(path) + 16;
+    char *t = malloc(n);
+    if (!t)
+        return NULL;
+    snprintf(t, n, "%.*s.%s.XXXXXX", (int)dirlen, path, base);
+    return t;
+}
+
+aim_tsv *aim_tsv_open(const char *path)
+{
+    if (!path || !*path || path[strlen(path) - 1] == '/') {
+        fprintf(stderr, "aimdyn: invalid output file name '%s'\n",
+                path ? path : "(null)");
+        return NULL;
+    }
+    if (make_parent_dirs(path) != 0)
+        return NULL;
+
+    aim_tsv *tsv = calloc(1, sizeof *tsv);
+    if (tsv) {
+        tsv->path = strdup(path);
+        tsv->tmp = temp_template(path);
+    }
+    if (!tsv || !tsv->path || !tsv->tmp) {
+        fprintf(stderr, "aimdyn: out of memory\n");
+        goto fail;
+    }
+
+    int fd = mkstemp(tsv->tmp);
+    if (fd < 0) {
+        fprintf(stderr, "aimdyn: cannot create a temporary file for '%s': %s\n",
+                path, strerror(errno));
+        goto fail;
+    }
+    /* mkstemp creates mode 0600; a result file gets the usual 0666 & ~umask. */
+    mode_t mask = umask(0);
+    umask(mask);
+    if (fchmod(fd, 0666 & ~mask) != 0 ||
+        !(tsv->stream = fdopen(fd, "w"))) {
+        fprintf(stderr, "aimdyn: cannot open '%s': %s\n", tsv->tmp,
+                strerror(errno));
+        close(fd);
+        unlink(tsv->tmp);
+        goto fail;
+    }
+    return tsv;
+
+fail:
+    if (tsv) {
+        free(tsv->path);
+        free(tsv->tmp);
+        free(tsv);
+    }
+    return NULL;
+}
+
+FILE *aim_tsv_stream(aim_tsv *tsv)
+{
+    return tsv->stream;
+}
+
+void aim_tsv_metadata(aim_tsv *tsv, const char *command, const aim_config *cfg)
+{
+    FILE *out = tsv->stream;
+    fprintf(out, "# aimdyn %s\n", AIM_VERSION);
+    if (command)
+        fprintf(out, "# command: %s\n", command);
+    /* No timestamps, host names or timings: identical runs give
+     * identical files. */
+    fprintf(out, "# date-free\n");
+    if (cfg)
+        aim_config_write(cfg, out, "# config ");
+}
+
+static void tsv_free(aim_tsv *tsv)
+{
+    free(tsv->path);
+    free(tsv->tmp);
+    free(tsv);
+}
+
+int aim_tsv_commit(aim_tsv *tsv)
+{
+    int rc = 0;
+    int err = 0;
+    if (fflush(tsv->stream) != 0 || ferror(tsv->stream)) {
+        err = errno ? errno : EIO;
+        rc = -1;
+    } else if (fsync(fileno(tsv->stream)) != 0 && errno != EINVAL) {
+        err = errno;
+        rc = -1;
+    }
+    if (fclose(tsv->stream) != 0 && rc == 0) {
+        err = errno;
+        rc = -1;
+    }
+    if (rc != 0) {
+        fprintf(stderr, "aimdyn: cannot write '%s': %s\n", tsv->path,
+                strerror(err));
+        unlink(tsv->tmp);
+    } else if (rename(tsv->tmp, tsv->path) != 0) {
+        fprintf(stderr, "aimdyn: cannot rename '%s' to '%s': %s\n", tsv->tmp,
+                tsv->path, strerror(errno));
+        unlink(tsv->tmp);
+        rc = -1;
+    }
+    tsv_free(tsv);
+    return rc;
+}
+
+void aim_tsv_abort(aim_tsv *tsv)
+{
+    if (!tsv)
+        return;
+    fclose(tsv->stream);
+    unlink(tsv->tmp);
+    tsv_free(tsv);
+}
+
+int aim_tsv_path(char *buf, size_t n, const aim_config *cfg,
+                 const char *suffix, const char *ext)
+{
+    const char *dir = cfg->dir;
+    size_t dl = strlen(dir);
+    const char *sep = (dl > 0 && dir[dl - 1] != '/') ? "/" : "";
+    int has_suffix = suffix && *suffix;
+    int has_ext = ext && *ext;
+    int len = snprintf(buf, n, "%s%s%s%s%s%s%s", dir, sep, cfg->name,
+                       has_suffix ? "-" : "", has_suffix ? suffix : "",
+                       has_ext ? "." : "", has_ext ? ext : "");
+    if (len < 0 || (size_t)len >= n) {
+        fprintf(stderr,
+                "aimdyn: output path too long (limit %zu): '%s%s%s%s%s%s%s'\n",
+                n ? n - 1 : 0, dir, sep, cfg->name, has_suffix ? "-" : "",
+                has_suffix ? suffix : "", has_ext ? "." : "",
+                has_ext ? ext : "");
+        if (n > 0)
+            buf[0] = '\0';
+        return -1;
+    }
+    return 0;
+}

@@ -1,0 +1,35 @@
+/* aim_tsv: result files. TSV with '#' metadata lines (command, version,
+ * full configuration, seeds) and one header line of column names,
+ * written to a temporary file in the target directory and renamed into
+ * place on commit, so that an interrupted or failed run never leaves a
+ * half-written result behind. */
+#ifndef AIM_TSV_H
+#define AIM_TSV_H
+
+#include <stdio.h>
+
+#include "config.h"
+
+typedef struct aim_tsv aim_tsv;
+
+/* Creates the directory of path if needed and opens a temporary file
+ * beside it. Returns NULL and prints the reason to stderr on failure. */
+aim_tsv *aim_tsv_open(const char *path);
+
+/* The stream to write into. */
+FILE *aim_tsv_stream(aim_tsv *tsv);
+
+/* Standard metadata block: tool version, command, configuration. */
+void aim_tsv_metadata(aim_tsv *tsv, const char *command, const aim_config *cfg);
+
+/* Flushes, closes and renames into place; frees tsv. Returns 0 or -1. */
+int aim_tsv_commit(aim_tsv *tsv);
+
+/* Closes and removes the temporary file; frees tsv. */
+void aim_tsv_abort(aim_tsv *tsv);
+
+/* Builds "dir/name-suffix.ext" into buf (size n). Returns 0 or -1. */
+int aim_tsv_path(char *buf, size_t n, const aim_config *cfg,
+                 const char *suffix, const char *ext);
+
+#endif

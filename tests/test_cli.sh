@@ -1,0 +1,101 @@
+#!/bin/sh
+# Command-line behaviour: help texts, configuration errors (exit 1,
+# message naming the key and value, nothing written), the ode command's
+# output file, blow-up reporting (exit 3) and reproducibility.
+set -u
+exe="$1"
+work=$(mktemp -d)
+trap 'rm -rf "$work"' EXIT
+failures=0
+passes=0
+
+check() { # name, condition-result
+    if [ "$2" -eq 0 ]; then
+        passes=$((passes + 1))
+    else
+        echo "FAIL: $1"
+        failures=$((failures + 1))
+    fi
+}
+
+expect_exit() { # name, expected status, command...
+    name=$1 want=$2
+    shift 2
+    "$@" >"$work/out" 2>"$work/err"
+    got=$?
+    [ "$got" -eq "$want" ]
+    r=$?
+    [ $r -ne 0 ] && echo "  $name: exit $got, wanted $want; stderr: $(cat "$work/err")"
+    check "$name" $r
+}
+
+contains() { # name, file, text
+    grep -q -- "$3" "$2"
+    r=$?
+    [ $r -ne 0 ] && echo "  $1: '$3' not in $(cat "$2")"
+    check "$1" $r
+}
+
+# help
+expect_exit "main help" 0 "$exe" --help
+contains "main help lists compare" "$work/out" "compare"
+for cmd in ode sgd compare plot keys; do
+    expect_exit "$cmd --help" 0 "$exe" $cmd --help
+    contains "$cmd --help usage" "$work/out" "usage: aimdyn $cmd"
+done
+expect_exit "ode --help mentions --set" 0 "$exe" ode --help
+contains "ode --help --set" "$work/out" "--set section.key=value"
+expect_exit "keys" 0 "$exe" keys
+contains "keys lists training.eta with default" "$work/out" "training.eta"
+expect_exit "no command" 1 "$exe"
+expect_exit "unknown command" 1 "$exe" frobnicate
+contains "unknown command names allowed" "$work/err" "allowed: ode, sgd, compare, plot, keys"
+
+# configuration errors: exit 1, nothing written
+out="$work/o1"
+expect_exit "malformed --set" 1 "$exe" ode --out "$out" --set training.eta=0.1x
+contains "malformed names key and value" "$work/err" "training.eta"
+contains "malformed names value" "$work/err" "0.1x"
+expect_exit "out of range --set" 1 "$exe" ode --out "$out" --set training.eta=-1
+contains "out of range says allowed" "$work/err" "allowed"
+printf '[model]\ntokens = 2\n[training]\nspeed = 3\n' >"$work/bad.ini"
+expect_exit "unknown key in file" 1 "$exe" ode "$work/bad.ini" --out "$out"
+contains "unknown key names file:line" "$work/err" "bad.ini:4"
+contains "unknown key names key" "$work/err" "speed"
+printf '[model]\ncentring = raw\n[teacher]\ndecomposition = tied\n' >"$work/tied.ini"
+expect_exit "impossible combination" 1 "$exe" ode "$work/tied.ini" --out "$out"
+contains "impossible combination explains" "$work/err" "raw"
+expect_exit "missing config file" 1 "$exe" ode "$work/none.ini" --out "$out"
+expect_exit "bad --d" 1 "$exe" ode --d 3 --out "$out"
+[ ! -e "$out" ]
+check "no output after configuration errors" $?
+
+# ode on the default example
+expect_exit "ode default" 0 "$exe" ode --out "$work/o2" --set training.points=11
+f="$work/o2/aimdyn-ode.tsv"
+[ -f "$f" ]
+check "ode file exists" $?
+contains "ode file has version" "$f" "^# aimdyn "
+contains "ode file has configuration" "$f" "^# config training.eta = 0.1"
+contains "ode file has header" "$f" "^tau	n	t	risk	overlap"
+rows=$(grep -v '^#' "$f" | wc -l)
+[ "$rows" -eq 12 ]
+check "ode file has 11 rows + header (got $rows)" $?
+[ -z "$(ls -A "$work/o2" | grep '^\.')" ]
+check "no temporary file left" $?
+cp "$f" "$work/first.tsv"
+expect_exit "ode again" 0 "$exe" ode --out "$work/o2" --set training.points=11
+cmp -s "$f" "$work/first.tsv"
+check "ode output bit-identical across runs" $?
+
+# blow-up: exit 3, recorded in the file
+expect_exit "ode blow-up" 3 "$exe" ode --out "$work/o4" --set model.activation=he2 \
+    --set training.eta=0.5 --set ode.blowup=1000
+contains "blow-up on stderr" "$work/err" "blow-up"
+contains "blow-up recorded" "$work/o4/aimdyn-ode.tsv" "^# status: blow-up"
+
+# plot needs inputs
+expect_exit "plot without inputs" 1 "$exe" plot --figure "$work/fig"
+
+echo "$passes passed, $failures failed"
+[ "$failures" -eq 0 ]

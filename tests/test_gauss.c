@@ -1,0 +1,408 @@
+/* Expectation engine: closed forms (linear sigma, Mehler's formula for
+ * He2) and an independent plain Monte Carlo estimate (tolerance: 5
+ * standard errors of the Monte Carlo mean, plus the quasi-random rule's
+ * own error where that rule is under test). */
+#include <stdarg.h>
+#include <stddef.h>
+#include <setjmp.h>
+#include <stdint.h>
+#include <cmocka.h>
+
+#include <math.h>
+#include <string.h>
+
+#include <gsl/gsl_linalg.h>
+#include <gsl/gsl_randist.h>
+#include <gsl/gsl_rng.h>
+
+#include "gauss.h"
+#include "outmap.h"
+
+static void base_config(aim_config *cfg, int T)
+{
+    aim_config_defaults(cfg);
+    cfg->tokens = T;
+    memset(cfg->cov, 0, sizeof cfg->cov);
+    for (int a = 0; a < T; a++)
+        cfg->cov[a * T + a] = 1.0;
+}
+
+static void set_hermite(aim_config *cfg, int k, double c)
+{
+    cfg->activation = AIM_ACT_HERMITE;
+    cfg->hermite[k] = c;
+    if (k > cfg->hermite_degree)
+        cfg->hermite_degree = k;
+}
+
+static void equicorrelated(aim_config *cfg, double r)
+{
+    const int T = cfg->tokens;
+    for (int a = 0; a < T; a++)
+        for (int b = 0; b < T; b++)
+            cfg->cov[a * T + b] = a == b ? 1.0 : r;
+}
+
+/* A generic state: correlated student and teacher, Psi != Omega. */
+static aim_overlaps some_state(int raw)
+{
+    aim_overlaps q = {.omega = {{0.8, 0.3}, {0.3, 1.0}},
+                      .psi = {{0.2, 0.1}, {0.1, -0.3}},
+                      .mean = {0.0, 0.0},
+                      .trace = {0.0, 0.0}};
+    if (raw) {
+        q.mean[0] = 0.4;
+        q.mean[1] = -0.5;
+    }
+    return q;
+}
+
+/* ---- linear sigma: every expectation in closed form ------------------- */
+
+static double frob2(const aim_config *cfg)
+{
+    double s = 0.0;
+    for (int p = 0; p < cfg->tokens * cfg->tokens; p++)
+        s += cfg->cov[p] * cfg->cov[p];
+    return s;
+}
+
+static double sumc_c(const aim_config *cfg)
+{
+    double s = 0.0;
+    for (int p = 0; p < cfg->tokens * cfg->tokens; p++)
+        s += cfg->cov[p] * cfg->cov[p];
+    return s;
+}
+
+static void near_rel(double got, double want, double tol, const char *what)
+{
+    if (!(fabs(got - want) <= tol * (1.0 + fabs(want))))
+        fail_msg("%s: engine %.10g, closed form %.10g", what, got, want);
+}
+
+static void check_linear(aim_config *cfg, const aim_overlaps *q, aim_gauss_rule rule,
+                         double tol)
+{
+    aim_gauss *g = aim_gauss_create(cfg, rule);
+    assert_non_null(g);
+    assert_int_equal(aim_gauss_eval(g, q), 0);
+    const int T = cfg->tokens;
+    const double T2 = T * T, F2 = frob2(cfg), dm = q->mean[0] - q->mean[1];
+    /* e = h(S) - h(S*): Var = sum_ab (C_aa C_bb dOmega + C_ab^2 dPsi) */
+    const double dom = q->omega[0][0] + q->omega[1][1] - 2 * q->omega[0][1];
+    const double dps = q->psi[0][0] + q->psi[1][1] - 2 * q->psi[0][1];
+    const double risk = 0.5 * (T2 * dom + F2 * dps + F2 * dm * dm);
+    near_rel(aim_gauss_risk(g), risk, tol, "risk");
+    /* error-index expectations for B = S, S* and a third matrix */
+    const double ob[3][2] = {{q->omega[0][0], q->omega[0][1]}, {q->omega[1][0], q->omega[1][1]},
+                             {0.05, -0.2}};
+    const double pb[3][2] = {{q->psi[0][0], q->psi[0][1]}, {q->psi[1][0], q->psi[1][1]},
+                             {0.1, 0.02}};
+    const double mb[3] = {q->mean[0], q->mean[1], 0.7};
+    for (int b = 0; b < 3; b++)
+        for (int tr = 0; tr < 2; tr++) {
+            const double domb = ob[b][0] - ob[b][1], dpsb = pb[b][0] - pb[b][1];
+            double want = tr ? F2 * domb + T2 * dpsb : T2 * domb + F2 * dpsb;
+            want += mb[b] * dm * F2; /* sum_ab C_ab^2 mean_B (m - m*) */
+            double got = aim_gauss_error_index(g, ob[b], pb[b], mb[b], tr);
+            near_rel(got, want, tol, tr ? "E e h^T(B)" : "E e h(B)");
+        }
+    /* noise kernels: K = sum W_{pq} Cov(e_p, e_q) + means + Delta sum W_pp */
+    double ko = 0, kp = 0;
+    for (int a = 0; a < T; a++)
+        for (int b = 0; b < T; b++)
+            for (int c = 0; c < T; c++)
+                for (int d = 0; d < T; d++) {
+                    const double *C = cfg->cov;
+                    double cov = C[a * T + c] * C[b * T + d] * dom + C[a * T + d] * C[b * T + c] * dps;
+                    double m = cov + C[a * T + b] * C[c * T + d] * dm * dm;
+                    if (a == c && b == d)
+                        m += cfg->noise;
+                    ko += C[a * T + c] * C[b * T + d] * m;
+                    kp += C[a * T + d] * C[b * T + c] * m;
+                }
+    near_rel(aim_gauss_noise_omega(g), ko, tol, "K_omega");
+    near_rel(aim_gauss_noise_psi(g), kp, tol, "K_psi");
+    near_rel(aim_gauss_error_mean(g), dm * sumc_c(cfg), tol, "E sum e C");
+    aim_gauss_free(g);
+}
+
+static void test_linear_closed_form(void **state)
+{
+    (void)state;
+    aim_config cfg;
+    for (int T = 1; T <= 4; T++)
+        for (int raw = 0; raw < 2; raw++) {
+            base_config(&cfg, T);
+            memset(cfg.hermite, 0, sizeof cfg.hermite);
+            cfg.hermite_degree = 0;
+            set_hermite(&cfg, 1, 1.0);
+            cfg.noise = 0.3;
+            if (T > 1)
+                equicorrelated(&cfg, 0.3);
+            aim_overlaps q = some_state(raw);
+            /* Gauss-Hermite is exact for polynomials: round-off only */
+            check_linear(&cfg, &q, AIM_RULE_AUTO, 1e-10);
+            /* The antithetic quasi-random rule is exact for odd parts;
+             * the even residue is its integration error ~ 1/N. */
+            check_linear(&cfg, &q, AIM_RULE_GENERIC, 2e-3);
+        }
+}
+
+/* He2 at unit variances: E[He2(u) He2(v)] = 2 rho^2 (Mehler), so
+ * R = (1/2) T^2 (4 - 4 rho^2) when every entry has unit variance. */
+static void test_he2_mehler(void **state)
+{
+    (void)state;
+    aim_config cfg;
+    const int T = 3;
+    base_config(&cfg, T);
+    memset(cfg.hermite, 0, sizeof cfg.hermite);
+    cfg.hermite_degree = 0;
+    set_hermite(&cfg, 2, 1.0);
+    const double rho = 0.6;
+    aim_overlaps q = {.omega = {{1.0, rho}, {rho, 1.0}}};
+    aim_gauss *g = aim_gauss_create(&cfg, AIM_RULE_AUTO);
+    assert_int_equal(aim_gauss_eval(g, &q), 0);
+    const double want = 0.5 * T * T * (4.0 - 4.0 * rho * rho);
+    assert_true(fabs(aim_gauss_risk(g) - want) < 1e-10);
+    /* even sigma at zero student-teacher overlap: no drift towards S* */
+    aim_overlaps q0 = {.omega = {{0.5, 0.0}, {0.0, 1.0}}};
+    assert_int_equal(aim_gauss_eval(g, &q0), 0);
+    const double ob[2] = {0.0, 1.0}, pb[2] = {0.0, 0.0};
+    assert_true(fabs(aim_gauss_error_index(g, ob, pb, 0.0, 0)) < 1e-12);
+    aim_gauss_free(g);
+}
+
+/* ---- independent plain Monte Carlo ----------------------------------- */
+
+typedef struct {
+    double risk, ko, kp, emean, idx[4];
+    double se[8];
+} mc_result;
+
+/* Samples h(S), h(S*) and h(B) from the exact joint law built from the
+ * T^2 x T^2 covariance blocks, evaluates the same quantities. */
+static void plain_mc(const aim_config *cfg, const aim_overlaps *q, const double ob[2],
+                     const double pb[2], double mb, int n, mc_result *out)
+{
+    const int T = cfg->tokens, T2 = T * T, N = 3 * T2;
+    const double *C = cfg->cov;
+    double omega[3][3], psi[3][3], mean[3] = {q->mean[0], q->mean[1], mb};
+    const double ob_self = 2.0, pb_self = 0.5; /* B's own variance: irrelevant */
+    for (int i = 0; i < 2; i++)
+        for (int j = 0; j < 2; j++) {
+            omega[i][j] = q->omega[i][j];
+            psi[i][j] = q->psi[i][j];
+        }
+    for (int i = 0; i < 2; i++) {
+        omega[2][i] = omega[i][2] = ob[i];
+        psi[2][i] = psi[i][2] = pb[i];
+    }
+    omega[2][2] = ob_self;
+    psi[2][2] = pb_self;
+    gsl_matrix *V = gsl_matrix_alloc((size_t)N, (size_t)N);
+    for (int x = 0; x < N; x++)
+        for (int y = 0; y < N; y++) {
+            int i = x / T2, j = y / T2, p = x % T2, r = y % T2;
+            int a = p / T, b = p % T, c = r / T, d = r % T;
+            gsl_matrix_set(V, (size_t)x, (size_t)y,
+                           C[a * T + c] * C[b * T + d] * omega[i][j] +
+                               C[a * T + d] * C[b * T + c] * psi[i][j]);
+        }
+    for (int x = 0; x < N; x++) /* tiny jitter: psi = omega blocks are singular */
+        *gsl_matrix_ptr(V, (size_t)x, (size_t)x) += 1e-12;
+    assert_int_equal(gsl_linalg_cholesky_decomp1(V), 0);
+    aim_outmap *map = aim_outmap_create(cfg);
+    gsl_rng *rng = gsl_rng_alloc(gsl_rng_mt19937);
+    gsl_rng_set(rng, 12345);
+    double sum[8] = {0}, sum2[8] = {0};
+    double z[3 * 64], h[3 * 64], f[64], fs[64], jac[64 * 64], e[64];
+    for (int it = 0; it < n; it++) {
+        for (int x = 0; x < N; x++)
+            z[x] = gsl_ran_gaussian(rng, 1.0);
+        for (int x = 0; x < N; x++) {
+            double s = mean[x / T2] * C[x % T2];
+            for (int y = 0; y <= x; y++)
+                s += gsl_matrix_get(V, (size_t)x, (size_t)y) * z[y];
+            h[x] = s;
+        }
+        aim_outmap_apply(map, h + T2, fs, NULL);
+        aim_outmap_apply(map, h, f, jac);
+        double v[8] = {0};
+        for (int c = 0; c < T2; c++)
+            v[0] += 0.5 * (f[c] - fs[c]) * (f[c] - fs[c]);
+        for (int p = 0; p < T2; p++) {
+            double s = 0.0;
+            for (int c = 0; c < T2; c++)
+                s += jac[c * T2 + p] * (f[c] - fs[c]);
+            /* label noise by sampling too: y = f* + sqrt(Delta) xi */
+            e[p] = s;
+        }
+        if (cfg->noise > 0.0) {
+            double xi[64];
+            for (int c = 0; c < T2; c++)
+                xi[c] = sqrt(cfg->noise) * gsl_ran_gaussian(rng, 1.0);
+            for (int p = 0; p < T2; p++)
+                for (int c = 0; c < T2; c++)
+                    e[p] -= jac[c * T2 + p] * xi[c];
+        }
+        for (int p = 0; p < T2; p++) {
+            int a = p / T, b = p % T;
+            for (int r = 0; r < T2; r++) {
+                int c = r / T, d = r % T;
+                v[1] += C[a * T + c] * C[b * T + d] * e[p] * e[r];
+                v[2] += C[a * T + d] * C[b * T + c] * e[p] * e[r];
+            }
+            v[3] += C[p] * e[p];
+            v[4] += e[p] * h[2 * T2 + p];
+            v[5] += e[p] * h[2 * T2 + b * T + a];
+            v[6] += e[p] * h[p];
+            v[7] += e[p] * h[T2 + b * T + a];
+        }
+        for (int k = 0; k < 8; k++) {
+            sum[k] += v[k];
+            sum2[k] += v[k] * v[k];
+        }
+    }
+    double res[8];
+    for (int k = 0; k < 8; k++) {
+        res[k] = sum[k] / n;
+        out->se[k] = sqrt((sum2[k] / n - res[k] * res[k]) / (n - 1));
+    }
+    out->risk = res[0];
+    out->ko = res[1];
+    out->kp = res[2];
+    out->emean = res[3];
+    for (int k = 0; k < 4; k++)
+        out->idx[k] = res[4 + k];
+    gsl_rng_free(rng);
+    aim_outmap_free(map);
+    gsl_matrix_free(V);
+}
+
+static void near(double got, double want, double se, double extra, const char *what)
+{
+    double tol = 5.0 * se + extra;
+    if (!(fabs(got - want) <= tol))
+        fail_msg("%s: engine %.6g, Monte Carlo %.6g +- %.2g (tolerance %.2g)", what, got,
+                 want, se, tol);
+}
+
+static void check_against_mc(aim_config *cfg, const aim_overlaps *q, aim_gauss_rule rule,
+                             double rule_error)
+{
+    const double ob[2] = {0.25, -0.1}, pb[2] = {0.05, 0.15}, mb = q->mean[0] != 0 ? 0.3 : 0;
+    mc_result mc;
+    plain_mc(cfg, q, ob, pb, mb, 200000, &mc);
+    aim_gauss *g = aim_gauss_create(cfg, rule);
+    assert_non_null(g);
+    assert_int_equal(aim_gauss_eval(g, q), 0);
+    near(aim_gauss_risk(g), mc.risk, mc.se[0], rule_error, "risk");
+    near(aim_gauss_noise_omega(g), mc.ko, mc.se[1], rule_error, "K_omega");
+    near(aim_gauss_noise_psi(g), mc.kp, mc.se[2], rule_error, "K_psi");
+    near(aim_gauss_error_mean(g), mc.emean, mc.se[3], rule_error, "E sum e C");
+    near(aim_gauss_error_index(g, ob, pb, mb, 0), mc.idx[0], mc.se[4], rule_error, "E e h(B)");
+    near(aim_gauss_error_index(g, ob, pb, mb, 1), mc.idx[1], mc.se[5], rule_error, "E e h^T(B)");
+    const double os[2] = {q->omega[0][0], q->omega[0][1]}, ps[2] = {q->psi[0][0], q->psi[0][1]};
+    const double ot[2] = {q->omega[1][0], q->omega[1][1]}, pt[2] = {q->psi[1][0], q->psi[1][1]};
+    near(aim_gauss_error_index(g, os, ps, q->mean[0], 0), mc.idx[2], mc.se[6], rule_error,
+         "E e h(S)");
+    near(aim_gauss_error_index(g, ot, pt, q->mean[1], 1), mc.idx[3], mc.se[7], rule_error,
+         "E e h^T(S*)");
+    aim_gauss_free(g);
+}
+
+static void test_elementwise_vs_mc(void **state)
+{
+    (void)state;
+    aim_config cfg;
+    const aim_activation acts[4] = {AIM_ACT_HERMITE, AIM_ACT_TANH, AIM_ACT_ERF, AIM_ACT_RELU};
+    for (int k = 0; k < 4; k++) {
+        base_config(&cfg, 2);
+        equicorrelated(&cfg, 0.4);
+        cfg.activation = acts[k];
+        cfg.noise = 0.1;
+        aim_overlaps q = some_state(k % 2);
+        /* tanh/erf/relu: the automatic Gauss-Hermite rules are accurate to
+         * ~1e-4 (relu, a kink) or better; an allowance of 1e-3 covers it. */
+        print_message("activation %d\n", k);
+        check_against_mc(&cfg, &q, AIM_RULE_AUTO, k ? 1e-3 : 0.0);
+    }
+}
+
+static void test_softmax_vs_mc(void **state)
+{
+    (void)state;
+    aim_config cfg;
+    for (int T = 2; T <= 4; T += 2) {
+        base_config(&cfg, T);
+        equicorrelated(&cfg, 0.2);
+        cfg.output = AIM_SOFTMAX;
+        cfg.beta = 1.5;
+        cfg.noise = 0.05;
+        aim_overlaps q = some_state(T == 2);
+        /* allowance for the quasi-random rule at 16384 x 2 points */
+        check_against_mc(&cfg, &q, AIM_RULE_AUTO, 2e-4);
+    }
+}
+
+/* The quasi-random rule on an elementwise map must agree with the
+ * Gauss-Hermite rule, including a degenerate (symmetric) state. */
+static void test_generic_matches_elementwise(void **state)
+{
+    (void)state;
+    aim_config cfg;
+    base_config(&cfg, 3);
+    equicorrelated(&cfg, -0.2);
+    cfg.noise = 0.2;
+    aim_overlaps qs[2] = {some_state(1),
+                          {.omega = {{0.7, 0.4}, {0.4, 1.0}}, .psi = {{0.7, 0.4}, {0.4, 1.0}}}};
+    for (int s = 0; s < 2; s++) {
+        aim_gauss *a = aim_gauss_create(&cfg, AIM_RULE_AUTO);
+        aim_gauss *b = aim_gauss_create(&cfg, AIM_RULE_GENERIC);
+        assert_int_equal(aim_gauss_eval(a, &qs[s]), 0);
+        assert_int_equal(aim_gauss_eval(b, &qs[s]), 0);
+        /* for the symmetric state B must be symmetric too (Psi = Omega):
+         * an antisymmetric part would have to be orthogonal to S, S* */
+        const double ob[2] = {0.3, 0.2}, pb[2] = {s ? 0.3 : 0.1, s ? 0.2 : 0.3};
+        double va[6] = {aim_gauss_risk(a), aim_gauss_noise_omega(a), aim_gauss_noise_psi(a),
+                        aim_gauss_error_mean(a), aim_gauss_error_index(a, ob, pb, 0.1, 0),
+                        aim_gauss_error_index(a, ob, pb, 0.1, 1)};
+        double vb[6] = {aim_gauss_risk(b), aim_gauss_noise_omega(b), aim_gauss_noise_psi(b),
+                        aim_gauss_error_mean(b), aim_gauss_error_index(b, ob, pb, 0.1, 0),
+                        aim_gauss_error_index(b, ob, pb, 0.1, 1)};
+        for (int k = 0; k < 6; k++)
+            if (fabs(va[k] - vb[k]) > 3e-3 * (1 + fabs(va[k])))
+                fail_msg("state %d quantity %d: Gauss-Hermite %.8g, quasi-random %.8g", s, k,
+                         va[k], vb[k]);
+        aim_gauss_free(a);
+        aim_gauss_free(b);
+    }
+}
+
+static void test_invalid_covariance(void **state)
+{
+    (void)state;
+    aim_config cfg;
+    base_config(&cfg, 2);
+    aim_overlaps q = {.omega = {{1.0, 2.0}, {2.0, 1.0}}}; /* |corr| > 1 */
+    aim_gauss *g = aim_gauss_create(&cfg, AIM_RULE_AUTO);
+    assert_int_equal(aim_gauss_eval(g, &q), -1);
+    assert_non_null(strstr(aim_gauss_error(g), "not a valid covariance"));
+    aim_gauss_free(g);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_linear_closed_form),
+        cmocka_unit_test(test_he2_mehler),
+        cmocka_unit_test(test_elementwise_vs_mc),
+        cmocka_unit_test(test_softmax_vs_mc),
+        cmocka_unit_test(test_generic_matches_elementwise),
+        cmocka_unit_test(test_invalid_covariance),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}

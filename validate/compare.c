@@ -1,0 +1,250 @@
+/* aim_compare: SGD seeds on the tau grid, statistics, ODE-vs-SGD gaps. */
+#define _POSIX_C_SOURCE 200809L
+
+#include "compare.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "gauss.h"
+#include "sgd.h"
+
+static double now_seconds(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
+}
+
+static void format_duration(char *buf, size_t n, double s)
+{
+    if (!isfinite(s) || s < 0)
+        snprintf(buf, n, "--");
+    else if (s < 60)
+        snprintf(buf, n, "%.0fs", s);
+    else if (s < 3600)
+        snprintf(buf, n, "%dm%02ds", (int)(s / 60), (int)fmod(s, 60));
+    else
+        snprintf(buf, n, "%dh%02dm", (int)(s / 3600), (int)fmod(s / 60, 60));
+}
+
+static void format_rate(char *buf, size_t n, double r)
+{
+    if (r >= 1e6)
+        snprintf(buf, n, "%.1fM", r / 1e6);
+    else if (r >= 1e3)
+        snprintf(buf, n, "%.1fk", r / 1e3);
+    else
+        snprintf(buf, n, "%.0f", r);
+}
+
+typedef struct {
+    int tty;
+    int seeds, points;
+    double start;      /* wall clock at the start */
+    double last_draw;  /* wall clock of the last redraw */
+    double total;      /* steps over all seeds */
+    double done;       /* steps completed by finished seeds */
+} progress;
+
+static void progress_draw(progress *p, int seed, int point, long seed_steps,
+                          int force)
+{
+    if (!p->tty)
+        return;
+    double t = now_seconds();
+    if (!force && t - p->last_draw < 0.1)
+        return;
+    p->last_draw = t;
+    double done = p->done + (double)seed_steps;
+    double elapsed = t - p->start;
+    double rate = elapsed > 0 ? done / elapsed : 0;
+    char eta[32], rs[32];
+    format_rate(rs, sizeof rs, rate);
+    format_duration(eta, sizeof eta,
+                    rate > 0 ? (p->total - done) / rate : NAN);
+    double frac = p->total > 0 ? done / p->total : 1.0;
+    if (frac > 1)
+        frac = 1;
+    enum { WIDTH = 24 };
+    char bar[WIDTH + 1];
+    int fill = (int)(frac * WIDTH);
+    for (int i = 0; i < WIDTH; i++)
+        bar[i] = i < fill ? '#' : '.';
+    bar[WIDTH] = '\0';
+    fprintf(stderr,
+            "\r\033[Ksgd [%s] %3.0f%%  seeds %d/%d  point %d/%d  "
+            "%s steps/s  ETA %s",
+            bar, 100 * frac, seed, p->seeds, point, p->points, rs, eta);
+    fflush(stderr);
+}
+
+/* Ends the progress line before a message on stderr. */
+static void progress_break(const progress *p)
+{
+    if (p->tty)
+        fprintf(stderr, "\r\033[K");
+}
+
+int aim_compare_run_sgd(const aim_config *cfg, int d, const double *tau,
+                        int points, double *obs, int *reached)
+{
+    int seeds = cfg->seeds;
+    if (seeds <= 0 || points <= 0) {
+        fprintf(stderr, "aimdyn: compare: need seeds > 0 and points > 0\n");
+        return -1;
+    }
+    aim_gauss *g = aim_gauss_create(cfg, AIM_RULE_AUTO);
+    if (!g) {
+        fprintf(stderr, "aimdyn: compare: cannot create the expectation "
+                        "engine\n");
+        return -1;
+    }
+
+    progress pr = {.tty = isatty(2), .seeds = seeds, .points = points};
+    pr.start = now_seconds();
+    pr.last_draw = -1e300;
+    long last_steps = aim_sgd_steps_for(cfg, d, tau[points - 1]);
+    pr.total = (double)seeds * (double)(last_steps > 0 ? last_steps : 0);
+
+    int rc = 0;
+    for (int s = 0; s < seeds && rc == 0; s++) {
+        uint64_t seed = cfg->seed + (uint64_t)s;
+        double seed_start = now_seconds();
+        aim_sgd *sgd = aim_sgd_create(cfg, d, seed);
+        if (!sgd) {
+            progress_break(&pr);
+            fprintf(stderr, "aimdyn: compare: cannot set up SGD seed %llu "
+                            "at d = %d\n",
+                    (unsigned long long)seed, d);
+            rc = -1;
+            break;
+        }
+        double *row = obs + (size_t)s * (size_t)points * AIM_OBS_COUNT;
+        int i = 0;
+        for (; i < points; i++) {
+            long target = aim_sgd_steps_for(cfg, d, tau[i]);
+            long todo = target - aim_sgd_steps(sgd);
+            if (todo > 0) {
+                int adv = aim_sgd_advance(sgd, todo);
+                if (adv == 1) {
+                    progress_break(&pr);
+                    fprintf(stderr,
+                            "aimdyn: warning: SGD seed %llu (d = %d) blew up "
+                            "before tau = %g (step %ld); NaN from there on\n",
+                            (unsigned long long)seed, d, tau[i],
+                            aim_sgd_steps(sgd));
+                    break;
+                } else if (adv != 0) {
+                    progress_break(&pr);
+                    fprintf(stderr, "aimdyn: compare: SGD seed %llu failed "
+                                    "at tau = %g\n",
+                            (unsigned long long)seed, tau[i]);
+                    rc = -1;
+                    break;
+                }
+            }
+            aim_overlaps q;
+            aim_sgd_overlaps(sgd, &q);
+            if (aim_gauss_observables(g, &q, row + (size_t)i * AIM_OBS_COUNT)
+                != 0) {
+                progress_break(&pr);
+                fprintf(stderr, "aimdyn: compare: SGD seed %llu, tau = %g: "
+                                "observables: %s\n",
+                        (unsigned long long)seed, tau[i], aim_gauss_error(g));
+                rc = -1;
+                break;
+            }
+            progress_draw(&pr, s, i + 1, aim_sgd_steps(sgd), 0);
+        }
+        reached[s] = i;
+        for (int j = i; j < points; j++)
+            for (int k = 0; k < AIM_OBS_COUNT; k++)
+                row[(size_t)j * AIM_OBS_COUNT + k] = NAN;
+        long steps = aim_sgd_steps(sgd);
+        pr.done += (double)(last_steps > 0 ? last_steps : 0);
+        aim_sgd_free(sgd);
+        if (rc != 0)
+            break;
+        if (pr.tty) {
+            progress_draw(&pr, s + 1, points, 0, 1);
+        } else {
+            double el = now_seconds() - seed_start;
+            fprintf(stderr, "sgd d=%d seed %llu (%d/%d): %d/%d points, "
+                            "%ld steps, %.1f s\n",
+                    d, (unsigned long long)seed, s + 1, seeds, i, points,
+                    steps, el);
+        }
+    }
+    if (pr.tty)
+        fprintf(stderr, "\n");
+    aim_gauss_free(g);
+    return rc;
+}
+
+void aim_compare_stats(int seeds, int points, const double *obs, double *mean,
+                       double *stderr_)
+{
+    for (int i = 0; i < points; i++) {
+        for (int k = 0; k < AIM_OBS_COUNT; k++) {
+            size_t off = (size_t)i * AIM_OBS_COUNT + (size_t)k;
+            size_t stride = (size_t)points * AIM_OBS_COUNT;
+            int n = 0;
+            double sum = 0;
+            for (int s = 0; s < seeds; s++) {
+                double x = obs[(size_t)s * stride + off];
+                if (!isnan(x)) {
+                    sum += x;
+                    n++;
+                }
+            }
+            if (n == 0) {
+                mean[off] = NAN;
+                stderr_[off] = NAN;
+                continue;
+            }
+            double m = sum / n;
+            double ss = 0;
+            for (int s = 0; s < seeds; s++) {
+                double x = obs[(size_t)s * stride + off];
+                if (!isnan(x))
+                    ss += (x - m) * (x - m);
+            }
+            mean[off] = m;
+            stderr_[off] = n > 1 ? sqrt(ss / (n - 1)) / sqrt((double)n) : 0.0;
+        }
+    }
+}
+
+void aim_compare_gaps(int points, const double *tau, const double *ode,
+                      const double *mean, const double *stderr_,
+                      aim_gap gaps[AIM_OBS_COUNT])
+{
+    for (int k = 0; k < AIM_OBS_COUNT; k++) {
+        /* NaN = nothing compared (no point with an SGD mean / stderr). */
+        aim_gap gp = {NAN, NAN, NAN, NAN};
+        for (int i = 0; i < points; i++) {
+            size_t off = (size_t)i * AIM_OBS_COUNT + (size_t)k;
+            if (isnan(mean[off]))
+                continue;
+            /* An ODE that stopped (NaN) where SGD did not is an infinite
+             * gap, not a skipped point. */
+            double gap = isnan(ode[off]) ? INFINITY : fabs(ode[off] - mean[off]);
+            if (isnan(gp.max_abs) || gap > gp.max_abs) {
+                gp.max_abs = gap;
+                gp.tau_abs = tau[i];
+            }
+            double se = stderr_[off];
+            if (se > 0) {
+                double z = gap / se;
+                if (isnan(gp.max_z) || z > gp.max_z) {
+                    gp.max_z = z;
+                    gp.tau_z = tau[i];
+                }
+            }
+        }
+        gaps[k] = gp;
+    }
+}

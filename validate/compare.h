@@ -1,0 +1,36 @@
+/* aim_compare: several SGD seeds on the tau grid -> mean and standard
+ * error per observable, and the agreement of an ODE trajectory with
+ * them (MODEL.md section 8). */
+#ifndef AIM_COMPARE_H
+#define AIM_COMPARE_H
+
+#include "config.h"
+#include "overlaps.h"
+
+/* Runs cfg->seeds seeds of online SGD at dimension d on the grid tau
+ * (points entries) and stores every observable:
+ * obs[(s * points + i) * AIM_OBS_COUNT + k]. A seed that blows up has
+ * NaN from the blow-up on, and reached[s] is the number of points it
+ * reached. Shows a progress bar on stderr when it is a terminal.
+ * Returns 0, or -1 on failure (message on stderr). */
+int aim_compare_run_sgd(const aim_config *cfg, int d, const double *tau,
+                        int points, double *obs, int *reached);
+
+/* Mean and standard error over the seeds that reached each point. */
+void aim_compare_stats(int seeds, int points, const double *obs,
+                       double *mean, double *stderr_);
+
+typedef struct {
+    double max_abs;  /* largest |ode - mean| over the grid */
+    double tau_abs;  /* where it occurs */
+    double max_z;    /* largest |ode - mean| / stderr (stderr > 0) */
+    double tau_z;
+} aim_gap;
+
+/* Per-observable gaps between an ODE trajectory (points x OBS) and the
+ * SGD mean and standard error. */
+void aim_compare_gaps(int points, const double *tau, const double *ode,
+                      const double *mean, const double *stderr_,
+                      aim_gap gaps[AIM_OBS_COUNT]);
+
+#endif

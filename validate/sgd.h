@@ -1,0 +1,55 @@
+/* aim_sgd: online SGD for the attention-indexed model at finite d, the
+ * ground truth the ODE is checked against (MODEL.md section 5).
+ *
+ * One aim_sgd is one seed: its own teacher, initialisation and data
+ * stream, all drawn from GSL generators seeded from the seed, so that a
+ * seed reproduces bit for bit. Steps are unrolled in blocks of
+ * cfg->block samples (MODEL.md sec. 5): one matrix product for the
+ * block's indices at the block's start parameters, T x T Gram blocks for
+ * the corrections, one rank-(block T) update. */
+#ifndef AIM_SGD_H
+#define AIM_SGD_H
+
+#include <stdint.h>
+
+#include "config.h"
+#include "overlaps.h"
+
+typedef struct aim_sgd aim_sgd;
+
+/* Draws teacher and student for dimension d from seed. NULL on
+ * allocation failure or unsupported decomposition (message on stderr). */
+aim_sgd *aim_sgd_create(const aim_config *cfg, int d, uint64_t seed);
+
+/* A copy of the current matrices with a fresh data stream seeded from
+ * data_seed (used by the short-horizon drift tests). */
+aim_sgd *aim_sgd_clone(const aim_sgd *sgd, uint64_t data_seed);
+
+void aim_sgd_free(aim_sgd *sgd);
+
+/* Runs `steps` more online steps. Returns 0, or 1 when an order
+ * parameter became non-finite or exceeded cfg->blowup (blow-up; the
+ * state is then left as it was at the end of the last finite block). */
+int aim_sgd_advance(aim_sgd *sgd, long steps);
+
+long aim_sgd_steps(const aim_sgd *sgd);
+int aim_sgd_dim(const aim_sgd *sgd);
+
+/* Order parameters computed exactly from the current matrices. */
+void aim_sgd_overlaps(const aim_sgd *sgd, aim_overlaps *q);
+
+/* Steps needed to reach slow time tau at dimension d: round(tau d^2/eta). */
+long aim_sgd_steps_for(const aim_config *cfg, int d, double tau);
+
+/* Read-only access to the current matrices (which = 0 student S, 1
+ * teacher S*), d x d row-major; valid until the next advance or free. */
+const double *aim_sgd_matrix(const aim_sgd *sgd, int which);
+
+/* Testing hook: copies the samples of the last block drawn by
+ * aim_sgd_advance (the tokens x, (steps T) x d row-major, sample k in
+ * rows k T .. k T + T - 1, and the standard label noises xi, steps x T^2)
+ * and returns its number of steps (0 before any step). Either pointer
+ * may be NULL. */
+int aim_sgd_last_samples(const aim_sgd *sgd, double *x, double *xi);
+
+#endif
