@@ -3,6 +3,7 @@
 #include <math.h>
 #include <stdarg.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include <cvode/cvode.h>
@@ -55,6 +56,14 @@ static void keep_solver_message(int code, const char *module,
              function, module, code, msg);
 }
 
+/* CVodeGetReturnFlagName returns a string the caller must free. */
+static void flag_name(int flag, char *buf, size_t n)
+{
+    char *name = CVodeGetReturnFlagName(flag);
+    snprintf(buf, n, "%s", name ? name : "unknown flag");
+    free(name);
+}
+
 static void describe_state(char *buf, size_t n, const aim_ode_model *model,
                            const double *y)
 {
@@ -105,8 +114,9 @@ aim_ode_status aim_ode_integrate(const aim_config *cfg, const aim_ode_model *mod
         (flag = CVodeSetMaxNumSteps(mem, 1000000)) != CV_SUCCESS ||
         (flag = CVodeSetStopTime(mem, tau[points - 1])) != CV_SUCCESS ||
         (flag = CVodeRootInit(mem, n, blowup_roots)) != CV_SUCCESS) {
-        say(report, "CVODE set-up failed: %s %s", CVodeGetReturnFlagName(flag),
-            s.solver_message);
+        char name[64];
+        flag_name(flag, name, sizeof name);
+        say(report, "CVODE set-up failed: %s %s", name, s.solver_message);
         goto done;
     }
 
@@ -136,8 +146,10 @@ aim_ode_status aim_ode_integrate(const aim_config *cfg, const aim_ode_model *mod
             char state[384];
             describe_state(state, sizeof state, model, v);
             const char *why = model->error ? model->error(model->ctx) : "";
+            char name[64];
+            flag_name(flag, name, sizeof name);
             say(report, "CVODE failed at tau = %.6g with %s%s%s%s%s; state: %s",
-                reached_tau, CVodeGetReturnFlagName(flag),
+                reached_tau, name,
                 s.solver_message[0] ? ": " : "", s.solver_message,
                 why && why[0] ? "; right-hand side: " : "", why ? why : "", state);
             goto done;

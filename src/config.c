@@ -751,9 +751,9 @@ static const key_def keys[] = {
          "a real number > 0", "learning rate: SGD steps of eta/d"),
     REAL("training", "gamma", gamma, "0", 0, 0, NO_HI, "a real number >= 0",
          "weight decay (gamma/d)"),
-    REAL("training", "horizon", horizon, "0.5", 0, 0, LO_OPEN | NO_HI,
+    REAL("training", "horizon", horizon, "0.3", 0, 0, LO_OPEN | NO_HI,
          "a real number > 0", "tau_max, in slow time tau = n eta / d^2"),
-    INT("training", "points", points, "51", 2, 100000, 0,
+    INT("training", "points", points, "31", 2, 100000, 0,
         "an integer in 2..100000", "points of the tau grid (output and SGD "
         "measurements), tau = 0 included"),
     ENUM("training", "grid", grid, "linear", grid_names, "linear | log",
@@ -780,14 +780,14 @@ static const key_def keys[] = {
          "|order parameter| above which a run counts as blown up"),
 
     /* [sgd] */
-    INT("sgd", "d", d, "400", 8, 20000, 0, "an integer in 8..20000",
+    INT("sgd", "d", d, "200", 8, 20000, 0, "an integer in 8..20000",
         "embedding dimension d of the SGD runs"),
     INT("sgd", "seeds", seeds, "8", 1, 1000, 0, "an integer in 1..1000",
         "independent runs (fresh teacher, init and data each)"),
     {"sgd", "seed", "1", "an unsigned 64-bit integer (0..18446744073709551615)",
      "base seed; run i uses seed + i", set_u64, get_u64, offsetof(aim_config, seed),
      0, 0, 0, 0, NULL},
-    INT("sgd", "block", block, "16", 1, 1024, 0, "an integer in 1..1024",
+    INT("sgd", "block", block, "64", 1, 1024, 0, "an integer in 1..1024",
         "SGD steps unrolled per block (1 = plain steps; same trajectory)"),
 
     /* [output] */
