@@ -167,8 +167,13 @@ int aim_direct_terms(aim_direct *m, const double y[AIM_DIRECT_SIZE],
     nse[Q_SS] = m->eta * k_o;
     nse[P_SS] = m->eta * k_p;
     if (m->raw) {
-        /* dm/dt = -E[sum e_ab C_ab] on the fast clock t = d tau */
-        grad[TRACE_OR_MEAN] = -m->d * aim_gauss_error_mean(g);
+        /* dm/dt = -E[sum e_ab C_ab] on the fast clock t = d tau, plus the
+         * O(1) term sqrt(d) E[sum e_ab h^c_ab(I)] of the token-norm
+         * fluctuations, whose regression coefficients are Tr S_i / d =
+         * m_i / sqrt d (theory/direct.md, sec. 2.6) */
+        const double tr[2] = {q.trace[0], q.trace[1]};
+        grad[TRACE_OR_MEAN] = -m->d * aim_gauss_error_mean(g) -
+                              sqrt(m->d) * aim_gauss_error_index(g, tr, tr, 0.0, 0);
     } else {
         /* the identity matrix as regressor: Omega(I, S_i) = Psi(I, S_i)
          * = Tr S_i / d */

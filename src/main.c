@@ -84,7 +84,7 @@ static void print_usage(FILE *out, const char *cmd)
                 "training grid. Writes DIR/NAME-sgd-dD.tsv (mean and standard error\n"
                 "per observable) and DIR/NAME-sgd-dD-seeds.tsv (every seed).\n\n"
                 "options:\n"
-                "  --d D                    dimension (sgd.d, default 400)\n"
+                "  --d D                    dimension (sgd.d, default 200)\n"
                 "  --seeds N                number of seeds (sgd.seeds, default 8)\n"
                 "%s",
                 usage_common);

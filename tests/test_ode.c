@@ -120,6 +120,34 @@ static void test_linear_against_closed_form(void **state)
     aim_direct_free(m);
 }
 
+/* Raw centring, linear sigma, general C: the mean obeys exactly
+ * dm/dtau = -(d s2 + T^2 + s2)(m - m*) - gamma m, s2 = ||C||_F^2
+ * (theory/direct.md, sec. 6.2). */
+static void test_linear_raw_mean(void **state)
+{
+    (void)state;
+    aim_config cfg;
+    const int T = 3;
+    linear_config(&cfg, T);
+    for (int a = 0; a < T; a++)
+        for (int b = 0; b < T; b++)
+            cfg.cov[a * T + b] = a == b ? 1.0 : 0.25;
+    cfg.centring = AIM_RAW;
+    cfg.teacher.mean = 0.8;
+    cfg.gamma = 0.7;
+    const double d = 300.0;
+    aim_direct *m = aim_direct_create(&cfg, d, AIM_RULE_AUTO);
+    double s2 = 0.0;
+    for (int p = 0; p < T * T; p++)
+        s2 += cfg.cov[p] * cfg.cov[p];
+    double y[AIM_DIRECT_SIZE] = {0.3, 0.05, 0.1, 0.02, -0.4}, dy[AIM_DIRECT_SIZE];
+    assert_int_equal(aim_direct_rhs(m, y, dy), 0);
+    const double want = -(d * s2 + T * T + s2) * (y[4] - cfg.teacher.mean) - cfg.gamma * y[4];
+    if (fabs(dy[4] - want) > 1e-9 * fabs(want))
+        fail_msg("dm/dtau = %.12g, closed form %.12g", dy[4], want);
+    aim_direct_free(m);
+}
+
 static void he2_config(aim_config *cfg)
 {
     aim_config_defaults(cfg);
@@ -206,6 +234,7 @@ int main(void)
     gsl_set_error_handler_off();
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_linear_against_closed_form),
+        cmocka_unit_test(test_linear_raw_mean),
         cmocka_unit_test(test_he2_manifold_invariant),
         cmocka_unit_test(test_blowup_reported),
         cmocka_unit_test(test_invalid_state_reported),
