@@ -73,7 +73,7 @@ static void put_panel(FILE *f, const char *ode, const char *sgd,
     if (ode) {
         put_quoted(f, ode);
         fprintf(f, " using \"tau\":\"%s\" with lines lw 2 lc rgb \"#1f4e9c\" "
-                   "title \"ODE (d -> inf)\"", col);
+                   "title \"limit ODE\"", col);
     }
     if (sgd) {
         if (ode)

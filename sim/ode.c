@@ -30,9 +30,11 @@ static int rhs_adapter(sunrealtype t, N_Vector y, N_Vector ydot, void *user)
 {
     (void)t;
     session *s = user;
+    /* A failure is recoverable for CVODE: a trial step can leave the
+     * region of valid covariances, and a smaller step may not. */
     if (s->model->rhs(s->model->ctx, N_VGetArrayPointer(y),
                       N_VGetArrayPointer(ydot)))
-        return -1; /* unrecoverable: the message is kept by the model */
+        return 1;
     return 0;
 }
 
@@ -100,6 +102,13 @@ aim_ode_status aim_ode_integrate(const aim_config *cfg, const aim_ode_model *mod
         say(report, "out of memory setting up CVODE");
         goto done;
     }
+    for (int i = 0; i < n; i++)
+        if (!isfinite(y0[i]) || fabs(y0[i]) >= cfg->blowup) {
+            say(report, "the initial %s = %g is already at or beyond the blow-up level "
+                        "ode.blowup = %g: raise ode.blowup or lower the initial scales",
+                model->state_name(i), y0[i], cfg->blowup);
+            goto done;
+        }
     memcpy(N_VGetArrayPointer(y), y0, sizeof(double) * (size_t)n);
     memcpy(states, y0, sizeof(double) * (size_t)n);
     report->reached = 1;
@@ -126,14 +135,15 @@ aim_ode_status aim_ode_integrate(const aim_config *cfg, const aim_ode_model *mod
         const double *v = N_VGetArrayPointer(y);
         report->tau = reached_tau;
         if (flag == CV_ROOT_RETURN) {
-            int roots[64] = {0};
+            int *roots = calloc((size_t)n, sizeof *roots);
             int which = 0;
-            if (CVodeGetRootInfo(mem, roots) == CV_SUCCESS)
-                for (int k = 0; k < n && k < 64; k++)
+            if (roots && CVodeGetRootInfo(mem, roots) == CV_SUCCESS)
+                for (int k = 0; k < n; k++)
                     if (roots[k]) {
                         which = k;
                         break;
                     }
+            free(roots);
             report->status = AIM_ODE_BLOWUP;
             say(report,
                 "blow-up: |%s| reached %g at tau = %.6g (the noise terms "
@@ -151,7 +161,8 @@ aim_ode_status aim_ode_integrate(const aim_config *cfg, const aim_ode_model *mod
             say(report, "CVODE failed at tau = %.6g with %s%s%s%s%s; state: %s",
                 reached_tau, name,
                 s.solver_message[0] ? ": " : "", s.solver_message,
-                why && why[0] ? "; right-hand side: " : "", why ? why : "", state);
+                why && why[0] ? "; last right-hand side evaluation: " : "", why ? why : "",
+                state);
             goto done;
         }
         memcpy(states + (size_t)i * n, v, sizeof(double) * (size_t)n);

@@ -14,7 +14,7 @@ static int direct_rhs(void *ctx, const double *y, double *dy)
 
 static const char *direct_error(void *ctx) { return aim_direct_error(ctx); }
 
-aim_ode_status aim_trajectory_run(const aim_config *cfg, int d, aim_gauss_rule rule,
+aim_ode_status aim_trajectory_run(const aim_config *cfg, int d,
                                   const double *tau, double *obs,
                                   aim_ode_report *report)
 {
@@ -24,11 +24,12 @@ aim_ode_status aim_trajectory_run(const aim_config *cfg, int d, aim_gauss_rule r
     const double d_model =
         cfg->centring == AIM_RAW ? (cfg->ode_d > 0 ? cfg->ode_d : (double)d) : 0.0;
     const int n = AIM_DIRECT_SIZE, points = cfg->points;
-    aim_direct *model = aim_direct_create(cfg, d_model, rule);
+    aim_direct *model = aim_direct_create(cfg, d_model, cfg->rule);
     double *states = malloc(sizeof(double) * (size_t)points * n);
     if (!model || !states) {
         snprintf(report->message, sizeof report->message,
-                 "out of memory setting up the direct model");
+                 "could not set up the direct model: out of memory, or the "
+                 "quasi-random point set could not be whitened (raise ode.qmc_points)");
         goto done;
     }
     double y0[AIM_DIRECT_SIZE];

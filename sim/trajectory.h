@@ -10,10 +10,11 @@
 #include "overlaps.h"
 
 /* Integrates on tau[0 .. cfg->points-1] and fills obs (points x
- * AIM_OBS_COUNT; NaN past a blow-up). d is the dimension used by the
+ * AIM_OBS_COUNT; NaN past a blow-up) with the expectation rule
+ * cfg->rule. d is the dimension used by the
  * raw-mode mean equation when cfg->ode_d is 0. Returns the status; the
  * report says where and why it stopped. */
-aim_ode_status aim_trajectory_run(const aim_config *cfg, int d, aim_gauss_rule rule,
+aim_ode_status aim_trajectory_run(const aim_config *cfg, int d,
                                   const double *tau, double *obs,
                                   aim_ode_report *report);
 

@@ -5,6 +5,7 @@
 #include "config.h"
 
 #include <errno.h>
+#include <sys/stat.h>
 #include <inttypes.h>
 #include <math.h>
 #include <stdarg.h>
@@ -392,6 +393,8 @@ static const enum_name output_names[] = {
     {"elementwise", AIM_ELEMENTWISE}, {"softmax", AIM_SOFTMAX}, {NULL, 0}};
 static const enum_name grid_names[] = {
     {"linear", AIM_GRID_LINEAR}, {"log", AIM_GRID_LOG}, {NULL, 0}};
+static const enum_name rule_names[] = {
+    {"auto", AIM_RULE_AUTO}, {"generic", AIM_RULE_GENERIC}, {NULL, 0}};
 
 /* model.decomposition is the student's: kept in both places. */
 static int set_model_decomposition(const key_def *k, aim_config *cfg,
@@ -778,6 +781,9 @@ static const key_def keys[] = {
     REAL("ode", "blowup", blowup, "10000", 0, 0, LO_OPEN | NO_HI,
          "a real number > 0",
          "|order parameter| above which a run counts as blown up"),
+    ENUM("ode", "rule", rule, "auto", rule_names, "auto | generic",
+         "expectation rule: auto (Gauss-Hermite for smooth elementwise maps, "
+         "quasi-random otherwise) or generic (quasi-random for every map)"),
 
     /* [sgd] */
     INT("sgd", "d", d, "200", 8, 20000, 0, "an integer in 8..20000",
@@ -1003,6 +1009,12 @@ int aim_config_load(aim_config *cfg, const char *path, aim_config_error *err)
         errorf(err, "%s: cannot open: %s", path, strerror(errno));
         return -1;
     }
+    struct stat st;
+    if (fstat(fileno(fp), &st) != 0 || !S_ISREG(st.st_mode)) {
+        fclose(fp);
+        errorf(err, "%s: not a regular file; allowed: an INI configuration file", path);
+        return -1;
+    }
     if (strlen(path) >= sizeof cfg->source) {
         fclose(fp);
         errorf(err, "%.200s...: path too long", path);
@@ -1214,7 +1226,6 @@ int aim_config_validate(aim_config *cfg, aim_config_error *err)
     int k_tmean = key_index("teacher", "mean");
     int k_ssym = key_index("student", "symmetric");
     int k_tsym = key_index("teacher", "symmetric");
-    int k_grid = key_index("training", "grid");
     int k_gstart = key_index("training", "grid_start");
     int k_horizon = key_index("training", "horizon");
     int k_quad = key_index("ode", "quad_nodes");
@@ -1289,7 +1300,30 @@ int aim_config_validate(aim_config *cfg, aim_config_error *err)
         combo_error(cfg, err, k_quad, k_hermite, reason, allowed);
         return -1;
     }
-    (void)k_grid;
+    /* SGD runs that no machine can finish (and whose step counts would
+     * overflow) are rejected rather than silently truncated. */
+    const double steps = cfg->horizon * (double)cfg->d * cfg->d / cfg->eta;
+    if (steps > 1e12) {
+        char reason[WHY_SIZE];
+        snprintf(reason, sizeof reason,
+                 "the SGD run would take %.3g steps (training.horizon x sgd.d^2 / "
+                 "training.eta)", steps);
+        combo_error(cfg, err, k_horizon, key_index("training", "eta"), reason,
+                    "at most 1e12 steps: a shorter horizon, a larger eta or a smaller sgd.d");
+        return -1;
+    }
+    /* the quasi-random rule whitens its point set: it needs clearly more
+     * points than latent dimensions (2 T^2) */
+    if (cfg->qmc_points < 64 * cfg->tokens * cfg->tokens) {
+        char reason[WHY_SIZE], allowed[WHY_SIZE];
+        snprintf(reason, sizeof reason,
+                 "too few quasi-random points for T = %d (2 T^2 = %d latent dimensions)",
+                 cfg->tokens, 2 * cfg->tokens * cfg->tokens);
+        snprintf(allowed, sizeof allowed, "ode.qmc_points >= 64 T^2 = %d",
+                 64 * cfg->tokens * cfg->tokens);
+        combo_error(cfg, err, key_index("ode", "qmc_points"), k_tokens, reason, allowed);
+        return -1;
+    }
 
     /* 4. honest limits of this version */
     if (cfg->decomposition != AIM_DIRECT) {

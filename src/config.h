@@ -24,6 +24,9 @@ typedef enum {
     AIM_ACT_RELU
 } aim_activation;
 typedef enum { AIM_GRID_LINEAR = 0, AIM_GRID_LOG } aim_grid_kind;
+/* Expectation rule: automatic (Gauss-Hermite for smooth elementwise
+ * maps), or the generic quasi-random one for every map. */
+typedef enum { AIM_RULE_AUTO = 0, AIM_RULE_GENERIC } aim_gauss_rule;
 
 typedef struct {
     aim_decomposition decomposition;
@@ -64,6 +67,7 @@ typedef struct {
     int qmc_points;  /* quasi-random points (row softmax) */
     double ode_d;    /* finite d for the raw-mode mean; 0 = from sgd.d */
     double blowup;   /* |order parameter| that counts as a blow-up */
+    aim_gauss_rule rule;
 
     /* [sgd] */
     int d;

@@ -20,6 +20,9 @@
  * entry integrals are 2-dimensional, pair integrals 4-dimensional. */
 #define AUTO_NODES_2D 48
 #define AUTO_NODES_4D 12
+/* Cap of the pair rule: n^4 points per pair. 16 nodes keep it exact for
+ * every allowed Hermite series (degree <= 8) and bound its cost. */
+#define MAX_NODES_4D 16
 
 struct aim_gauss {
     int T, T2;
@@ -33,14 +36,15 @@ struct aim_gauss {
     int n2, n4;
     double *x2, *w2, *x4, *w4;
 
-    /* Generic rule: npts standard normal points of dimension 2 T^2. */
+    /* Generic rule: npts standard normal points of dimension 2 T^2, and
+     * work space for one evaluation. */
     int npts, nlat;
     double *points;
+    double *ez, *jac, *jj; /* T^2 x nlat, T^2 x T^2, T^2 x T^2 */
 
     /* Results of the last evaluation. */
     double risk, k_omega, k_psi;
     double err[MAXT2];          /* E[e_p] */
-    double mean_b_coef[MAXT2];  /* C_p, the unit index mean pattern */
     /* generic: E[e_p Y_k,q] for Y = L Z L^T, Z the symmetric (k = 0, 1)
      * or antisymmetric (k = 2, 3) latent matrices */
     double *ey;                 /* [4][T2][T2] */
@@ -198,7 +202,6 @@ aim_gauss *aim_gauss_create(const aim_config *cfg, aim_gauss_rule rule)
     for (int i = 0; i < g->T; i++) /* keep the lower triangle only */
         for (int j = i + 1; j < g->T; j++)
             g->L[i * g->T + j] = 0.0;
-    memcpy(g->mean_b_coef, g->C, sizeof(double) * (size_t)g->T2);
 
     g->map = aim_outmap_create(cfg);
     if (!g->map)
@@ -213,12 +216,17 @@ aim_gauss *aim_gauss_create(const aim_config *cfg, aim_gauss_rule rule)
                                 : (poly ? polynomial_nodes(cfg) : AUTO_NODES_2D);
         g->n4 = cfg->quad_nodes ? cfg->quad_nodes
                                 : (poly ? polynomial_nodes(cfg) : AUTO_NODES_4D);
+        if (g->n4 > MAX_NODES_4D)
+            g->n4 = MAX_NODES_4D;
         if (hermite_rule(g->n2, &g->x2, &g->w2) || hermite_rule(g->n4, &g->x4, &g->w4))
             goto fail;
     } else {
         g->nlat = 2 * g->T2;
         g->ey = calloc((size_t)4 * g->T2 * g->T2, sizeof(double));
-        if (!g->ey || qmc_points(g, cfg->qmc_points))
+        g->ez = malloc(sizeof(double) * (size_t)g->T2 * g->nlat);
+        g->jac = malloc(sizeof(double) * (size_t)g->T2 * g->T2);
+        g->jj = malloc(sizeof(double) * (size_t)g->T2 * g->T2);
+        if (!g->ey || !g->ez || !g->jac || !g->jj || qmc_points(g, cfg->qmc_points))
             goto fail;
     }
     return g;
@@ -238,6 +246,9 @@ void aim_gauss_free(aim_gauss *g)
     free(g->w4);
     free(g->points);
     free(g->ey);
+    free(g->ez);
+    free(g->jac);
+    free(g->jj);
     free(g);
 }
 
@@ -431,20 +442,11 @@ static int eval_generic(aim_gauss *g, const aim_overlaps *q)
     if (chol_semidefinite(2, Vs, g->Fs) || chol_semidefinite(2, Va, g->Fa))
         return -1;
 
-    double *ez = calloc((size_t)T2 * nlat, sizeof(double));
-    if (!ez)
-        return -1;
+    double *ez = g->ez, *jac = g->jac, *jj = g->jj;
+    memset(ez, 0, sizeof(double) * (size_t)T2 * nlat);
     double risk = 0, ko = 0, kp = 0, err[MAXT2] = {0};
     double Z[4][MAXT2], Y[4][MAXT2], h[2][MAXT2];
     double f[MAXT2], fs[MAXT2], e[MAXT2];
-    double *jac = malloc(sizeof(double) * (size_t)T2 * T2);
-    double *jj = malloc(sizeof(double) * (size_t)T2 * T2);
-    if (!jac || !jj) {
-        free(ez);
-        free(jac);
-        free(jj);
-        return -1;
-    }
     const double weight = 1.0 / (2.0 * g->npts);
     for (int pt = 0; pt < 2 * g->npts; pt++) {
         /* antithetic pairs: z and -z */
@@ -524,9 +526,6 @@ static int eval_generic(aim_gauss *g, const aim_overlaps *q)
             }
         }
     }
-    free(ez);
-    free(jac);
-    free(jj);
     return 0;
 }
 

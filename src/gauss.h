@@ -21,8 +21,6 @@
 
 typedef struct aim_gauss aim_gauss;
 
-typedef enum { AIM_RULE_AUTO = 0, AIM_RULE_GENERIC } aim_gauss_rule;
-
 aim_gauss *aim_gauss_create(const aim_config *cfg, aim_gauss_rule rule);
 void aim_gauss_free(aim_gauss *g);
 

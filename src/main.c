@@ -16,6 +16,7 @@
 #include "grid.h"
 #include "ode.h"
 #include "plot.h"
+#include "sgd.h"
 #include "trajectory.h"
 #include "tsv.h"
 #include "version.h"
@@ -67,12 +68,13 @@ static void print_usage(FILE *out, const char *cmd)
                 "points up to training.horizon in tau = n eta / d^2) and writes\n"
                 "DIR/NAME-ode.tsv: tau, n, t, risk, teacher overlap and all order\n"
                 "parameters. Prints the weak-recovery time (first tau with\n"
-                "overlap >= 0.1).\n\n"
+                "|overlap| >= 0.1).\n\n"
                 "options:\n"
                 "  --d D                    dimension for the sample count n = tau d^2/eta\n"
                 "                           and for the raw-mode mean (default sgd.d;\n"
                 "                           ode.d overrides it for the mean)\n"
                 "  --generic                quasi-random rule for every output map\n"
+                "                           (ode.rule = generic)\n"
                 "                           (default: Gauss-Hermite for elementwise maps)\n"
                 "%s",
                 usage_common);
@@ -100,6 +102,7 @@ static void print_usage(FILE *out, const char *cmd)
                 "  --d D                    a dimension (repeatable; default sgd.d)\n"
                 "  --seeds N                seeds per dimension (sgd.seeds)\n"
                 "  --generic                quasi-random rule for every output map\n"
+                "                           (ode.rule = generic)\n"
                 "%s",
                 usage_common);
     else if (!strcmp(cmd, "plot"))
@@ -113,12 +116,11 @@ static void print_usage(FILE *out, const char *cmd)
 
 typedef struct {
     aim_config cfg;
-    int dims[MAX_DIMS], ndims;
-    int generic;
+    int dims[MAX_DIMS], ndims; /* compare's dimensions; else sgd.d */
 } run_options;
 
-/* Parses [CONFIG] and the options shared by ode, sgd and compare.
- * Returns 0, 1 after printing help, or -1 on a usage error. */
+/* Parses [CONFIG] and the options of ode, sgd and compare. Returns 0, 1
+ * after printing help, or -1 on a usage error. */
 static int parse_run_options(const char *cmd, int argc, char **argv,
                              run_options *ro)
 {
@@ -131,28 +133,46 @@ static int parse_run_options(const char *cmd, int argc, char **argv,
         {"generic", no_argument, NULL, 'g'},
         {"help", no_argument, NULL, 'h'},
         {NULL, 0, NULL, 0}};
-    /* --set assignments in order; --out, --name and --seeds are
-     * shorthands that become assignments too, so later ones win. */
-    static char sets[64][640];
+    /* --set assignments in order; --out, --name, --seeds, --generic and
+     * (for ode and sgd) --d are shorthands for assignments, so that the
+     * configuration written into every result file is the one that ran. */
+    enum { MAX_SETS = 64, SET_LEN = 4096 };
+    static char sets[MAX_SETS][SET_LEN];
     int nsets = 0;
     memset(ro, 0, sizeof *ro);
     aim_config_defaults(&ro->cfg);
     optind = 1;
     int c;
-    const int many_dims = !strcmp(cmd, "compare");
+    const int is_compare = !strcmp(cmd, "compare"), is_sgd = !strcmp(cmd, "sgd");
     while ((c = getopt_long(argc, argv, "h", longopts, NULL)) != -1) {
-        const char *key = c == 's' ? "" : c == 'o' ? "output.dir=" : c == 'n' ? "output.name="
-                                     : c == 'S' ? "sgd.seeds=" : NULL;
+        if ((c == 'S' && !is_sgd && !is_compare) || (c == 'g' && is_sgd)) {
+            fprintf(stderr, "aimdyn %s: option %s does not apply to this command "
+                            "(see `aimdyn %s --help`)\n", cmd, c == 'S' ? "--seeds" : "--generic",
+                    cmd);
+            return -1;
+        }
+        const char *key = c == 's'   ? ""
+                          : c == 'o' ? "output.dir="
+                          : c == 'n' ? "output.name="
+                          : c == 'S' ? "sgd.seeds="
+                          : c == 'g' ? "ode.rule=generic"
+                          : c == 'd' && !is_compare ? "sgd.d="
+                                                    : NULL;
         if (key) {
-            if (nsets == 64) {
-                fprintf(stderr, "aimdyn %s: too many overrides (at most 64)\n", cmd);
+            if (nsets == MAX_SETS) {
+                fprintf(stderr, "aimdyn %s: too many overrides (at most %d)\n", cmd, MAX_SETS);
                 return -1;
             }
-            snprintf(sets[nsets++], sizeof sets[0], "%s%s", key, optarg);
+            int len = snprintf(sets[nsets++], SET_LEN, "%s%s", key, c == 'g' ? "" : optarg);
+            if (len < 0 || len >= SET_LEN) {
+                fprintf(stderr, "aimdyn %s: override '%.60s...' too long (at most %d characters)\n",
+                        cmd, optarg, SET_LEN - 1);
+                return -1;
+            }
             continue;
         }
         switch (c) {
-        case 'd': {
+        case 'd': { /* compare: one or more dimensions, increasing */
             char *end;
             long d = strtol(optarg, &end, 10);
             if (*end || d < 8 || d > 20000) {
@@ -161,17 +181,19 @@ static int parse_run_options(const char *cmd, int argc, char **argv,
                         "from 8 to 20000\n", cmd, optarg);
                 return -1;
             }
-            if (ro->ndims == (many_dims ? MAX_DIMS : 1)) {
-                fprintf(stderr, "aimdyn %s: --d given too often (at most %d)\n", cmd,
-                        many_dims ? MAX_DIMS : 1);
+            if (ro->ndims == MAX_DIMS) {
+                fprintf(stderr, "aimdyn %s: --d given too often (at most %d)\n", cmd, MAX_DIMS);
+                return -1;
+            }
+            if (ro->ndims > 0 && d <= ro->dims[ro->ndims - 1]) {
+                fprintf(stderr, "aimdyn %s: --d %ld: dimensions must be given in increasing "
+                                "order without repeats (the gap ratios compare successive d)\n",
+                        cmd, d);
                 return -1;
             }
             ro->dims[ro->ndims++] = (int)d;
             break;
         }
-        case 'g':
-            ro->generic = 1;
-            break;
         case 'h':
             print_usage(stdout, cmd);
             return 1;
@@ -198,6 +220,8 @@ static int parse_run_options(const char *cmd, int argc, char **argv,
         fprintf(stderr, "aimdyn %s: %s\n", cmd, err.message);
         return -1;
     }
+    if (aim_tsv_prepare_dir(&ro->cfg))
+        return -1;
     if (ro->ndims == 0)
         ro->dims[ro->ndims++] = ro->cfg.d;
     return 0;
@@ -231,7 +255,7 @@ static int write_ode_file(const aim_config *cfg, int d, const double *tau,
         fprintf(f, "# status: %s\n", rep->message);
     else
         fprintf(f, "# status: complete\n");
-    fprintf(f, "# weak recovery (overlap >= %g) at tau = %.6g\n", RECOVERY_THRESHOLD,
+    fprintf(f, "# weak recovery (|overlap| >= %g) at tau = %.6g\n", RECOVERY_THRESHOLD,
             aim_trajectory_recovery_time(rep->reached, tau, obs + AIM_OBS_OVERLAP, AIM_OBS_COUNT,
                           RECOVERY_THRESHOLD));
     write_header(f, "tau\tn\tt");
@@ -262,7 +286,7 @@ static int cmd_ode(int argc, char **argv)
     }
     aim_grid_fill(cfg, tau);
     aim_ode_report rep;
-    aim_ode_status st = aim_trajectory_run(cfg, ro.dims[0], ro.generic ? AIM_RULE_GENERIC : AIM_RULE_AUTO, tau, obs, &rep);
+    aim_ode_status st = aim_trajectory_run(cfg, ro.dims[0], tau, obs, &rep);
     int exit_code = 0;
     if (st == AIM_ODE_FAILED) {
         fprintf(stderr, "aimdyn ode: %s\n", rep.message);
@@ -279,10 +303,10 @@ static int cmd_ode(int argc, char **argv)
             printf("tau = %g: risk = %.6g, teacher overlap = %.6g\n",
                    tau[rep.reached - 1], last[AIM_OBS_RISK], last[AIM_OBS_OVERLAP]);
             if (isnan(twr))
-                printf("weak recovery (overlap >= %g): not reached by tau = %g\n",
+                printf("weak recovery (|overlap| >= %g): not reached by tau = %g\n",
                        RECOVERY_THRESHOLD, tau[rep.reached - 1]);
             else
-                printf("weak recovery (overlap >= %g): tau = %.6g, n = %.4g samples at d = %d\n",
+                printf("weak recovery (|overlap| >= %g): tau = %.6g, n = %.4g samples at d = %d\n",
                        RECOVERY_THRESHOLD, twr, twr * ro.dims[0] * (double)ro.dims[0] / cfg->eta,
                        ro.dims[0]);
             if (st == AIM_ODE_BLOWUP) {
@@ -296,9 +320,6 @@ static int cmd_ode(int argc, char **argv)
     return exit_code;
 }
 
-/* SGD at dimension d: runs the seeds, writes the per-seed and summary
- * files. mean/se receive the summary (points x OBS). Returns 0, -1 on
- * failure. */
 static int compare_doubles(const void *a, const void *b)
 {
     const double x = *(const double *)a, y = *(const double *)b;
@@ -330,6 +351,11 @@ static double median_recovery(const aim_config *cfg, const double *tau, const do
     return isfinite(med) ? med : NAN;
 }
 
+/* SGD at dimension d: runs the seeds, writes the per-seed and summary
+ * files. mean/se receive the summary (points x OBS): NaN from the first
+ * point a blown-up seed did not reach, since a mean over the surviving
+ * seeds only would be biased towards the stable ones. Returns 0, 1 when
+ * a seed blew up (files written), -1 on failure. */
 static int run_sgd(const aim_config *cfg, int d, const double *tau, double *mean,
                    double *se, double *median_wr, int *recovered, char *summary_path,
                    size_t pathlen)
@@ -347,6 +373,12 @@ static int run_sgd(const aim_config *cfg, int d, const double *tau, double *mean
         goto done;
     aim_compare_stats(seeds, points, obs, mean, se);
     *median_wr = median_recovery(cfg, tau, obs, recovered);
+    int all_reached = points;
+    for (int s = 0; s < seeds; s++)
+        if (reached[s] < all_reached)
+            all_reached = reached[s];
+    for (size_t i = (size_t)all_reached * AIM_OBS_COUNT; i < (size_t)points * AIM_OBS_COUNT; i++)
+        mean[i] = se[i] = NAN;
 
     char suffix[64], path[1024];
     snprintf(suffix, sizeof suffix, "sgd-d%d-seeds", d);
@@ -359,8 +391,8 @@ static int run_sgd(const aim_config *cfg, int d, const double *tau, double *mean
     write_header(f, "seed\ttau\tn");
     for (int s = 0; s < seeds; s++)
         for (int i = 0; i < reached[s]; i++) {
-            fprintf(f, "%llu\t%.10g\t%.10g", (unsigned long long)(cfg->seed + (uint64_t)s),
-                    tau[i], tau[i] * d * (double)d / cfg->eta);
+            fprintf(f, "%llu\t%.10g\t%ld", (unsigned long long)(cfg->seed + (uint64_t)s),
+                    tau[i], aim_sgd_steps_for(cfg, d, tau[i]));
             for (int k = 0; k < AIM_OBS_COUNT; k++)
                 fprintf(f, "\t%.10g", obs[((size_t)s * points + i) * AIM_OBS_COUNT + k]);
             fputc('\n', f);
@@ -387,7 +419,7 @@ static int run_sgd(const aim_config *cfg, int d, const double *tau, double *mean
         fprintf(f, "\t%s_mean\t%s_se", aim_obs_names[k], aim_obs_names[k]);
     fputc('\n', f);
     for (int i = 0; i < points; i++) {
-        fprintf(f, "%.10g\t%.10g", tau[i], tau[i] * d * (double)d / cfg->eta);
+        fprintf(f, "%.10g\t%ld", tau[i], aim_sgd_steps_for(cfg, d, tau[i]));
         for (int k = 0; k < AIM_OBS_COUNT; k++)
             fprintf(f, "\t%.10g\t%.10g", mean[(size_t)i * AIM_OBS_COUNT + k],
                     se[(size_t)i * AIM_OBS_COUNT + k]);
@@ -395,6 +427,8 @@ static int run_sgd(const aim_config *cfg, int d, const double *tau, double *mean
     }
     rc = aim_tsv_commit(tsv);
     tsv = NULL;
+    if (rc == 0 && all_reached < points)
+        rc = 1;
 done:
     if (tsv)
         aim_tsv_abort(tsv);
@@ -420,14 +454,15 @@ static int cmd_sgd(int argc, char **argv)
         aim_grid_fill(cfg, tau);
         double twr;
         int recovered;
-        if (run_sgd(cfg, ro.dims[0], tau, mean, se, &twr, &recovered, path, sizeof path) == 0) {
+        int st = run_sgd(cfg, ro.dims[0], tau, mean, se, &twr, &recovered, path, sizeof path);
+        if (st >= 0) {
             const double *last = mean + (size_t)(points - 1) * AIM_OBS_COUNT;
             printf("wrote %s\n", path);
             printf("tau = %g: risk = %.6g, teacher overlap = %.6g (means over %d seeds)\n",
                    tau[points - 1], last[AIM_OBS_RISK], last[AIM_OBS_OVERLAP], cfg->seeds);
-            printf("weak recovery (overlap >= %g): %d of %d seeds, median tau = %.4g\n",
+            printf("weak recovery (|overlap| >= %g): %d of %d seeds, median tau = %.4g\n",
                    RECOVERY_THRESHOLD, recovered, cfg->seeds, twr);
-            exit_code = 0;
+            exit_code = st > 0 ? EXIT_BLOWUP : 0;
         }
     }
     free(tau);
@@ -464,12 +499,12 @@ static int cmd_compare(int argc, char **argv)
         const int d = ro.dims[j];
         aim_ode_report rep;
         char ode_path[1024], sgd_path[1024], stem[1024], suffix[64];
-        aim_config per_d = *cfg;
+        aim_config per_d = *cfg, sgd_cfg = *cfg;
+        per_d.d = sgd_cfg.d = d;
         if (ro.ndims > 1) { /* one ODE file per d: n differs */
             snprintf(per_d.name, sizeof per_d.name, "%.100s-d%d", cfg->name, d);
         }
-        if (aim_trajectory_run(&per_d, d, ro.generic ? AIM_RULE_GENERIC : AIM_RULE_AUTO, tau,
-                               ode + j * block, &rep) == AIM_ODE_FAILED) {
+        if (aim_trajectory_run(&per_d, d, tau, ode + j * block, &rep) == AIM_ODE_FAILED) {
             fprintf(stderr, "aimdyn compare: ODE: %s\n", rep.message);
             goto done;
         }
@@ -480,9 +515,11 @@ static int cmd_compare(int argc, char **argv)
         if (write_ode_file(&per_d, d, tau, ode + j * block, &rep, ode_path, sizeof ode_path))
             goto done;
         printf("wrote %s\n", ode_path);
-        if (run_sgd(cfg, d, tau, mean + j * block, se + j * block, &twr_sgd[j], &recovered[j],
-                    sgd_path, sizeof sgd_path))
+        int sgd_status = run_sgd(&sgd_cfg, d, tau, mean + j * block, se + j * block, &twr_sgd[j],
+                                 &recovered[j], sgd_path, sizeof sgd_path);
+        if (sgd_status < 0)
             goto done;
+        blowup |= sgd_status > 0;
         printf("wrote %s\n", sgd_path);
         aim_compare_gaps(points, tau, ode + j * block, mean + j * block, se + j * block,
                          gaps[j]);
@@ -490,9 +527,6 @@ static int cmd_compare(int argc, char **argv)
                                    AIM_OBS_COUNT, RECOVERY_THRESHOLD);
         snprintf(suffix, sizeof suffix, "compare-d%d", d);
         if (aim_tsv_path(stem, sizeof stem, cfg, suffix, "") == 0) {
-            size_t len = strlen(stem);
-            if (len && stem[len - 1] == '.')
-                stem[len - 1] = '\0';
             if (aim_plot_trajectories(ode_path, sgd_path, stem) == 0)
                 printf("wrote %s.png and %s.svg\n", stem, stem);
         }
@@ -507,7 +541,7 @@ static int cmd_compare(int argc, char **argv)
             cfg->seeds);
     fprintf(f, "# gap_ratio: this d's largest gap over the previous d's (1/d bias: ~ d_prev/d)\n");
     for (int j = 0; j < ro.ndims; j++)
-        fprintf(f, "# weak recovery (overlap >= %g) at d = %d: ODE tau = %.6g, SGD median tau = %.6g "
+        fprintf(f, "# weak recovery (|overlap| >= %g) at d = %d: ODE tau = %.6g, SGD median tau = %.6g "
                    "(%d of %d seeds recovered)\n",
                 RECOVERY_THRESHOLD, ro.dims[j], twr_ode[j], twr_sgd[j], recovered[j], cfg->seeds);
     fprintf(f, "observable\td\tmax_gap\ttau_at_max_gap\tmax_gap_in_se\ttau_at_max_z\trel_gap\tgap_ratio\n");
@@ -529,13 +563,15 @@ static int cmd_compare(int argc, char **argv)
                    rel, ratio);
         }
     for (int j = 0; j < ro.ndims; j++) {
-        printf("weak recovery (overlap >= %g) at d = %d: ODE tau = %.4g, SGD median tau = %.4g "
+        printf("weak recovery (|overlap| >= %g) at d = %d: ODE tau = %.4g, SGD median tau = %.4g "
                "(%d of %d seeds)\n", RECOVERY_THRESHOLD, ro.dims[j], twr_ode[j], twr_sgd[j],
                recovered[j], cfg->seeds);
     }
-    if (aim_tsv_commit(tsv) == 0)
-        printf("wrote %s\n", path);
+    int committed = aim_tsv_commit(tsv);
     tsv = NULL;
+    if (committed != 0)
+        goto done;
+    printf("wrote %s\n", path);
     exit_code = blowup ? EXIT_BLOWUP : 0;
 done:
     if (tsv)

@@ -208,3 +208,16 @@ int aim_tsv_path(char *buf, size_t n, const aim_config *cfg,
     }
     return 0;
 }
+
+int aim_tsv_prepare_dir(const aim_config *cfg)
+{
+    char probe[1100];
+    if (aim_tsv_path(probe, sizeof probe, cfg, "probe", "tsv") || make_parent_dirs(probe))
+        return -1;
+    if (access(cfg->dir, W_OK) != 0) {
+        fprintf(stderr, "aimdyn: output directory '%s' is not writable: %s (output.dir)\n",
+                cfg->dir, strerror(errno));
+        return -1;
+    }
+    return 0;
+}

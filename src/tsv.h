@@ -28,6 +28,11 @@ int aim_tsv_commit(aim_tsv *tsv);
 /* Closes and removes the temporary file; frees tsv. */
 void aim_tsv_abort(aim_tsv *tsv);
 
+/* Creates cfg->dir if needed and checks that it is writable, so that a
+ * run can fail before it computes anything. Returns 0, or -1 with the
+ * reason on stderr. */
+int aim_tsv_prepare_dir(const aim_config *cfg);
+
 /* Builds "dir/name-suffix.ext" into buf (size n). Returns 0 or -1. */
 int aim_tsv_path(char *buf, size_t n, const aim_config *cfg,
                  const char *suffix, const char *ext);

@@ -63,7 +63,7 @@ static void test_ode_matches_sgd(void **state)
     double tau[POINTS], ode[POINTS * AIM_OBS_COUNT], stretched[POINTS * AIM_OBS_COUNT];
     aim_grid_fill(&cfg, tau);
     aim_ode_report rep;
-    assert_int_equal(aim_trajectory_run(&cfg, D, AIM_RULE_AUTO, tau, ode, &rep), AIM_ODE_OK);
+    assert_int_equal(aim_trajectory_run(&cfg, D, tau, ode, &rep), AIM_ODE_OK);
 
     double *obs = malloc(sizeof(double) * SEEDS * POINTS * AIM_OBS_COUNT);
     int reached[SEEDS];
@@ -80,7 +80,7 @@ static void test_ode_matches_sgd(void **state)
     slow.horizon = cfg.horizon * 0.8; /* an ODE 20 % slower */
     double tau_slow[POINTS];
     aim_grid_fill(&slow, tau_slow);
-    assert_int_equal(aim_trajectory_run(&slow, D, AIM_RULE_AUTO, tau_slow, stretched, &rep),
+    assert_int_equal(aim_trajectory_run(&slow, D, tau_slow, stretched, &rep),
                      AIM_ODE_OK);
     assert_true(count_violations(tau, stretched, mean, se, 0) > 0);
     free(obs);

@@ -67,8 +67,18 @@ expect_exit "impossible combination" 1 "$exe" ode "$work/tied.ini" --out "$out"
 contains "impossible combination explains" "$work/err" "raw"
 expect_exit "missing config file" 1 "$exe" ode "$work/none.ini" --out "$out"
 expect_exit "bad --d" 1 "$exe" ode --d 3 --out "$out"
+expect_exit "directory as configuration" 1 "$exe" ode "$work" --out "$out"
+contains "directory as configuration explains" "$work/err" "not a regular file"
+expect_exit "option of another command" 1 "$exe" ode --seeds 3 --out "$out"
+contains "option of another command named" "$work/err" "--seeds"
+expect_exit "run too long for any machine" 1 "$exe" sgd --set training.eta=1e-20 --out "$out"
+contains "step budget explained" "$work/err" "steps"
+expect_exit "dimensions out of order" 1 "$exe" compare --d 400 --d 200 --out "$out"
 [ ! -e "$out" ]
 check "no output after configuration errors" $?
+: >"$work/afile"
+expect_exit "output directory is a file" 1 "$exe" ode --out "$work/afile/sub"
+contains "output directory named" "$work/err" "afile"
 
 # ode on the default example
 expect_exit "ode default" 0 "$exe" ode --out "$work/o2" --set training.points=11

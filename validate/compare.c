@@ -96,7 +96,7 @@ int aim_compare_run_sgd(const aim_config *cfg, int d, const double *tau,
         fprintf(stderr, "aimdyn: compare: need seeds > 0 and points > 0\n");
         return -1;
     }
-    aim_gauss *g = aim_gauss_create(cfg, AIM_RULE_AUTO);
+    aim_gauss *g = aim_gauss_create(cfg, cfg->rule);
     if (!g) {
         fprintf(stderr, "aimdyn: compare: cannot create the expectation "
                         "engine\n");
@@ -133,7 +133,9 @@ int aim_compare_run_sgd(const aim_config *cfg, int d, const double *tau,
                     progress_break(&pr);
                     fprintf(stderr,
                             "aimdyn: warning: SGD seed %llu (d = %d) blew up "
-                            "before tau = %g (step %ld); NaN from there on\n",
+                            "before tau = %g (step %ld): Omega(S,S) or the mean "
+                            "passed ode.blowup or became non-finite; NaN from "
+                            "there on\n",
                             (unsigned long long)seed, d, tau[i],
                             aim_sgd_steps(sgd));
                     break;
