@@ -60,8 +60,11 @@ struct aim_gauss {
  * semidefinite V, n <= 4. GSL's Cholesky rejects singular matrices and
  * its pivoted variant reorders the latent coordinates, which would make
  * the quadrature rule jump with the state; here a column whose pivot is
- * negligible is set to zero instead, which keeps F continuous. Returns
- * -1 when V is not positive semidefinite. */
+ * negligible is set to zero instead, which keeps F continuous. A state at
+ * the boundary (the student equal to the teacher, say) is approached by
+ * the ODE, and trial steps may cross it by round-off: pivots down to
+ * -1e-6 of the largest variance count as zero. Returns -1 when V is
+ * further from positive semidefinite. */
 static int chol_semidefinite(int n, const double *V, double *F)
 {
     double scale = 0.0;
@@ -73,7 +76,7 @@ static int chol_semidefinite(int n, const double *V, double *F)
         double pivot = V[j * n + j];
         for (int k = 0; k < j; k++)
             pivot -= F[j * n + k] * F[j * n + k];
-        if (pivot < -1e-9 * (scale > 0.0 ? scale : 1.0) || !isfinite(pivot))
+        if (pivot < -1e-6 * (scale > 0.0 ? scale : 1.0) || !isfinite(pivot))
             return -1;
         if (pivot <= tiny)
             continue;
