@@ -86,14 +86,18 @@ static void put_panel(FILE *f, const char *ode, const char *sgd,
     fputc('\n', f);
 }
 
-static void put_figure(FILE *f, const char *ode, const char *sgd)
+static void put_figure(FILE *f, const char *ode, const char *sgd, int flags)
 {
-    fputs("set multiplot layout 2,1\n"
-          "set grid\nset xlabel \"tau\"\n",
-          f);
+    fprintf(f, "set multiplot layout %d,1\n"
+               "set grid\nset xlabel \"tau\"\n",
+            flags & AIM_PLOT_MEAN ? 3 : 2);
+    if (flags & AIM_PLOT_LOG_TAU) /* tau = 0 has no place on it: left out */
+        fputs("set logscale x\nset format x \"10^{%L}\"\n", f);
     put_panel(f, ode, sgd, "risk", "risk R", "top right");
     put_panel(f, ode, sgd, "overlap", "teacher overlap",
               "bottom right");
+    if (flags & AIM_PLOT_MEAN)
+        put_panel(f, ode, sgd, "mean", "student mean m = Tr S / sqrt d", "bottom right");
     fputs("unset multiplot\nunset output\n", f);
 }
 
@@ -157,7 +161,7 @@ static int run_gnuplot(const char *script)
 }
 
 int aim_plot_trajectories(const char *ode_tsv, const char *sgd_tsv,
-                          const char *stem)
+                          const char *stem, int flags)
 {
     if (!ode_tsv && !sgd_tsv) {
         fprintf(stderr, "aimdyn: plot: no ODE or SGD file to plot\n");
@@ -228,13 +232,13 @@ int aim_plot_trajectories(const char *ode_tsv, const char *sgd_tsv,
           f);
     put_quoted(f, png_tmp);
     fputc('\n', f);
-    put_figure(f, ode_tsv, sgd_tsv);
+    put_figure(f, ode_tsv, sgd_tsv, flags);
     fputs("set terminal svg size 900,1000 dynamic enhanced font \"sans,11\" "
           "background rgb \"white\"\nset output ",
           f);
     put_quoted(f, svg_tmp);
     fputc('\n', f);
-    put_figure(f, ode_tsv, sgd_tsv);
+    put_figure(f, ode_tsv, sgd_tsv, flags);
     int werr = ferror(f);
     if (fclose(f) != 0 || werr) {
         fprintf(stderr, "aimdyn: cannot write the gnuplot script '%s'\n",

@@ -107,9 +107,11 @@ static void print_usage(FILE *out, const char *cmd)
                 usage_common);
     else if (!strcmp(cmd, "plot"))
         fprintf(out,
-                "usage: aimdyn plot [--ode FILE] [--sgd FILE] --figure STEM\n\n"
+                "usage: aimdyn plot [--ode FILE] [--sgd FILE] --figure STEM [--log-tau] [--mean]\n\n"
                 "Draws risk and teacher overlap against tau from existing result\n"
-                "files (either may be omitted) into STEM.png and STEM.svg.\n");
+                "files (either may be omitted) into STEM.png and STEM.svg;\n"
+                "--log-tau puts tau on a log axis (for log grids: the fast phase);\n"
+                "--mean adds a panel with the student mean (raw centring).\n");
     else if (!strcmp(cmd, "keys"))
         fprintf(out, "usage: aimdyn keys\n\nPrints every configuration key.\n");
 }
@@ -527,7 +529,9 @@ static int cmd_compare(int argc, char **argv)
                                    AIM_OBS_COUNT, RECOVERY_THRESHOLD);
         snprintf(suffix, sizeof suffix, "compare-d%d", d);
         if (aim_tsv_path(stem, sizeof stem, cfg, suffix, "") == 0) {
-            if (aim_plot_trajectories(ode_path, sgd_path, stem) == 0)
+            if (aim_plot_trajectories(ode_path, sgd_path, stem,
+                                      (cfg->grid == AIM_GRID_LOG ? AIM_PLOT_LOG_TAU : 0) |
+                                          (cfg->centring == AIM_RAW ? AIM_PLOT_MEAN : 0)) == 0)
                 printf("wrote %s.png and %s.svg\n", stem, stem);
         }
     }
@@ -588,16 +592,20 @@ static int cmd_plot(int argc, char **argv)
     static const struct option longopts[] = {{"ode", required_argument, NULL, 'o'},
                                              {"sgd", required_argument, NULL, 's'},
                                              {"figure", required_argument, NULL, 'f'},
+                                             {"log-tau", no_argument, NULL, 'l'},
+                                             {"mean", no_argument, NULL, 'm'},
                                              {"help", no_argument, NULL, 'h'},
                                              {NULL, 0, NULL, 0}};
     const char *ode = NULL, *sgd = NULL, *stem = NULL;
-    int c;
+    int c, flags = 0;
     optind = 1;
     while ((c = getopt_long(argc, argv, "h", longopts, NULL)) != -1) {
         switch (c) {
         case 'o': ode = optarg; break;
         case 's': sgd = optarg; break;
         case 'f': stem = optarg; break;
+        case 'l': flags |= AIM_PLOT_LOG_TAU; break;
+        case 'm': flags |= AIM_PLOT_MEAN; break;
         case 'h': print_usage(stdout, "plot"); return 0;
         default:
             fprintf(stderr, "aimdyn plot: see `aimdyn plot --help`\n");
@@ -609,7 +617,7 @@ static int cmd_plot(int argc, char **argv)
                         "--sgd FILE (see `aimdyn plot --help`)\n");
         return EXIT_USAGE;
     }
-    if (aim_plot_trajectories(ode, sgd, stem))
+    if (aim_plot_trajectories(ode, sgd, stem, flags))
         return EXIT_RUNTIME;
     printf("wrote %s.png and %s.svg\n", stem, stem);
     return 0;
