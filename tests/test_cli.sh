@@ -104,6 +104,14 @@ expect_exit "ode blow-up" 3 "$exe" ode --out "$work/o4" --set model.activation=h
 contains "blow-up on stderr" "$work/err" "blow-up"
 contains "blow-up recorded" "$work/o4/aimdyn-ode.tsv" "^# status: blow-up"
 
+# figures from existing files (gnuplot is installed by scripts/setup.sh)
+expect_exit "plot from the ode file" 0 "$exe" plot --ode "$f" --figure "$work/fig" --log-tau --mean
+[ -s "$work/fig.png" ] && [ -s "$work/fig.svg" ]
+check "plot wrote png and svg" $?
+contains "svg has the overlap panel" "$work/fig.svg" "teacher overlap"
+[ -z "$(ls -A "$work" | grep 'fig\.[ps][nv]g\.')" ]
+check "plot left no temporary file" $?
+
 # plot needs inputs
 expect_exit "plot without inputs" 1 "$exe" plot --figure "$work/fig"
 
