@@ -69,7 +69,7 @@ static int bad_name(const char *s)
 static void put_panel(FILE *f, const char *ode, const char *sgd,
                       const char *col, const char *ylabel, const char *key)
 {
-    fprintf(f, "set key %s\nset ylabel \"%s\"\nplot ", key, ylabel);
+    fprintf(f, "set key %s opaque\nset ylabel \"%s\"\nplot ", key, ylabel);
     if (ode) {
         put_quoted(f, ode);
         fprintf(f, " using \"tau\":\"%s\" with lines lw 2 lc rgb \"#1f4e9c\" "
