@@ -212,8 +212,11 @@ int aim_tsv_path(char *buf, size_t n, const aim_config *cfg,
 int aim_tsv_prepare_dir(const aim_config *cfg)
 {
     char probe[1100];
-    if (aim_tsv_path(probe, sizeof probe, cfg, "probe", "tsv") || make_parent_dirs(probe))
+    if (aim_tsv_path(probe, sizeof probe, cfg, "probe", "tsv") || make_parent_dirs(probe)) {
+        fprintf(stderr, "aimdyn: output.dir = '%s' is unusable; allowed: a directory that "
+                        "exists or can be created, and is writable\n", cfg->dir);
         return -1;
+    }
     if (access(cfg->dir, W_OK) != 0) {
         fprintf(stderr, "aimdyn: output directory '%s' is not writable: %s (output.dir)\n",
                 cfg->dir, strerror(errno));

@@ -79,6 +79,7 @@ check "no output after configuration errors" $?
 : >"$work/afile"
 expect_exit "output directory is a file" 1 "$exe" ode --out "$work/afile/sub"
 contains "output directory named" "$work/err" "afile"
+contains "output directory key named" "$work/err" "output.dir"
 
 # ode on the default example
 expect_exit "ode default" 0 "$exe" ode --out "$work/o2" --set training.points=11
