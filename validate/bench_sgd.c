@@ -6,10 +6,18 @@
  * matrices of the same shapes: that is the bound, and measured/bound the
  * overhead of everything else (sampling, T x T work, bookkeeping).
  *
+ * Second table: the tied student S = W W^T (validate/sgd_tied.c, rho = 1,
+ * p = d), timed in aim_sgd_advance calls of 256 steps. Its bound is every
+ * BLAS call of a block: X W_0 (n x p x d), X S* (n x d x d, the teacher
+ * is dense), K (dsyrk n x n x d), the final d x p x n dgemm ("block"
+ * column), the per-step corrections (a T x p x kT and a T x p x T dgemm
+ * for step k, "corr"), and the dsyrk S = W W^T (d x d x p) that every
+ * advance call ends with, per step of its 256 ("WWt").
+ *
  * Single-threaded: openblas_set_num_threads(1) is called at start (with
  * another CBLAS, run with OPENBLAS_NUM_THREADS=1 or its equivalent).
  * Usage: bench_sgd [seconds per measurement, default 0.8]. Runs in
- * about 16 x that. */
+ * about 30 x that. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <time.h>
@@ -40,13 +48,13 @@ static double *random_matrix(size_t n, unsigned *state)
     return a;
 }
 
-/* Seconds per step of aim_sgd_advance; -1 on failure. */
-static double time_sgd(const aim_config *cfg, int d, double budget)
+/* Seconds per step of aim_sgd_advance in calls of 4 chunk steps; -1 on
+ * failure. */
+static double time_sgd(const aim_config *cfg, int d, long chunk, double budget)
 {
     aim_sgd *s = aim_sgd_create(cfg, d, 1);
     if (!s)
         return -1.0;
-    long chunk = cfg->block > 1 ? cfg->block : 1;
     if (aim_sgd_advance(s, 4 * chunk)) { /* warm-up */
         aim_sgd_free(s);
         return -1.0;
@@ -66,34 +74,84 @@ static double time_sgd(const aim_config *cfg, int d, double budget)
     return t / steps;
 }
 
-/* Seconds per step of the BLAS calls of one block of b steps. */
-static double time_bound(int d, int T, int b, double budget)
+/* Seconds per step of the BLAS calls of one block of b steps, for a
+ * student with `cols` columns (d: direct S; p: tied W). */
+static double time_bound(int d, int cols, int T, int b, double budget)
 {
     unsigned st = 12345u;
     int n = b * T;
     double *X = random_matrix((size_t)n * d, &st);
-    double *S = random_matrix((size_t)d * d, &st);
+    double *S = random_matrix((size_t)d * cols, &st);
     double *St = random_matrix((size_t)d * d, &st);
-    double *Y = random_matrix((size_t)n * d, &st);
-    double *P = random_matrix((size_t)n * d, &st);
+    double *Y = random_matrix((size_t)n * cols, &st);
+    double *P = random_matrix((size_t)n * cols, &st);
     double *Q = random_matrix((size_t)n * d, &st);
     double *K = random_matrix((size_t)n * n, &st);
     long blocks = 0;
     double t0 = now(), t;
     do {
-        cblas_dgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, n, d, d, 1.0,
-                    X, d, S, d, 0.0, P, d);
+        cblas_dgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, n, cols, d, 1.0,
+                    X, d, S, cols, 0.0, P, cols);
         cblas_dgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, n, d, d, 1.0,
                     X, d, St, d, 0.0, Q, d);
         cblas_dsyrk(CblasRowMajor, CblasLower, CblasNoTrans, n, d, 1.0, X, d,
                     0.0, K, n);
-        cblas_dgemm(CblasRowMajor, CblasTrans, CblasNoTrans, d, d, n, -1e-9,
-                    X, d, Y, d, 1.0, S, d);
+        cblas_dgemm(CblasRowMajor, CblasTrans, CblasNoTrans, d, cols, n, -1e-9,
+                    X, d, Y, cols, 1.0, S, cols);
         blocks++;
         t = now() - t0;
     } while (t < budget);
     free(X); free(S); free(St); free(Y); free(P); free(Q); free(K);
     return t / ((double)blocks * b);
+}
+
+/* Tied, the BLAS calls beyond time_bound's, in seconds per step:
+ * t[0] the per-step corrections of a block of b steps (U_k += [w K]_k
+ * R, T x p x kT; r_k = F U_k, T x p x T), t[1] the dsyrk S = W W^T
+ * (d x d x p) once per `per_call` steps. */
+static void time_tied_extra(int d, int p, int T, int b, long per_call,
+                            double budget, double t[2])
+{
+    unsigned st = 54321u;
+    const int n = b * T;
+    double *R = random_matrix((size_t)n * p, &st);
+    double *Kw = random_matrix((size_t)T * n, &st);
+    double *U = random_matrix((size_t)T * p, &st);
+    double *F = random_matrix((size_t)T * T, &st);
+    double *W = random_matrix((size_t)d * p, &st);
+    double *S = random_matrix((size_t)d * d, &st);
+    for (int part = 0; part < 2; part++) {
+        long reps = 0;
+        double t0 = now(), tt;
+        do {
+            if (part == 1)
+                cblas_dsyrk(CblasRowMajor, CblasLower, CblasNoTrans, d, p, 1.0,
+                            W, p, 0.0, S, d);
+            else
+                for (int k = 0; k < b; k++) {
+                    if (k > 0)
+                        cblas_dgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans,
+                                    T, p, k * T, 1e-9, Kw, k * T, R, p, 1.0,
+                                    U, p);
+                    cblas_dgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, T,
+                                p, T, 1e-9, F, T, U, p, 0.0,
+                                R + (size_t)k * T * p, p);
+                }
+            reps++;
+            tt = now() - t0;
+        } while (tt < budget);
+        t[part] = tt / ((double)reps * (part == 1 ? per_call : b));
+    }
+    free(R); free(Kw); free(U); free(F); free(W); free(S);
+}
+
+static void set_identity_cov(aim_config *cfg, int T)
+{
+    cfg->tokens = T;
+    for (int a = 0; a < AIM_MAX_TOKENS * AIM_MAX_TOKENS; a++)
+        cfg->cov[a] = 0.0;
+    for (int a = 0; a < T; a++)
+        cfg->cov[a * T + a] = 1.0;
 }
 
 int main(int argc, char **argv)
@@ -121,20 +179,52 @@ int main(int argc, char **argv)
         for (int j = 0; j < 2; j++)
             for (int k = 0; k < 2; k++) {
                 int d = ds[i], T = Ts[j], b = k == 0 ? 1 : bdef;
-                cfg.tokens = T;
-                for (int a = 0; a < AIM_MAX_TOKENS * AIM_MAX_TOKENS; a++)
-                    cfg.cov[a] = 0.0;
-                for (int a = 0; a < T; a++)
-                    cfg.cov[a * T + a] = 1.0;
+                set_identity_cov(&cfg, T);
                 cfg.block = b;
-                double ts = time_sgd(&cfg, d, budget);
-                double tb = time_bound(d, T, b, budget / 2);
+                double ts = time_sgd(&cfg, d, b, budget);
+                double tb = time_bound(d, d, T, b, budget / 2);
                 if (ts < 0) {
                     printf("%5d %2d %6d %12s\n", d, T, b, "failed");
                     continue;
                 }
                 printf("%5d %2d %6d %12.1f %12.1f %8.2f\n", d, T, b,
                        1e6 * ts, 1e6 * tb, ts / tb);
+                fflush(stdout);
+            }
+
+    /* tied student, rho = 1, tied teacher */
+    const long per_call = 256;
+    cfg.decomposition = cfg.student.decomposition = AIM_TIED;
+    cfg.centring = AIM_CENTRED;
+    cfg.student.rho = 1.0;
+    cfg.teacher.decomposition = AIM_TIED;
+    cfg.teacher.rho = 1.0;
+    cfg.teacher.symmetric = 0;
+    cfg.eta = 0.01; /* tied blows up from eta ~ 0.05 (He1 + He2/sqrt 2) */
+    printf("# tied student (rho = 1, p = d), aim_sgd_advance calls of %ld "
+           "steps\n", per_call);
+    printf("# bound = block (X W_0, X S*, X X^T, final dgemm) + corr "
+           "(per-step dgemms) + WWt (dsyrk per call), per step\n");
+    printf("%5s %2s %6s %12s %12s %9s %9s %9s %8s\n", "d", "T", "block",
+           "us/step", "bound_us", "block_us", "corr_us", "WWt_us", "ratio");
+    for (int i = 0; i < 2; i++)
+        for (int j = 0; j < 2; j++)
+            for (int k = 0; k < 2; k++) {
+                int d = ds[i], T = Ts[j], b = k == 0 ? 1 : bdef;
+                set_identity_cov(&cfg, T);
+                cfg.block = b;
+                double ts = time_sgd(&cfg, d, per_call / 4, budget);
+                double tb[3];
+                tb[0] = time_bound(d, d, T, b, budget / 2); /* p = d */
+                time_tied_extra(d, d, T, b, per_call, budget / 4, tb + 1);
+                double bound = tb[0] + tb[1] + tb[2];
+                if (ts < 0) {
+                    printf("%5d %2d %6d %12s\n", d, T, b, "failed");
+                    continue;
+                }
+                printf("%5d %2d %6d %12.1f %12.1f %9.1f %9.1f %9.1f %8.2f\n",
+                       d, T, b, 1e6 * ts, 1e6 * bound, 1e6 * tb[0],
+                       1e6 * tb[1], 1e6 * tb[2], ts / bound);
                 fflush(stdout);
             }
     return 0;

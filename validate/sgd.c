@@ -1,5 +1,7 @@
 /* aim_sgd: online SGD for a direct student (MODEL.md sections 1-5), with
- * the exact block unrolling of sec. 5.
+ * the exact block unrolling of sec. 5; creation, data and the pieces
+ * shared with the tied student, whose block step is in sgd_tied.c (state
+ * and shared helpers: sgd_internal.h).
  *
  * Derivation of the blocked recursion
  * -----------------------------------
@@ -74,33 +76,7 @@
 #include <gsl/gsl_rng.h>
 
 #include "outmap.h"
-
-struct aim_sgd {
-    aim_config cfg;
-    int d, T, block;
-    double c;          /* centring switch: 1 centred, 0 raw */
-    int symmetric;     /* student kept symmetric */
-    double C[AIM_MAX_TOKENS * AIM_MAX_TOKENS];
-    double L[AIM_MAX_TOKENS * AIM_MAX_TOKENS];
-    double *S;         /* student, d x d row-major */
-    double *St;        /* teacher */
-    double tr_t;       /* Tr S* */
-    double omega_tt, psi_tt;
-    aim_outmap *map;
-    gsl_rng *rdata;
-    long steps;
-    double norm2;      /* ||S||_F^2 carried through a call of advance */
-
-    /* block buffers */
-    double *X, *P, *Q, *Y; /* (block T) x d */
-    double *K;             /* (block T)^2, lower triangle of X X^T */
-    double *xi;            /* block x T^2 label noise */
-    double *HR;            /* block x T^2: X_k S_0 X_k^T */
-    double *E;             /* block x T^2: errors */
-    double *tE, *uE, *apow;
-    double *jac;           /* T^2 x T^2 */
-    int last_block;        /* steps in the last drawn block */
-};
+#include "sgd_internal.h"
 
 static uint64_t splitmix64(uint64_t x)
 {
@@ -150,6 +126,15 @@ static void fill_gauss(gsl_rng *r, double *A, size_t n, double sd)
         A[i] = gsl_ran_gaussian_ziggurat(r, sd);
 }
 
+void aim_sgd_i_outer(const double *A, int d, int p, double *S)
+{
+    cblas_dsyrk(CblasRowMajor, CblasLower, CblasNoTrans, d, p, 1.0, A, p,
+                0.0, S, d);
+    for (int i = 0; i < d; i++)
+        for (int j = i + 1; j < d; j++)
+            S[(size_t)i * d + j] = S[(size_t)j * d + i];
+}
+
 /* A direct matrix: entries N(0, v/d); symmetric: (A + A^T)/sqrt 2. */
 static void draw_direct(gsl_rng *r, double *S, int d, double v, int sym)
 {
@@ -188,11 +173,7 @@ static int draw_teacher(const aim_config *cfg, gsl_rng *r, double *St, int d)
         }
         if (t->decomposition == AIM_TIED) {
             fill_gauss(r, W, n, sd);
-            cblas_dsyrk(CblasRowMajor, CblasLower, CblasNoTrans, d, p, 1.0,
-                        W, p, 0.0, St, d);
-            for (int i = 0; i < d; i++)
-                for (int j = i + 1; j < d; j++)
-                    St[(size_t)i * d + j] = St[(size_t)j * d + i];
+            aim_sgd_i_outer(W, d, p, St);
         } else {
             double *U = W, *V = W + n;
             fill_gauss(r, U, n, sd);
@@ -214,7 +195,7 @@ static void free_buffers(aim_sgd *s)
 {
     free(s->X); free(s->P); free(s->Q); free(s->Y); free(s->K);
     free(s->xi); free(s->HR); free(s->E); free(s->tE); free(s->uE);
-    free(s->apow); free(s->jac);
+    free(s->apow); free(s->jac); free(s->Ut); free(s->Kw);
 }
 
 void aim_sgd_free(aim_sgd *s)
@@ -222,6 +203,7 @@ void aim_sgd_free(aim_sgd *s)
     if (!s)
         return;
     free(s->S);
+    free(s->W);
     free(s->St);
     free_buffers(s);
     aim_outmap_free(s->map);
@@ -232,10 +214,16 @@ void aim_sgd_free(aim_sgd *s)
 /* Everything but the matrices' contents and the data generator. */
 static aim_sgd *alloc_common(const aim_config *cfg, int d)
 {
-    if (cfg->student.decomposition != AIM_DIRECT ||
-        cfg->decomposition != AIM_DIRECT) {
-        fprintf(stderr, "aim_sgd: only the direct student is implemented "
-                        "(tied/untied students: not yet)\n");
+    if (cfg->student.decomposition != cfg->decomposition ||
+        cfg->decomposition == AIM_UNTIED) {
+        fprintf(stderr, "aim_sgd: direct and tied students only (untied: "
+                        "not yet)\n");
+        return NULL;
+    }
+    const int tied = cfg->decomposition == AIM_TIED;
+    if (tied && cfg->centring != AIM_CENTRED) {
+        fprintf(stderr, "aim_sgd: a tied student needs centred indices "
+                        "(MODEL.md sec. 2)\n");
         return NULL;
     }
     if (cfg->tokens < 1 || cfg->tokens > AIM_MAX_TOKENS) {
@@ -251,6 +239,14 @@ static aim_sgd *alloc_common(const aim_config *cfg, int d)
         fprintf(stderr, "aim_sgd: block = %d must be >= 1\n", cfg->block);
         return NULL;
     }
+    const int p = tied ? aim_config_columns(&cfg->student, d) : 0;
+    /* CBLAS lengths are int: d p and (block T) p must fit */
+    if (tied && ((double)d * p > 2147483647.0 ||
+                 (double)cfg->block * cfg->tokens * p > 2147483647.0)) {
+        fprintf(stderr, "aim_sgd: tied student too large (d = %d, p = %d)\n",
+                d, p);
+        return NULL;
+    }
     aim_sgd *s = calloc(1, sizeof *s);
     if (!s) {
         fprintf(stderr, "aim_sgd: out of memory\n");
@@ -261,7 +257,9 @@ static aim_sgd *alloc_common(const aim_config *cfg, int d)
     s->T = cfg->tokens;
     s->block = cfg->block;
     s->c = cfg->centring == AIM_CENTRED ? 1.0 : 0.0;
-    s->symmetric = cfg->student.symmetric != 0;
+    s->symmetric = !tied && cfg->student.symmetric != 0;
+    s->tied = tied;
+    s->p = p;
 
     int T = s->T, T2 = T * T;
     for (int a = 0; a < T; a++)
@@ -282,12 +280,13 @@ static aim_sgd *alloc_common(const aim_config *cfg, int d)
             s->L[a * T + b] = 0.0;
 
     size_t dd = (size_t)d * d, n = (size_t)s->block * T;
+    size_t cols = tied ? (size_t)p : (size_t)d;
     s->S = malloc(dd * sizeof *s->S);
     s->St = malloc(dd * sizeof *s->St);
     s->X = malloc(n * d * sizeof *s->X);
-    s->P = malloc(n * d * sizeof *s->P);
+    s->P = malloc(n * cols * sizeof *s->P);
     s->Q = malloc(n * d * sizeof *s->Q);
-    s->Y = malloc(n * d * sizeof *s->Y);
+    s->Y = malloc(n * cols * sizeof *s->Y);
     s->K = malloc(n * n * sizeof *s->K);
     s->xi = malloc((size_t)s->block * T2 * sizeof *s->xi);
     s->HR = malloc((size_t)s->block * T2 * sizeof *s->HR);
@@ -296,10 +295,15 @@ static aim_sgd *alloc_common(const aim_config *cfg, int d)
     s->uE = malloc((size_t)s->block * sizeof *s->uE);
     s->apow = malloc(((size_t)s->block + 1) * sizeof *s->apow);
     s->jac = malloc((size_t)T2 * T2 * sizeof *s->jac);
+    if (tied) {
+        s->W = malloc((size_t)d * p * sizeof *s->W);
+        s->Ut = malloc((size_t)T * p * sizeof *s->Ut);
+        s->Kw = malloc((size_t)T * n * sizeof *s->Kw);
+    }
     s->map = aim_outmap_create(cfg);
     if (!s->S || !s->St || !s->X || !s->P || !s->Q || !s->Y || !s->K ||
         !s->xi || !s->HR || !s->E || !s->tE || !s->uE || !s->apow ||
-        !s->jac || !s->map) {
+        !s->jac || !s->map || (tied && (!s->W || !s->Ut || !s->Kw))) {
         fprintf(stderr, "aim_sgd: out of memory (d = %d, block = %d)\n", d,
                 s->block);
         aim_sgd_free(s);
@@ -330,7 +334,12 @@ aim_sgd *aim_sgd_create(const aim_config *cfg, int d, uint64_t seed)
         return NULL;
     }
     int st = draw_teacher(cfg, rt, s->St, d);
-    draw_direct(rs, s->S, d, cfg->student.scale, s->symmetric);
+    if (s->tied) {
+        fill_gauss(rs, s->W, (size_t)d * s->p, sqrt(cfg->student.scale / d));
+        aim_sgd_i_outer(s->W, d, s->p, s->S);
+    } else {
+        draw_direct(rs, s->S, d, cfg->student.scale, s->symmetric);
+    }
     gsl_rng_free(rt);
     gsl_rng_free(rs);
     if (st) {
@@ -355,6 +364,8 @@ aim_sgd *aim_sgd_clone(const aim_sgd *src, uint64_t data_seed)
     size_t dd = (size_t)src->d * src->d;
     memcpy(s->S, src->S, dd * sizeof *s->S);
     memcpy(s->St, src->St, dd * sizeof *s->St);
+    if (s->tied)
+        memcpy(s->W, src->W, (size_t)src->d * src->p * sizeof *s->W);
     s->tr_t = src->tr_t;
     s->omega_tt = src->omega_tt;
     s->psi_tt = src->psi_tt;
@@ -362,8 +373,7 @@ aim_sgd *aim_sgd_clone(const aim_sgd *src, uint64_t data_seed)
     return s;
 }
 
-/* Draws b samples into X (b T x d) and xi (b x T^2). */
-static void draw_block(aim_sgd *s, int b)
+void aim_sgd_i_draw_block(aim_sgd *s, int b)
 {
     int T = s->T, d = s->d, T2 = T * T;
     for (int k = 0; k < b; k++) {
@@ -393,11 +403,63 @@ static int all_finite(const double *v, int n)
     return 1;
 }
 
-/* K_kj[a][p] = x_{k,a} . x_{j,p} from the lower triangle of K. */
 static inline double gram(const aim_sgd *s, int n, int k, int a, int j, int p)
 {
-    int r = k * s->T + a, q = j * s->T + p;
-    return r >= q ? s->K[(size_t)r * n + q] : s->K[(size_t)q * n + r];
+    return aim_sgd_i_gram(s, n, k, a, j, p);
+}
+
+void aim_sgd_i_teacher_index(const aim_sgd *s, int k, double *ht)
+{
+    const int T = s->T, d = s->d;
+    const double *Xk = s->X + (size_t)k * T * d;
+    const double *Qk = s->Q + (size_t)k * T * d;
+    const double sqd = sqrt((double)d);
+    /* T^2 dot products (a T x T x d dgemm would spend its time packing) */
+    for (int p = 0; p < T; p++)
+        for (int q = 0; q < T; q++) {
+            double v = cblas_ddot(d, Qk + (size_t)p * d, 1, Xk + (size_t)q * d, 1);
+            ht[p * T + q] = (v - s->c * s->C[p * T + q] * s->tr_t) / sqd;
+        }
+}
+
+int aim_sgd_i_guard(const aim_sgd *s, int n, int k, const double *hs,
+                    double A, double B)
+{
+    const int T = s->T;
+    for (int p = 0; p < T; p++)
+        for (int q = 0; q < T; q++) {
+            double xx = sqrt(gram(s, n, k, p, k, p) * gram(s, n, k, q, k, q));
+            double bound = A * (xx + B * fabs(s->C[p * T + q]));
+            if (!(fabs(hs[p * T + q]) <= bound))
+                return 1;
+        }
+    return 0;
+}
+
+int aim_sgd_i_errors(aim_sgd *s, int k, const double *hs, const double *ht)
+{
+    const int T = s->T, T2 = T * T;
+    const double snoise = sqrt(s->cfg.noise);
+    double fs[AIM_MAX_TOKENS * AIM_MAX_TOKENS], ft[AIM_MAX_TOKENS * AIM_MAX_TOKENS];
+    double r[AIM_MAX_TOKENS * AIM_MAX_TOKENS];
+    aim_outmap_apply(s->map, ht, ft, NULL);
+    aim_outmap_apply(s->map, hs, fs, s->jac);
+    for (int q = 0; q < T2; q++)
+        r[q] = fs[q] - (ft[q] + snoise * s->xi[k * T2 + q]);
+    double *Ek = s->E + k * T2;
+    for (int q = 0; q < T2; q++) {
+        double v = 0.0;
+        for (int p = 0; p < T2; p++)
+            v += s->jac[p * T2 + q] * r[p];
+        Ek[q] = v;
+    }
+    if (s->symmetric)
+        for (int p = 0; p < T; p++)
+            for (int q = p + 1; q < T; q++) {
+                double v = 0.5 * (Ek[p * T + q] + Ek[q * T + p]);
+                Ek[p * T + q] = Ek[q * T + p] = v;
+            }
+    return !all_finite(Ek, T2);
 }
 
 /* One block of b steps. 0, or 1 on blow-up (S untouched). */
@@ -409,10 +471,9 @@ static int run_block(aim_sgd *s, int b)
     const double a = 1.0 - eta * gamma / ((double)d * d);
     const double g = -eta / (d * sqd);
     const double corr = -eta / ((double)d * d);
-    const double snoise = sqrt(s->cfg.noise);
     const double blow = s->cfg.blowup;
 
-    draw_block(s, b);
+    aim_sgd_i_draw_block(s, b);
     s->last_block = b;
     double trS = trace_of(s->S, d);
 
@@ -428,22 +489,17 @@ static int run_block(aim_sgd *s, int b)
         s->apow[k] = s->apow[k - 1] * a;
 
     double hs[AIM_MAX_TOKENS * AIM_MAX_TOKENS], ht[AIM_MAX_TOKENS * AIM_MAX_TOKENS];
-    double fs[AIM_MAX_TOKENS * AIM_MAX_TOKENS], ft[AIM_MAX_TOKENS * AIM_MAX_TOKENS];
     double acc[AIM_MAX_TOKENS * AIM_MAX_TOKENS], tmp[AIM_MAX_TOKENS * AIM_MAX_TOKENS];
 
     for (int k = 0; k < b; k++) {
         const double *Xk = s->X + (size_t)k * T * d;
         double *HRk = s->HR + k * T2;
-        /* X_k S_0 X_k^T and X_k S* X_k^T: T^2 dot products (a T x T x d
-         * dgemm would spend its time packing) */
-        const double *Pk = s->P + (size_t)k * T * d, *Qk = s->Q + (size_t)k * T * d;
+        /* X_k S_0 X_k^T: T^2 dot products */
+        const double *Pk = s->P + (size_t)k * T * d;
         for (int p = 0; p < T; p++)
-            for (int q = 0; q < T; q++) {
+            for (int q = 0; q < T; q++)
                 HRk[p * T + q] = cblas_ddot(d, Pk + (size_t)p * d, 1,
                                             Xk + (size_t)q * d, 1);
-                ht[p * T + q] = cblas_ddot(d, Qk + (size_t)p * d, 1,
-                                           Xk + (size_t)q * d, 1);
-            }
 
         /* corrections from the earlier steps of the block */
         memset(acc, 0, sizeof acc);
@@ -471,42 +527,18 @@ static int run_block(aim_sgd *s, int b)
                 }
         }
         double ak = s->apow[k];
-        for (int q = 0; q < T2; q++) {
+        for (int q = 0; q < T2; q++)
             hs[q] = ak * (HRk[q] - c * s->C[q] * trS) / sqd + corr * acc[q];
-            ht[q] = (ht[q] - c * s->C[q] * s->tr_t) / sqd;
-        }
         /* Mid-block guard (see the header comment): an index beyond
          * sqrt(blowup) (|x_a||x_b| + c |C_ab| sqrt d) proves
          * Omega(S_k, S_k) > blowup; also keeps huge or NaN indices away
          * from the output map. */
-        for (int p = 0; p < T; p++)
-            for (int q = 0; q < T; q++) {
-                double xx = sqrt(gram(s, n, k, p, k, p) * gram(s, n, k, q, k, q));
-                double bound = sqrt(blow) * (xx + c * fabs(s->C[p * T + q]) * sqd);
-                if (!(fabs(hs[p * T + q]) <= bound))
-                    return 1;
-            }
-
-        aim_outmap_apply(s->map, ht, ft, NULL);
-        aim_outmap_apply(s->map, hs, fs, s->jac);
-        double r[AIM_MAX_TOKENS * AIM_MAX_TOKENS];
-        for (int q = 0; q < T2; q++)
-            r[q] = fs[q] - (ft[q] + snoise * s->xi[k * T2 + q]);
-        double *Ek = s->E + k * T2;
-        for (int q = 0; q < T2; q++) {
-            double v = 0.0;
-            for (int p = 0; p < T2; p++)
-                v += s->jac[p * T2 + q] * r[p];
-            Ek[q] = v;
-        }
-        if (s->symmetric)
-            for (int p = 0; p < T; p++)
-                for (int q = p + 1; q < T; q++) {
-                    double v = 0.5 * (Ek[p * T + q] + Ek[q * T + p]);
-                    Ek[p * T + q] = Ek[q * T + p] = v;
-                }
-        if (!all_finite(Ek, T2))
+        if (aim_sgd_i_guard(s, n, k, hs, sqrt(blow), c * sqd))
             return 1;
+        aim_sgd_i_teacher_index(s, k, ht);
+        if (aim_sgd_i_errors(s, k, hs, ht))
+            return 1;
+        const double *Ek = s->E + k * T2;
         double t = 0.0, u = 0.0;
         for (int p = 0; p < T; p++)
             for (int q = 0; q < T; q++) {
@@ -581,14 +613,22 @@ int aim_sgd_advance(aim_sgd *s, long steps)
 {
     if (steps <= 0)
         return 0;
-    s->norm2 = tr_abt(s->S, s->S, s->d);
+    if (!s->tied)
+        s->norm2 = tr_abt(s->S, s->S, s->d);
+    long done = 0;
+    int rc = 0;
     while (steps > 0) {
         int b = steps < s->block ? (int)steps : s->block;
-        if (run_block(s, b))
-            return 1;
+        if (s->tied ? aim_sgd_i_tied_block(s, b) : run_block(s, b)) {
+            rc = 1;
+            break;
+        }
         steps -= b;
+        done += b;
     }
-    return 0;
+    if (s->tied && done > 0) /* S = W W^T for the readers of S */
+        aim_sgd_i_outer(s->W, s->d, s->p, s->S);
+    return rc;
 }
 
 long aim_sgd_steps(const aim_sgd *s) { return s->steps; }
@@ -624,6 +664,13 @@ const double *aim_sgd_matrix(const aim_sgd *s, int which)
 {
     return which == 0 ? s->S : s->St;
 }
+
+const double *aim_sgd_factor(const aim_sgd *s)
+{
+    return s->tied ? s->W : NULL;
+}
+
+int aim_sgd_columns(const aim_sgd *s) { return s->p; }
 
 int aim_sgd_last_samples(const aim_sgd *s, double *x, double *xi)
 {

@@ -17,8 +17,10 @@
 
 typedef struct aim_sgd aim_sgd;
 
-/* Draws teacher and student for dimension d from seed. NULL on
- * allocation failure or unsupported decomposition (message on stderr). */
+/* Draws teacher and student for dimension d from seed. Students: direct
+ * (any centring) and tied (centred only); the teacher may be of any
+ * family. NULL on allocation failure or an unsupported combination
+ * (message on stderr). */
 aim_sgd *aim_sgd_create(const aim_config *cfg, int d, uint64_t seed);
 
 /* A copy of the current matrices with a fresh data stream seeded from
@@ -29,7 +31,9 @@ void aim_sgd_free(aim_sgd *sgd);
 
 /* Runs `steps` more online steps. Returns 0, or 1 when an order
  * parameter became non-finite or exceeded cfg->blowup (blow-up; the
- * state is then left as it was at the end of the last finite block). */
+ * state is then left as it was at the end of the last finite block).
+ * The checked quantities: direct, Omega(S,S) and in raw centring
+ * |Tr S|/sqrt d; tied, Tr S/d = ||W||_F^2/d at every step. */
 int aim_sgd_advance(aim_sgd *sgd, long steps);
 
 long aim_sgd_steps(const aim_sgd *sgd);
@@ -44,6 +48,14 @@ long aim_sgd_steps_for(const aim_config *cfg, int d, double tau);
 /* Read-only access to the current matrices (which = 0 student S, 1
  * teacher S*), d x d row-major; valid until the next advance or free. */
 const double *aim_sgd_matrix(const aim_sgd *sgd, int which);
+
+/* Tied student (S = W W^T): the factor W, d x p row-major, valid until
+ * the next advance or free; NULL for a direct student. aim_sgd_matrix(s,
+ * 0) holds W W^T, refreshed at creation and after every advance. */
+const double *aim_sgd_factor(const aim_sgd *sgd);
+
+/* Columns p of the tied factor W (round(rho d)); 0 for a direct student. */
+int aim_sgd_columns(const aim_sgd *sgd);
 
 /* Testing hook: copies the samples of the last block drawn by
  * aim_sgd_advance (the tokens x, (steps T) x d row-major, sample k in
