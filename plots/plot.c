@@ -66,19 +66,38 @@ static int bad_name(const char *s)
     return strchr(s, '\n') != NULL || strchr(s, '\r') != NULL;
 }
 
-static void put_panel(FILE *f, const char *ode, const char *sgd,
-                      const char *col, const char *ylabel, const char *key)
+/* The ODE curves (one per file: e.g. one per truncation order) share a
+ * blue-to-green ramp so that convergence reads as a colour sequence. */
+typedef struct {
+    const char *const *ode;
+    const char *const *labels;
+    int n_ode;
+    const char *sgd;
+} figure_files;
+
+static void put_panel(FILE *f, const figure_files *ff, const char *col,
+                      const char *ylabel, const char *key)
 {
+    static const char *const ramp[] = {"#9ecae1", "#6baed6", "#4292c6",
+                                       "#2171b5", "#08519c", "#08306b",
+                                       "#2ca25f", "#006d2c"};
+    const int nramp = (int)(sizeof ramp / sizeof ramp[0]);
     fprintf(f, "set key %s opaque\nset ylabel \"%s\"\nplot ", key, ylabel);
-    if (ode) {
-        put_quoted(f, ode);
-        fprintf(f, " using \"tau\":\"%s\" with lines lw 2 lc rgb \"#1f4e9c\" "
-                   "title \"limit ODE\"", col);
-    }
-    if (sgd) {
-        if (ode)
+    for (int i = 0; i < ff->n_ode; i++) {
+        const char *colour = ff->n_ode == 1
+                                 ? "#1f4e9c"
+                                 : ramp[(i * (nramp - 1)) / (ff->n_ode > 1 ? ff->n_ode - 1 : 1)];
+        if (i)
             fputs(", \\\n     ", f);
-        put_quoted(f, sgd);
+        put_quoted(f, ff->ode[i]);
+        fprintf(f, " using \"tau\":\"%s\" with lines lw 2 lc rgb \"%s\" title ",
+                col, colour);
+        put_quoted(f, ff->labels ? ff->labels[i] : "limit ODE");
+    }
+    if (ff->sgd) {
+        if (ff->n_ode)
+            fputs(", \\\n     ", f);
+        put_quoted(f, ff->sgd);
         fprintf(f, " using \"tau\":\"%s_mean\":\"%s_se\" with yerrorbars "
                    "pt 7 ps 0.5 lc rgb \"#c0392b\" title \"SGD mean +- s.e.\"",
                 col, col);
@@ -86,18 +105,17 @@ static void put_panel(FILE *f, const char *ode, const char *sgd,
     fputc('\n', f);
 }
 
-static void put_figure(FILE *f, const char *ode, const char *sgd, int flags)
+static void put_figure(FILE *f, const figure_files *ff, int flags)
 {
     fprintf(f, "set multiplot layout %d,1\n"
                "set grid\nset xlabel \"tau\"\n",
             flags & AIM_PLOT_MEAN ? 3 : 2);
     if (flags & AIM_PLOT_LOG_TAU) /* tau = 0 has no place on it: left out */
         fputs("set logscale x\nset format x \"10^{%L}\"\n", f);
-    put_panel(f, ode, sgd, "risk", "risk R", "top right");
-    put_panel(f, ode, sgd, "overlap", "teacher overlap",
-              "bottom right");
+    put_panel(f, ff, "risk", "risk R", "top right");
+    put_panel(f, ff, "overlap", "teacher overlap", "bottom right");
     if (flags & AIM_PLOT_MEAN)
-        put_panel(f, ode, sgd, "mean", "student mean m = Tr S / sqrt d", "bottom right");
+        put_panel(f, ff, "mean", "student mean m = Tr S / sqrt d", "bottom right");
     fputs("unset multiplot\nunset output\n", f);
 }
 
@@ -163,28 +181,43 @@ static int run_gnuplot(const char *script)
 int aim_plot_trajectories(const char *ode_tsv, const char *sgd_tsv,
                           const char *stem, int flags)
 {
-    if (!ode_tsv && !sgd_tsv) {
+    return aim_plot_orders(ode_tsv ? &ode_tsv : NULL, NULL, ode_tsv ? 1 : 0,
+                           sgd_tsv, stem, flags);
+}
+
+static int readable(const char *name)
+{
+    if (bad_name(name)) {
+        fprintf(stderr, "aimdyn: plot: unusable file name (line break)\n");
+        return 0;
+    }
+    FILE *f = fopen(name, "r");
+    if (!f) {
+        fprintf(stderr, "aimdyn: plot: cannot read '%s': %s\n", name,
+                strerror(errno));
+        return 0;
+    }
+    fclose(f);
+    return 1;
+}
+
+int aim_plot_orders(const char *const *ode_tsv, const char *const *labels,
+                    int n_ode, const char *sgd_tsv, const char *stem, int flags)
+{
+    if (n_ode == 0 && !sgd_tsv) {
         fprintf(stderr, "aimdyn: plot: no ODE or SGD file to plot\n");
         return -1;
     }
-    const char *names[] = {ode_tsv, sgd_tsv, stem};
-    for (int i = 0; i < 3; i++) {
-        if (names[i] && bad_name(names[i])) {
-            fprintf(stderr, "aimdyn: plot: unusable file name (line break)\n");
-            return -1;
-        }
+    if (bad_name(stem)) {
+        fprintf(stderr, "aimdyn: plot: unusable file name (line break)\n");
+        return -1;
     }
-    for (int i = 0; i < 2; i++) {
-        if (!names[i])
-            continue;
-        FILE *f = fopen(names[i], "r");
-        if (!f) {
-            fprintf(stderr, "aimdyn: plot: cannot read '%s': %s\n", names[i],
-                    strerror(errno));
+    for (int i = 0; i < n_ode; i++)
+        if (!readable(ode_tsv[i]) || (labels && bad_name(labels[i])))
             return -1;
-        }
-        fclose(f);
-    }
+    if (sgd_tsv && !readable(sgd_tsv))
+        return -1;
+    const figure_files ff = {ode_tsv, labels, n_ode, sgd_tsv};
     if (!aim_plot_available()) {
         fputs(not_found_msg, stderr);
         return -1;
@@ -232,13 +265,13 @@ int aim_plot_trajectories(const char *ode_tsv, const char *sgd_tsv,
           f);
     put_quoted(f, png_tmp);
     fputc('\n', f);
-    put_figure(f, ode_tsv, sgd_tsv, flags);
+    put_figure(f, &ff, flags);
     fputs("set terminal svg size 900,1000 dynamic enhanced font \"sans,11\" "
           "background rgb \"white\"\nset output ",
           f);
     put_quoted(f, svg_tmp);
     fputc('\n', f);
-    put_figure(f, ode_tsv, sgd_tsv, flags);
+    put_figure(f, &ff, flags);
     int werr = ferror(f);
     if (fclose(f) != 0 || werr) {
         fprintf(stderr, "aimdyn: cannot write the gnuplot script '%s'\n",

@@ -14,6 +14,11 @@ enum {
 int aim_plot_trajectories(const char *ode_tsv, const char *sgd_tsv,
                           const char *stem, int flags);
 
+/* The same with several ODE files (e.g. truncation orders M = 1..5),
+ * each with its key label (labels NULL: "limit ODE"). */
+int aim_plot_orders(const char *const *ode_tsv, const char *const *labels,
+                    int n_ode, const char *sgd_tsv, const char *stem, int flags);
+
 /* 1 when a gnuplot executable is on PATH, else 0. */
 int aim_plot_available(void);
 

@@ -38,13 +38,18 @@ static int rhs_adapter(sunrealtype t, N_Vector y, N_Vector ydot, void *user)
     return 0;
 }
 
-/* One root per component: |y_i| reaching the blow-up level. */
+static int watched(const aim_ode_model *m)
+{
+    return m->monitored > 0 && m->monitored < m->size ? m->monitored : m->size;
+}
+
+/* One root per watched component: |y_i| reaching the blow-up level. */
 static int blowup_roots(sunrealtype t, N_Vector y, sunrealtype *g, void *user)
 {
     (void)t;
     session *s = user;
     const double *v = N_VGetArrayPointer(y);
-    for (int i = 0; i < s->model->size; i++)
+    for (int i = 0; i < watched(s->model); i++)
         g[i] = s->blowup - fabs(v[i]);
     return 0;
 }
@@ -73,7 +78,7 @@ static void describe_state(char *buf, size_t n, const aim_ode_model *model,
     buf[0] = '\0';
     for (int i = 0; i < model->size && used < n; i++)
         used += (size_t)snprintf(buf + used, n - used, "%s%s = %.6g",
-                                 i ? ", " : "", model->state_name(i), y[i]);
+                                 i ? ", " : "", model->state_name(model->ctx, i), y[i]);
 }
 
 aim_ode_status aim_ode_integrate(const aim_config *cfg, const aim_ode_model *model,
@@ -103,10 +108,10 @@ aim_ode_status aim_ode_integrate(const aim_config *cfg, const aim_ode_model *mod
         goto done;
     }
     for (int i = 0; i < n; i++)
-        if (!isfinite(y0[i]) || fabs(y0[i]) >= cfg->blowup) {
+        if (!isfinite(y0[i]) || (i < watched(model) && fabs(y0[i]) >= cfg->blowup)) {
             say(report, "the initial %s = %g is already at or beyond the blow-up level "
                         "ode.blowup = %g: raise ode.blowup or lower the initial scales",
-                model->state_name(i), y0[i], cfg->blowup);
+                model->state_name(model->ctx, i), y0[i], cfg->blowup);
             goto done;
         }
     memcpy(N_VGetArrayPointer(y), y0, sizeof(double) * (size_t)n);
@@ -122,7 +127,7 @@ aim_ode_status aim_ode_integrate(const aim_config *cfg, const aim_ode_model *mod
         (flag = CVodeSetLinearSolver(mem, LS, A)) != CV_SUCCESS ||
         (flag = CVodeSetMaxNumSteps(mem, 1000000)) != CV_SUCCESS ||
         (flag = CVodeSetStopTime(mem, tau[points - 1])) != CV_SUCCESS ||
-        (flag = CVodeRootInit(mem, n, blowup_roots)) != CV_SUCCESS) {
+        (flag = CVodeRootInit(mem, watched(model), blowup_roots)) != CV_SUCCESS) {
         char name[64];
         flag_name(flag, name, sizeof name);
         say(report, "CVODE set-up failed: %s %s", name, s.solver_message);
@@ -138,7 +143,7 @@ aim_ode_status aim_ode_integrate(const aim_config *cfg, const aim_ode_model *mod
             int *roots = calloc((size_t)n, sizeof *roots);
             int which = 0;
             if (roots && CVodeGetRootInfo(mem, roots) == CV_SUCCESS)
-                for (int k = 0; k < n; k++)
+                for (int k = 0; k < watched(model); k++)
                     if (roots[k]) {
                         which = k;
                         break;
@@ -149,7 +154,7 @@ aim_ode_status aim_ode_integrate(const aim_config *cfg, const aim_ode_model *mod
                 "blow-up: |%s| reached %g at tau = %.6g (the noise terms "
                 "outgrow the gradient terms at this learning rate; lower "
                 "training.eta)",
-                model->state_name(which), cfg->blowup, reached_tau);
+                model->state_name(model->ctx, which), cfg->blowup, reached_tau);
             goto done;
         }
         if (flag < 0) {

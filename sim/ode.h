@@ -12,7 +12,11 @@ typedef struct {
     /* dy/dtau at y; returns 0, or non-zero with a message in *error */
     int (*rhs)(void *ctx, const double *y, double *dy);
     const char *(*error)(void *ctx);
-    const char *(*state_name)(int i);
+    const char *(*state_name)(void *ctx, int i);
+    /* components 0 .. monitored-1 are watched for blow-up (the order
+     * parameters; a hierarchy's long words are legitimately large);
+     * 0 means all */
+    int monitored;
 } aim_ode_model;
 
 typedef enum {

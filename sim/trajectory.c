@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "direct.h"
+#include "tied.h"
 
 static int direct_rhs(void *ctx, const double *y, double *dy)
 {
@@ -14,12 +15,119 @@ static int direct_rhs(void *ctx, const double *y, double *dy)
 
 static const char *direct_error(void *ctx) { return aim_direct_error(ctx); }
 
+static int tied_rhs(void *ctx, const double *y, double *dy)
+{
+    return aim_tied_rhs(ctx, y, dy);
+}
+
+static const char *tied_error(void *ctx) { return aim_tied_error(ctx); }
+
+void aim_trajectory_moments_free(aim_trajectory_moments *m)
+{
+    if (!m)
+        return;
+    if (m->names)
+        for (int i = 0; i < m->count; i++)
+            free(m->names[i]);
+    free(m->names);
+    free(m->values);
+    memset(m, 0, sizeof *m);
+}
+
+static aim_ode_status run_tied(const aim_config *cfg, const double *tau,
+                               const double *start, double *obs,
+                               aim_trajectory_moments *moments,
+                               aim_ode_report *report)
+{
+    const int points = cfg->points;
+    char err[256];
+    aim_tied *model = aim_tied_create(cfg, cfg->rule, err, sizeof err);
+    if (!model) {
+        snprintf(report->message, sizeof report->message,
+                 "could not set up the tied hierarchy: %s", err);
+        return report->status;
+    }
+    const int n = aim_tied_size(model);
+    double *states = malloc(sizeof(double) * (size_t)points * n);
+    double *y0 = malloc(sizeof(double) * (size_t)n);
+    if (!states || !y0) {
+        snprintf(report->message, sizeof report->message, "out of memory");
+        goto done;
+    }
+    if (start)
+        aim_tied_set_start(model, start);
+    aim_tied_initial(model, y0);
+    const aim_ode_model om = {.size = n,
+                              .ctx = model,
+                              .rhs = tied_rhs,
+                              .error = tied_error,
+                              .state_name = aim_tied_state_name,
+                              .monitored = aim_tied_order_parameters(model)};
+    aim_ode_integrate(cfg, &om, y0, tau, points, states, report);
+    for (int i = 0; i < points; i++) {
+        double *row = obs + (size_t)i * AIM_OBS_COUNT;
+        if (i >= report->reached) {
+            for (int k = 0; k < AIM_OBS_COUNT; k++)
+                row[k] = NAN;
+        } else if (aim_tied_observables(model, states + (size_t)i * n, row)) {
+            report->status = AIM_ODE_FAILED;
+            snprintf(report->message, sizeof report->message,
+                     "observables at tau = %g: %s", tau[i], aim_tied_error(model));
+            goto done;
+        }
+    }
+    if (moments) {
+        memset(moments, 0, sizeof *moments);
+        moments->names = calloc((size_t)n, sizeof *moments->names);
+        moments->values = malloc(sizeof(double) * (size_t)points * n);
+        if (!moments->names || !moments->values) {
+            aim_trajectory_moments_free(moments);
+            report->status = AIM_ODE_FAILED;
+            snprintf(report->message, sizeof report->message, "out of memory");
+            goto done;
+        }
+        moments->count = n;
+        for (int k = 0; k < n; k++) {
+            const char *name = aim_tied_state_name(model, k);
+            moments->names[k] = malloc(strlen(name) + 1);
+            if (!moments->names[k]) {
+                aim_trajectory_moments_free(moments);
+                report->status = AIM_ODE_FAILED;
+                snprintf(report->message, sizeof report->message, "out of memory");
+                goto done;
+            }
+            strcpy(moments->names[k], name);
+        }
+        for (int i = 0; i < points; i++)
+            for (int k = 0; k < n; k++)
+                moments->values[(size_t)i * n + k] =
+                    i < report->reached ? states[(size_t)i * n + k] : NAN;
+    }
+done:
+    free(states);
+    free(y0);
+    aim_tied_free(model);
+    return report->status;
+}
+
 aim_ode_status aim_trajectory_run(const aim_config *cfg, int d,
                                   const double *tau, double *obs,
                                   aim_ode_report *report)
 {
+    return aim_trajectory_run_full(cfg, d, tau, NULL, obs, NULL, report);
+}
+
+aim_ode_status aim_trajectory_run_full(const aim_config *cfg, int d,
+                                       const double *tau, const double *start,
+                                       double *obs, aim_trajectory_moments *moments,
+                                       aim_ode_report *report)
+{
     memset(report, 0, sizeof *report);
     report->status = AIM_ODE_FAILED;
+    if (moments)
+        memset(moments, 0, sizeof *moments);
+    if (cfg->decomposition == AIM_TIED)
+        return run_tied(cfg, tau, start, obs, moments, report);
     /* the raw-mode mean equation needs d; the centred limit does not */
     const double d_model =
         cfg->centring == AIM_RAW ? (cfg->ode_d > 0 ? cfg->ode_d : (double)d) : 0.0;

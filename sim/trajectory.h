@@ -18,6 +18,26 @@ aim_ode_status aim_trajectory_run(const aim_config *cfg, int d,
                                   const double *tau, double *obs,
                                   aim_ode_report *report);
 
+/* The moments of the tracked words of a hierarchy (tied students) at
+ * every grid point reached. */
+typedef struct {
+    int count;      /* tracked words (0 for direct students) */
+    char **names;   /* "m(SST)" */
+    double *values; /* points x count; NaN past a blow-up */
+} aim_trajectory_moments;
+
+void aim_trajectory_moments_free(aim_trajectory_moments *m);
+
+/* aim_trajectory_run for any student. start: for tied students, the
+ * moments of every word of length 0..cfg->order + 1 (aim_hierarchy_words
+ * order) to start from, NULL for the exact large-d start; moments (may
+ * be NULL) receives the tracked moments (free with
+ * aim_trajectory_moments_free). */
+aim_ode_status aim_trajectory_run_full(const aim_config *cfg, int d,
+                                       const double *tau, const double *start,
+                                       double *obs, aim_trajectory_moments *moments,
+                                       aim_ode_report *report);
+
 /* First tau at which |overlap| reaches threshold, linearly interpolated
  * between grid points; NaN when never (or NaN first). overlap[i * stride]. */
 double aim_trajectory_recovery_time(int points, const double *tau,

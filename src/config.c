@@ -395,6 +395,13 @@ static const enum_name grid_names[] = {
     {"linear", AIM_GRID_LINEAR}, {"log", AIM_GRID_LOG}, {NULL, 0}};
 static const enum_name rule_names[] = {
     {"auto", AIM_RULE_AUTO}, {"generic", AIM_RULE_GENERIC}, {NULL, 0}};
+static const enum_name closure_names[] = {{"aligned", AIM_CLOSURE_ALIGNED},
+                                          {"cumulant", AIM_CLOSURE_CUMULANT},
+                                          {"free", AIM_CLOSURE_FREE},
+                                          {"initial", AIM_CLOSURE_INITIAL},
+                                          {NULL, 0}};
+static const enum_name start_names[] = {
+    {"exact", AIM_START_EXACT}, {"seed", AIM_START_SEED}, {NULL, 0}};
 
 /* model.decomposition is the student's: kept in both places. */
 static int set_model_decomposition(const key_def *k, aim_config *cfg,
@@ -694,8 +701,8 @@ static int set_name(const key_def *k, aim_config *cfg, const char *text,
 static const key_def keys[] = {
     /* [model] */
     {"model", "decomposition", "direct", "direct | tied | untied",
-     "student attention: S, W W^T or U V^T (tied and untied: not implemented "
-     "yet in this version)",
+     "student attention: S, W W^T or U V^T (untied: not implemented yet in "
+     "this version)",
      set_model_decomposition, get_enum, offsetof(aim_config, decomposition), 0,
      0, 0, 0, decomposition_names},
     INT("model", "tokens", tokens, "2", 1, AIM_MAX_TOKENS, 0,
@@ -785,6 +792,21 @@ static const key_def keys[] = {
          "expectation rule: auto (Gauss-Hermite for smooth elementwise maps, "
          "quasi-random otherwise) or generic (quasi-random for every map)"),
 
+    /* [hierarchy] */
+    INT("hierarchy", "order", order, "4", 1, 10, 0, "an integer in 1..10",
+        "tied: truncation order M, the longest tracked word in S and S* "
+        "(theory/tied.md)"),
+    ENUM("hierarchy", "closure", closure, "aligned", closure_names,
+         "aligned | cumulant | free | initial",
+         "tied: words longer than M get: aligned = the mixed free cumulants "
+         "of S = c S* + X, X free from S*, c the spectral regression "
+         "coefficient; cumulant = mixed free cumulants above M set to 0; "
+         "free = their value if S and S* were free; initial = their value "
+         "at tau = 0"),
+    ENUM("hierarchy", "start", start, "exact", start_names, "exact | seed",
+         "tied: initial moments: exact large-d values of the Gaussian start, "
+         "or measured from the initial matrices of SGD seed sgd.seed at sgd.d"),
+
     /* [sgd] */
     INT("sgd", "d", d, "200", 8, 20000, 0, "an integer in 8..20000",
         "embedding dimension d of the SGD runs"),
@@ -811,8 +833,9 @@ static const key_def keys[] = {
 _Static_assert(sizeof keys / sizeof keys[0] <= AIM_CONFIG_MAX_KEYS,
                "raise AIM_CONFIG_MAX_KEYS");
 
-static const char *const sections[] = {"model", "training", "student", "teacher",
-                                       "ode", "sgd", "output"};
+static const char *const sections[] = {"model",     "training", "student",
+                                       "teacher",   "ode",      "hierarchy",
+                                       "sgd",       "output"};
 #define NSECTIONS ((int)(sizeof sections / sizeof sections[0]))
 
 static bool known_section(const char *s)
@@ -1325,11 +1348,24 @@ int aim_config_validate(aim_config *cfg, aim_config_error *err)
         return -1;
     }
 
+    /* The tied hierarchy has the letters S and S*, both symmetric. */
+    if (cfg->decomposition == AIM_TIED &&
+        !(cfg->teacher.decomposition == AIM_TIED ||
+          (cfg->teacher.decomposition == AIM_DIRECT && cfg->teacher.symmetric))) {
+        combo_error(cfg, err, k_tdec, k_dec,
+                    "a tied student needs a symmetric teacher (its moment "
+                    "hierarchy has the symmetric letters S and S*)",
+                    "teacher.decomposition = tied, or teacher.decomposition = "
+                    "direct with teacher.symmetric = true");
+        return -1;
+    }
+
     /* 4. honest limits of this version */
-    if (cfg->decomposition != AIM_DIRECT) {
+    if (cfg->decomposition == AIM_UNTIED) {
         combo_error(cfg, err, k_dec, -1,
-                    "not implemented yet in this version: only direct students",
-                    "direct");
+                    "not implemented yet in this version: direct and tied "
+                    "students only",
+                    "direct | tied");
         return -1;
     }
 

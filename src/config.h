@@ -27,6 +27,20 @@ typedef enum { AIM_GRID_LINEAR = 0, AIM_GRID_LOG } aim_grid_kind;
 /* Expectation rule: automatic (Gauss-Hermite for smooth elementwise
  * maps), or the generic quasi-random one for every map. */
 typedef enum { AIM_RULE_AUTO = 0, AIM_RULE_GENERIC } aim_gauss_rule;
+/* Value of the words longer than the truncation order (theory/tied.md
+ * sec. 6): their mixed free cumulants are those of S = c S* + X with X
+ * free from S* (aligned); they vanish (cumulant); all mixed cumulants
+ * vanish (free); or the words keep their initial value (initial). */
+typedef enum {
+    AIM_CLOSURE_ALIGNED = 0,
+    AIM_CLOSURE_CUMULANT,
+    AIM_CLOSURE_FREE,
+    AIM_CLOSURE_INITIAL
+} aim_closure;
+/* Initial moments of the hierarchy: exact large-d values of the
+ * independent Gaussian start, or measured from the initial matrices of
+ * SGD seed sgd.seed at dimension sgd.d. */
+typedef enum { AIM_START_EXACT = 0, AIM_START_SEED } aim_start;
 
 typedef struct {
     aim_decomposition decomposition;
@@ -68,6 +82,11 @@ typedef struct {
     double ode_d;    /* finite d for the raw-mode mean; 0 = from sgd.d */
     double blowup;   /* |order parameter| that counts as a blow-up */
     aim_gauss_rule rule;
+
+    /* [hierarchy] (tied and untied students) */
+    int order;           /* truncation order M: longest tracked word */
+    aim_closure closure;
+    aim_start start;
 
     /* [sgd] */
     int d;

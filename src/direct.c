@@ -21,7 +21,11 @@ struct aim_direct {
     char error[320];
 };
 
-const char *aim_direct_state_name(int i) { return state_names[i]; }
+const char *aim_direct_state_name(void *ctx, int i)
+{
+    (void)ctx;
+    return state_names[i];
+}
 
 /* Large-d order parameters of a matrix drawn as cfg describes it
  * (theory/direct.md, "Initial values"). */

@@ -21,7 +21,7 @@ aim_direct *aim_direct_create(const aim_config *cfg, double d,
 void aim_direct_free(aim_direct *m);
 
 /* Names of the state components, for output headers. */
-const char *aim_direct_state_name(int i);
+const char *aim_direct_state_name(void *ctx, int i);
 
 /* Exact large-d initial state of independent Gaussian student and
  * teacher (teacher order parameters from its family). */

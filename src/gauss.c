@@ -64,10 +64,13 @@ struct aim_gauss {
  * the boundary (the student equal to the teacher, say) is approached by
  * the ODE, and trial steps may cross it by round-off: pivots down to
  * -1e-6 of the largest variance count as zero. Returns -1 when V is
- * further from positive semidefinite. */
-static int chol_semidefinite(int n, const double *V, double *F)
+ * further from positive semidefinite. The scale is V's largest variance,
+ * or the caller's when V is one part of a larger covariance (the
+ * antisymmetric part of a symmetric pair is zero up to round-off, and
+ * its own scale would be that round-off). */
+static int chol_semidefinite_scaled(int n, const double *V, double *F,
+                                    double scale)
 {
-    double scale = 0.0;
     for (int i = 0; i < n; i++)
         scale = fmax(scale, fabs(V[i * n + i]));
     const double tiny = 1e-13 * (scale > 0.0 ? scale : 1.0);
@@ -90,6 +93,11 @@ static int chol_semidefinite(int n, const double *V, double *F)
         }
     }
     return 0;
+}
+
+static int chol_semidefinite(int n, const double *V, double *F)
+{
+    return chol_semidefinite_scaled(n, V, F, 0.0);
 }
 
 /* Solves F c = g by forward substitution; coordinates with a zero pivot
@@ -442,7 +450,9 @@ static int eval_generic(aim_gauss *g, const aim_overlaps *q)
             Vs[i * 2 + j] = 0.5 * (q->omega[i][j] + q->psi[i][j]);
             Va[i * 2 + j] = 0.5 * (q->omega[i][j] - q->psi[i][j]);
         }
-    if (chol_semidefinite(2, Vs, g->Fs) || chol_semidefinite(2, Va, g->Fa))
+    const double scale = fmax(fabs(q->omega[0][0]), fabs(q->omega[1][1]));
+    if (chol_semidefinite_scaled(2, Vs, g->Fs, scale) ||
+        chol_semidefinite_scaled(2, Va, g->Fa, scale))
         return -1;
 
     double *ez = g->ez, *jac = g->jac, *jj = g->jj;

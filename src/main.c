@@ -19,10 +19,13 @@
 #include "sgd.h"
 #include "trajectory.h"
 #include "tsv.h"
+#include "tied.h"
 #include "version.h"
+#include "words.h"
 
 enum { EXIT_USAGE = 1, EXIT_RUNTIME = 2, EXIT_BLOWUP = 3 };
 #define MAX_DIMS 8
+#define MAX_ORDERS 10
 
 static const char *const usage_main =
     "aimdyn " AIM_VERSION " - how fast, and whether at all, an attention layer learns\n"
@@ -33,6 +36,7 @@ static const char *const usage_main =
     "  ode      integrate the high-dimensional limit ODE (SUNDIALS CVODE)\n"
     "  sgd      run online SGD at finite d over several seeds\n"
     "  compare  both, plus the agreement table and the figure\n"
+    "  hierarchy print the generated moment hierarchy (tied students)\n"
     "  plot     draw the figure from existing ode/sgd result files\n"
     "  keys     print every configuration key with its default and range\n"
     "\n"
@@ -45,6 +49,8 @@ static const char *const usage_main =
     "  aimdyn compare                              # the default example\n"
     "  aimdyn ode examples/direct_he2.ini --set training.eta=0.05\n"
     "  aimdyn compare examples/direct_he1he2_T2.ini --d 400 --d 800\n"
+    "  aimdyn compare examples/tied_softmax_T4.ini --order 1 --order 2 --order 3\n"
+    "  aimdyn hierarchy examples/tied_softmax_T4.ini --order 3 --latex\n"
     "\n"
     "Exit status: 0 done, 1 bad usage or configuration (nothing written),\n"
     "2 run-time failure (no result file left), 3 blow-up (recorded).\n";
@@ -76,6 +82,8 @@ static void print_usage(FILE *out, const char *cmd)
                 "  --generic                quasi-random rule for every output map\n"
                 "                           (ode.rule = generic)\n"
                 "                           (default: Gauss-Hermite for elementwise maps)\n"
+                "  --order M                tied: truncation order (hierarchy.order)\n"
+                "Tied students also get one column per tracked moment m(w) = Tr(w)/d.\n"
                 "%s",
                 usage_common);
     else if (!strcmp(cmd, "sgd"))
@@ -103,8 +111,25 @@ static void print_usage(FILE *out, const char *cmd)
                 "  --seeds N                seeds per dimension (sgd.seeds)\n"
                 "  --generic                quasi-random rule for every output map\n"
                 "                           (ode.rule = generic)\n"
+                "  --order M                tied: a truncation order (repeatable, increasing;\n"
+                "                           default hierarchy.order): one ODE per order,\n"
+                "                           files NAME-MM-..., every order in the figure\n"
+                "                           and in the agreement table\n"
                 "%s",
                 usage_common);
+    else if (!strcmp(cmd, "hierarchy"))
+        fprintf(out,
+                "usage: aimdyn hierarchy [CONFIG.ini] [--order M] [--latex] [--set ...]\n\n"
+                "Prints the moment hierarchy that `ode` integrates for a tied student\n"
+                "(S = W W^T): for every tracked word w (length 1..M, at least one S)\n"
+                "the generated right-hand side of d m(w)/dtau, m(w) = Tr(w)/d, in\n"
+                "terms of the scalar kernels of the expectation engine, and the number\n"
+                "of equations and terms. Words of length M + 1 are closed with\n"
+                "hierarchy.closure. Derivation: theory/tied.md.\n\n"
+                "options:\n"
+                "  --order M                truncation order (hierarchy.order, default 4)\n"
+                "  --latex                  LaTeX (align*) instead of plain text\n"
+                "  --set section.key=value  override one configuration key (repeatable)\n");
     else if (!strcmp(cmd, "plot"))
         fprintf(out,
                 "usage: aimdyn plot [--ode FILE] [--sgd FILE] --figure STEM [--log-tau] [--mean]\n\n"
@@ -119,7 +144,33 @@ static void print_usage(FILE *out, const char *cmd)
 typedef struct {
     aim_config cfg;
     int dims[MAX_DIMS], ndims; /* compare's dimensions; else sgd.d */
+    int orders[MAX_ORDERS], norders; /* compare's truncation orders */
+    int latex;                 /* hierarchy: LaTeX output */
 } run_options;
+
+/* Parses a list option's integer (--d, --order) into list, increasing. */
+static int add_to_list(const char *cmd, const char *opt, const char *arg, long lo,
+                       long hi, int *list, int *count, int max)
+{
+    char *end;
+    long v = strtol(arg, &end, 10);
+    if (*end || end == arg || v < lo || v > hi) {
+        fprintf(stderr, "aimdyn %s: %s %s: not allowed; allowed: an integer from %ld to %ld\n",
+                cmd, opt, arg, lo, hi);
+        return -1;
+    }
+    if (*count == max) {
+        fprintf(stderr, "aimdyn %s: %s given too often (at most %d)\n", cmd, opt, max);
+        return -1;
+    }
+    if (*count > 0 && v <= list[*count - 1]) {
+        fprintf(stderr, "aimdyn %s: %s %ld: values must be given in increasing "
+                        "order without repeats\n", cmd, opt, v);
+        return -1;
+    }
+    list[(*count)++] = (int)v;
+    return 0;
+}
 
 /* Parses [CONFIG] and the options of ode, sgd and compare. Returns 0, 1
  * after printing help, or -1 on a usage error. */
@@ -133,6 +184,8 @@ static int parse_run_options(const char *cmd, int argc, char **argv,
         {"d", required_argument, NULL, 'd'},
         {"seeds", required_argument, NULL, 'S'},
         {"generic", no_argument, NULL, 'g'},
+        {"order", required_argument, NULL, 'O'},
+        {"latex", no_argument, NULL, 'L'},
         {"help", no_argument, NULL, 'h'},
         {NULL, 0, NULL, 0}};
     /* --set assignments in order; --out, --name, --seeds, --generic and
@@ -146,18 +199,36 @@ static int parse_run_options(const char *cmd, int argc, char **argv,
     optind = 1;
     int c;
     const int is_compare = !strcmp(cmd, "compare"), is_sgd = !strcmp(cmd, "sgd");
+    const int is_hierarchy = !strcmp(cmd, "hierarchy");
     while ((c = getopt_long(argc, argv, "h", longopts, NULL)) != -1) {
-        if ((c == 'S' && !is_sgd && !is_compare) || (c == 'g' && is_sgd)) {
+        const char *misplaced = (c == 'S' && !is_sgd && !is_compare) ? "--seeds"
+                                : (c == 'g' && (is_sgd || is_hierarchy)) ? "--generic"
+                                : (c == 'O' && is_sgd) ? "--order"
+                                : (c == 'L' && !is_hierarchy) ? "--latex"
+                                : (is_hierarchy && (c == 'o' || c == 'n' || c == 'd'))
+                                    ? "--out, --name or --d"
+                                    : NULL;
+        if (misplaced) {
             fprintf(stderr, "aimdyn %s: option %s does not apply to this command "
-                            "(see `aimdyn %s --help`)\n", cmd, c == 'S' ? "--seeds" : "--generic",
-                    cmd);
+                            "(see `aimdyn %s --help`)\n", cmd, misplaced, cmd);
             return -1;
+        }
+        if (c == 'L') {
+            ro->latex = 1;
+            continue;
+        }
+        if (c == 'O' && is_compare) {
+            if (add_to_list(cmd, "--order", optarg, 1, 10, ro->orders, &ro->norders,
+                            MAX_ORDERS))
+                return -1;
+            continue;
         }
         const char *key = c == 's'   ? ""
                           : c == 'o' ? "output.dir="
                           : c == 'n' ? "output.name="
                           : c == 'S' ? "sgd.seeds="
                           : c == 'g' ? "ode.rule=generic"
+                          : c == 'O' ? "hierarchy.order="
                           : c == 'd' && !is_compare ? "sgd.d="
                                                     : NULL;
         if (key) {
@@ -174,28 +245,11 @@ static int parse_run_options(const char *cmd, int argc, char **argv,
             continue;
         }
         switch (c) {
-        case 'd': { /* compare: one or more dimensions, increasing */
-            char *end;
-            long d = strtol(optarg, &end, 10);
-            if (*end || d < 8 || d > 20000) {
-                fprintf(stderr,
-                        "aimdyn %s: --d %s: not allowed; allowed: an integer "
-                        "from 8 to 20000\n", cmd, optarg);
+        case 'd': /* compare: one or more dimensions, increasing (the gap
+                   * ratios compare successive d) */
+            if (add_to_list(cmd, "--d", optarg, 8, 20000, ro->dims, &ro->ndims, MAX_DIMS))
                 return -1;
-            }
-            if (ro->ndims == MAX_DIMS) {
-                fprintf(stderr, "aimdyn %s: --d given too often (at most %d)\n", cmd, MAX_DIMS);
-                return -1;
-            }
-            if (ro->ndims > 0 && d <= ro->dims[ro->ndims - 1]) {
-                fprintf(stderr, "aimdyn %s: --d %ld: dimensions must be given in increasing "
-                                "order without repeats (the gap ratios compare successive d)\n",
-                        cmd, d);
-                return -1;
-            }
-            ro->dims[ro->ndims++] = (int)d;
             break;
-        }
         case 'h':
             print_usage(stdout, cmd);
             return 1;
@@ -222,10 +276,17 @@ static int parse_run_options(const char *cmd, int argc, char **argv,
         fprintf(stderr, "aimdyn %s: %s\n", cmd, err.message);
         return -1;
     }
-    if (aim_tsv_prepare_dir(&ro->cfg))
+    if (ro->norders > 0 && ro->cfg.decomposition != AIM_TIED) {
+        fprintf(stderr, "aimdyn %s: --order applies to tied students only "
+                        "(model.decomposition = tied)\n", cmd);
+        return -1;
+    }
+    if (!is_hierarchy && aim_tsv_prepare_dir(&ro->cfg))
         return -1;
     if (ro->ndims == 0)
         ro->dims[ro->ndims++] = ro->cfg.d;
+    if (ro->norders == 0)
+        ro->orders[ro->norders++] = ro->cfg.order;
     return 0;
 }
 
@@ -240,8 +301,8 @@ static void write_header(FILE *f, const char *first)
 }
 
 static int write_ode_file(const aim_config *cfg, int d, const double *tau,
-                          const double *obs, const aim_ode_report *rep,
-                          char *path, size_t pathlen)
+                          const double *obs, const aim_trajectory_moments *mom,
+                          const aim_ode_report *rep, char *path, size_t pathlen)
 {
     if (aim_tsv_path(path, pathlen, cfg, "ode", "tsv"))
         return -1;
@@ -253,6 +314,15 @@ static int write_ode_file(const aim_config *cfg, int d, const double *tau,
     fprintf(f, "# ode: limit d -> infinity%s; n = tau d^2 / eta and t = tau d for d = %d\n",
             cfg->centring == AIM_RAW ? " for the order parameters, finite d for the raw mean" : "",
             d);
+    if (cfg->decomposition == AIM_TIED)
+        fprintf(f, "# tied hierarchy: order M = %d (%d equations), closure %s, start %s; "
+                   "m(w) = Tr(w)/d, S student, T teacher\n",
+                cfg->order, mom ? mom->count : 0,
+                cfg->closure == AIM_CLOSURE_ALIGNED    ? "aligned"
+                : cfg->closure == AIM_CLOSURE_CUMULANT ? "cumulant"
+                : cfg->closure == AIM_CLOSURE_FREE     ? "free"
+                                                       : "initial",
+                cfg->start == AIM_START_SEED ? "measured from SGD seed sgd.seed at sgd.d" : "exact");
     if (rep->status == AIM_ODE_BLOWUP)
         fprintf(f, "# status: %s\n", rep->message);
     else
@@ -260,12 +330,19 @@ static int write_ode_file(const aim_config *cfg, int d, const double *tau,
     fprintf(f, "# weak recovery (|overlap| >= %g) at tau = %.6g\n", RECOVERY_THRESHOLD,
             aim_trajectory_recovery_time(rep->reached, tau, obs + AIM_OBS_OVERLAP, AIM_OBS_COUNT,
                           RECOVERY_THRESHOLD));
-    write_header(f, "tau\tn\tt");
+    fputs("tau\tn\tt", f);
+    for (int k = 0; k < AIM_OBS_COUNT; k++)
+        fprintf(f, "\t%s", aim_obs_names[k]);
+    for (int k = 0; mom && k < mom->count; k++)
+        fprintf(f, "\t%s", mom->names[k]);
+    fputc('\n', f);
     for (int i = 0; i < rep->reached; i++) {
         fprintf(f, "%.10g\t%.10g\t%.10g", tau[i], tau[i] * d * (double)d / cfg->eta,
                 tau[i] * d);
         for (int k = 0; k < AIM_OBS_COUNT; k++)
             fprintf(f, "\t%.10g", obs[(size_t)i * AIM_OBS_COUNT + k]);
+        for (int k = 0; mom && k < mom->count; k++)
+            fprintf(f, "\t%.10g", mom->values[(size_t)i * mom->count + k]);
         fputc('\n', f);
     }
     return aim_tsv_commit(tsv);
@@ -288,14 +365,23 @@ static int cmd_ode(int argc, char **argv)
     }
     aim_grid_fill(cfg, tau);
     aim_ode_report rep;
-    aim_ode_status st = aim_trajectory_run(cfg, ro.dims[0], tau, obs, &rep);
+    aim_trajectory_moments mom;
+    double *start = NULL;
+    if (cfg->decomposition == AIM_TIED && cfg->start == AIM_START_SEED &&
+        !(start = aim_compare_seed_moments(cfg, ro.dims[0], cfg->order + 1))) {
+        free(tau);
+        free(obs);
+        return EXIT_RUNTIME;
+    }
+    aim_ode_status st = aim_trajectory_run_full(cfg, ro.dims[0], tau, start, obs, &mom, &rep);
+    free(start);
     int exit_code = 0;
     if (st == AIM_ODE_FAILED) {
         fprintf(stderr, "aimdyn ode: %s\n", rep.message);
         exit_code = EXIT_RUNTIME;
     } else {
         char path[1024];
-        if (write_ode_file(cfg, ro.dims[0], tau, obs, &rep, path, sizeof path)) {
+        if (write_ode_file(cfg, ro.dims[0], tau, obs, &mom, &rep, path, sizeof path)) {
             exit_code = EXIT_RUNTIME;
         } else {
             const double *last = obs + (size_t)(rep.reached - 1) * AIM_OBS_COUNT;
@@ -317,9 +403,34 @@ static int cmd_ode(int argc, char **argv)
             }
         }
     }
+    aim_trajectory_moments_free(&mom);
     free(tau);
     free(obs);
     return exit_code;
+}
+
+static int cmd_hierarchy(int argc, char **argv)
+{
+    run_options ro;
+    int rc = parse_run_options("hierarchy", argc, argv, &ro);
+    if (rc)
+        return rc > 0 ? 0 : EXIT_USAGE;
+    if (ro.cfg.decomposition != AIM_TIED) {
+        fprintf(stderr, "aimdyn hierarchy: model.decomposition = %s has no moment "
+                        "hierarchy (direct attention closes in Omega, Psi and the "
+                        "trace: theory/direct.md); allowed: model.decomposition = tied\n",
+                ro.cfg.decomposition == AIM_DIRECT ? "direct" : "untied");
+        return EXIT_USAGE;
+    }
+    char err[256];
+    aim_tied *model = aim_tied_create(&ro.cfg, ro.cfg.rule, err, sizeof err);
+    if (!model) {
+        fprintf(stderr, "aimdyn hierarchy: %s\n", err);
+        return EXIT_RUNTIME;
+    }
+    aim_hierarchy_print(aim_tied_hierarchy(model), stdout, ro.latex);
+    aim_tied_free(model);
+    return 0;
 }
 
 static int compare_doubles(const void *a, const void *b)
@@ -480,58 +591,92 @@ static int cmd_compare(int argc, char **argv)
     if (rc)
         return rc > 0 ? 0 : EXIT_USAGE;
     aim_config *cfg = &ro.cfg;
-    const int points = cfg->points;
+    const int points = cfg->points, tied = cfg->decomposition == AIM_TIED;
+    const int nord = ro.norders, nruns = ro.ndims * nord;
     const size_t block = (size_t)points * AIM_OBS_COUNT;
     double *tau = malloc(sizeof(double) * (size_t)points);
-    double *ode = malloc(sizeof(double) * block * (size_t)ro.ndims);
+    double *ode = malloc(sizeof(double) * block * (size_t)nruns);
     double *mean = malloc(sizeof(double) * block * (size_t)ro.ndims);
     double *se = malloc(sizeof(double) * block * (size_t)ro.ndims);
+    aim_gap(*gaps)[AIM_OBS_COUNT] = malloc(sizeof *gaps * (size_t)nruns);
+    double *start = NULL;
     int exit_code = EXIT_RUNTIME;
     aim_tsv *tsv = NULL;
-    if (!tau || !ode || !mean || !se) {
+    if (!tau || !ode || !mean || !se || !gaps) {
         fprintf(stderr, "aimdyn compare: out of memory\n");
         goto done;
     }
     aim_grid_fill(cfg, tau);
-    aim_gap gaps[MAX_DIMS][AIM_OBS_COUNT];
-    double twr_ode[MAX_DIMS], twr_sgd[MAX_DIMS];
+    double twr_ode[MAX_DIMS * MAX_ORDERS], twr_sgd[MAX_DIMS];
     int recovered[MAX_DIMS];
     int blowup = 0;
     for (int j = 0; j < ro.ndims; j++) {
         const int d = ro.dims[j];
-        aim_ode_report rep;
-        char ode_path[1024], sgd_path[1024], stem[1024], suffix[64];
-        aim_config per_d = *cfg, sgd_cfg = *cfg;
-        per_d.d = sgd_cfg.d = d;
-        if (ro.ndims > 1) { /* one ODE file per d: n differs */
-            snprintf(per_d.name, sizeof per_d.name, "%.100s-d%d", cfg->name, d);
-        }
-        if (aim_trajectory_run(&per_d, d, tau, ode + j * block, &rep) == AIM_ODE_FAILED) {
-            fprintf(stderr, "aimdyn compare: ODE: %s\n", rep.message);
+        char ode_paths[MAX_ORDERS][1024], labels[MAX_ORDERS][32];
+        const char *ode_list[MAX_ORDERS], *label_list[MAX_ORDERS];
+        char sgd_path[1024], stem[1024], suffix[64];
+        aim_config sgd_cfg = *cfg;
+        sgd_cfg.d = d;
+        /* a seed start is measured once per d, up to the longest words
+         * used: the word sets of lower orders are its leading entries */
+        free(start);
+        start = NULL;
+        if (tied && cfg->start == AIM_START_SEED &&
+            !(start = aim_compare_seed_moments(cfg, d, ro.orders[nord - 1] + 1)))
             goto done;
+        for (int q = 0; q < nord; q++) {
+            const int r = j * nord + q;
+            aim_config per_run = *cfg;
+            per_run.d = d;
+            per_run.order = ro.orders[q];
+            /* one ODE file per d (n differs) and per order */
+            char name[sizeof per_run.name];
+            snprintf(name, sizeof name, "%s", cfg->name);
+            if (nord > 1)
+                snprintf(per_run.name, sizeof per_run.name, "%.100s-M%d", name, ro.orders[q]);
+            snprintf(name, sizeof name, "%s", per_run.name);
+            if (ro.ndims > 1)
+                snprintf(per_run.name, sizeof per_run.name, "%.110s-d%d", name, d);
+            aim_ode_report rep;
+            aim_trajectory_moments mom;
+            if (aim_trajectory_run_full(&per_run, d, tau, start, ode + r * block, &mom, &rep) ==
+                AIM_ODE_FAILED) {
+                fprintf(stderr, "aimdyn compare: ODE%s: %s\n", tied ? " (tied)" : "",
+                        rep.message);
+                goto done;
+            }
+            if (rep.status == AIM_ODE_BLOWUP) {
+                fprintf(stderr, "aimdyn compare: ODE: %s\n", rep.message);
+                blowup = 1;
+            }
+            int written = write_ode_file(&per_run, d, tau, ode + r * block, &mom, &rep,
+                                         ode_paths[q], sizeof ode_paths[q]);
+            aim_trajectory_moments_free(&mom);
+            if (written)
+                goto done;
+            printf("wrote %s\n", ode_paths[q]);
+            snprintf(labels[q], sizeof labels[q], "ODE, M = %d", ro.orders[q]);
+            ode_list[q] = ode_paths[q];
+            label_list[q] = labels[q];
         }
-        if (rep.status == AIM_ODE_BLOWUP) {
-            fprintf(stderr, "aimdyn compare: ODE: %s\n", rep.message);
-            blowup = 1;
-        }
-        if (write_ode_file(&per_d, d, tau, ode + j * block, &rep, ode_path, sizeof ode_path))
-            goto done;
-        printf("wrote %s\n", ode_path);
         int sgd_status = run_sgd(&sgd_cfg, d, tau, mean + j * block, se + j * block, &twr_sgd[j],
                                  &recovered[j], sgd_path, sizeof sgd_path);
         if (sgd_status < 0)
             goto done;
         blowup |= sgd_status > 0;
         printf("wrote %s\n", sgd_path);
-        aim_compare_gaps(points, tau, ode + j * block, mean + j * block, se + j * block,
-                         gaps[j]);
-        twr_ode[j] = aim_trajectory_recovery_time(points, tau, ode + j * block + AIM_OBS_OVERLAP,
-                                   AIM_OBS_COUNT, RECOVERY_THRESHOLD);
+        for (int q = 0; q < nord; q++) {
+            const int r = j * nord + q;
+            aim_compare_gaps(points, tau, ode + r * block, mean + j * block, se + j * block,
+                             gaps[r]);
+            twr_ode[r] = aim_trajectory_recovery_time(points, tau, ode + r * block + AIM_OBS_OVERLAP,
+                                                      AIM_OBS_COUNT, RECOVERY_THRESHOLD);
+        }
         snprintf(suffix, sizeof suffix, "compare-d%d", d);
         if (aim_tsv_path(stem, sizeof stem, cfg, suffix, "") == 0) {
-            if (aim_plot_trajectories(ode_path, sgd_path, stem,
-                                      (cfg->grid == AIM_GRID_LOG ? AIM_PLOT_LOG_TAU : 0) |
-                                          (cfg->centring == AIM_RAW ? AIM_PLOT_MEAN : 0)) == 0)
+            if (aim_plot_orders(ode_list, tied ? label_list : NULL, nord, sgd_path, stem,
+                                (cfg->grid == AIM_GRID_LOG ? AIM_PLOT_LOG_TAU : 0) |
+                                    (cfg->centring == AIM_RAW ? AIM_PLOT_MEAN : 0)) == 0)
                 printf("wrote %s.png and %s.svg\n", stem, stem);
         }
     }
@@ -543,34 +688,43 @@ static int cmd_compare(int argc, char **argv)
     aim_tsv_metadata(tsv, "compare", cfg);
     fprintf(f, "# agreement of the limit ODE with the SGD mean over %d seeds (MODEL.md sec. 8)\n",
             cfg->seeds);
-    fprintf(f, "# gap_ratio: this d's largest gap over the previous d's (1/d bias: ~ d_prev/d)\n");
+    fprintf(f, "# gap_ratio: this d's largest gap over the previous d's, same order "
+               "(1/d bias: ~ d_prev/d)\n");
+    fprintf(f, "# order: the hierarchy's truncation order M (tied); 0 for a closed ODE\n");
     for (int j = 0; j < ro.ndims; j++)
-        fprintf(f, "# weak recovery (|overlap| >= %g) at d = %d: ODE tau = %.6g, SGD median tau = %.6g "
-                   "(%d of %d seeds recovered)\n",
-                RECOVERY_THRESHOLD, ro.dims[j], twr_ode[j], twr_sgd[j], recovered[j], cfg->seeds);
-    fprintf(f, "observable\td\tmax_gap\ttau_at_max_gap\tmax_gap_in_se\ttau_at_max_z\trel_gap\tgap_ratio\n");
-    printf("\n%-10s %6s %12s %10s %12s %10s %10s\n", "observable", "d", "max_gap", "at_tau",
-           "gap/se", "rel_gap", "ratio");
+        for (int q = 0; q < nord; q++)
+            fprintf(f, "# weak recovery (|overlap| >= %g) at d = %d, order %d: ODE tau = %.6g, "
+                       "SGD median tau = %.6g (%d of %d seeds recovered)\n",
+                    RECOVERY_THRESHOLD, ro.dims[j], tied ? ro.orders[q] : 0,
+                    twr_ode[j * nord + q], twr_sgd[j], recovered[j], cfg->seeds);
+    fprintf(f, "observable\td\torder\tmax_gap\ttau_at_max_gap\tmax_gap_in_se\ttau_at_max_z"
+               "\trel_gap\tgap_ratio\n");
+    printf("\n%-10s %6s %5s %12s %10s %12s %10s %10s\n", "observable", "d", "M", "max_gap",
+           "at_tau", "gap/se", "rel_gap", "ratio");
     for (int k = 0; k < AIM_OBS_COUNT; k++)
-        for (int j = 0; j < ro.ndims; j++) {
-            double scale = 0.0;
-            for (int i = 0; i < points; i++)
-                scale = fmax(scale, fabs(ode[j * block + (size_t)i * AIM_OBS_COUNT + k]));
-            double rel = scale > 0 ? gaps[j][k].max_abs / scale : NAN;
-            double ratio = j > 0 && gaps[j - 1][k].max_abs > 0
-                               ? gaps[j][k].max_abs / gaps[j - 1][k].max_abs : NAN;
-            fprintf(f, "%s\t%d\t%.6g\t%.6g\t%.6g\t%.6g\t%.6g\t%.6g\n", aim_obs_names[k],
-                    ro.dims[j], gaps[j][k].max_abs, gaps[j][k].tau_abs, gaps[j][k].max_z,
-                    gaps[j][k].tau_z, rel, ratio);
-            printf("%-10s %6d %12.4g %10.4g %12.3g %10.3g %10.3g\n", aim_obs_names[k],
-                   ro.dims[j], gaps[j][k].max_abs, gaps[j][k].tau_abs, gaps[j][k].max_z,
-                   rel, ratio);
-        }
-    for (int j = 0; j < ro.ndims; j++) {
-        printf("weak recovery (|overlap| >= %g) at d = %d: ODE tau = %.4g, SGD median tau = %.4g "
-               "(%d of %d seeds)\n", RECOVERY_THRESHOLD, ro.dims[j], twr_ode[j], twr_sgd[j],
-               recovered[j], cfg->seeds);
-    }
+        for (int q = 0; q < nord; q++)
+            for (int j = 0; j < ro.ndims; j++) {
+                const int r = j * nord + q, prev = (j - 1) * nord + q;
+                double scale = 0.0;
+                for (int i = 0; i < points; i++)
+                    scale = fmax(scale, fabs(ode[r * block + (size_t)i * AIM_OBS_COUNT + k]));
+                double rel = scale > 0 ? gaps[r][k].max_abs / scale : NAN;
+                double ratio = j > 0 && gaps[prev][k].max_abs > 0
+                                   ? gaps[r][k].max_abs / gaps[prev][k].max_abs : NAN;
+                int order = tied ? ro.orders[q] : 0;
+                fprintf(f, "%s\t%d\t%d\t%.6g\t%.6g\t%.6g\t%.6g\t%.6g\t%.6g\n", aim_obs_names[k],
+                        ro.dims[j], order, gaps[r][k].max_abs, gaps[r][k].tau_abs,
+                        gaps[r][k].max_z, gaps[r][k].tau_z, rel, ratio);
+                printf("%-10s %6d %5d %12.4g %10.4g %12.3g %10.3g %10.3g\n", aim_obs_names[k],
+                       ro.dims[j], order, gaps[r][k].max_abs, gaps[r][k].tau_abs,
+                       gaps[r][k].max_z, rel, ratio);
+            }
+    for (int j = 0; j < ro.ndims; j++)
+        for (int q = 0; q < nord; q++)
+            printf("weak recovery (|overlap| >= %g) at d = %d, M = %d: ODE tau = %.4g, SGD "
+                   "median tau = %.4g (%d of %d seeds)\n", RECOVERY_THRESHOLD, ro.dims[j],
+                   tied ? ro.orders[q] : 0, twr_ode[j * nord + q], twr_sgd[j], recovered[j],
+                   cfg->seeds);
     int committed = aim_tsv_commit(tsv);
     tsv = NULL;
     if (committed != 0)
@@ -580,10 +734,12 @@ static int cmd_compare(int argc, char **argv)
 done:
     if (tsv)
         aim_tsv_abort(tsv);
+    free(start);
     free(tau);
     free(ode);
     free(mean);
     free(se);
+    free(gaps);
     return exit_code;
 }
 
@@ -646,6 +802,8 @@ int main(int argc, char **argv)
         return cmd_compare(argc - 1, argv + 1);
     if (!strcmp(cmd, "plot"))
         return cmd_plot(argc - 1, argv + 1);
+    if (!strcmp(cmd, "hierarchy"))
+        return cmd_hierarchy(argc - 1, argv + 1);
     if (!strcmp(cmd, "keys")) {
         if (argc > 2) {
             print_usage(stdout, "keys");
@@ -654,7 +812,7 @@ int main(int argc, char **argv)
         aim_config_describe(stdout);
         return 0;
     }
-    fprintf(stderr, "aimdyn: unknown command '%s'; allowed: ode, sgd, compare, plot, keys "
+    fprintf(stderr, "aimdyn: unknown command '%s'; allowed: ode, sgd, compare, hierarchy, plot, keys "
                     "(see aimdyn --help)\n", cmd);
     return EXIT_USAGE;
 }

@@ -49,7 +49,7 @@ expect_exit "keys" 0 "$exe" keys
 contains "keys lists training.eta with default" "$work/out" "training.eta"
 expect_exit "no command" 1 "$exe"
 expect_exit "unknown command" 1 "$exe" frobnicate
-contains "unknown command names allowed" "$work/err" "allowed: ode, sgd, compare, plot, keys"
+contains "unknown command names allowed" "$work/err" "allowed: ode, sgd, compare, hierarchy, plot, keys"
 
 # configuration errors: exit 1, nothing written
 out="$work/o1"

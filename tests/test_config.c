@@ -359,7 +359,7 @@ static void test_file_errors(void **state)
     expect_file_error("combo3.ini",
                       "[model]\ndecomposition = untied\n", 1, 2,
                       "model.decomposition", "untied",
-                      "not implemented yet in this version: only direct students");
+                      "not implemented yet in this version: direct and tied students only");
     expect_file_error("combo4.ini",
                       "[model]\ndecomposition = tied\ncentring = raw\n", 1, 3,
                       "model.decomposition", "tied", "model.centring");
@@ -369,6 +369,8 @@ static void test_file_errors(void **state)
     expect_file_error("combo6.ini",
                       "[student]\nsymmetric = yes\n[model]\ndecomposition = tied\n",
                       1, 4, "model.decomposition", "tied", "student.symmetric");
+    expect_file_error("combo6b.ini", "[model]\ndecomposition = tied\n", 1, 2,
+                      "model.decomposition", "tied", "symmetric teacher");
     expect_file_error("combo7.ini",
                       "[training]\ngrid = log\ngrid_start = 0.6\n", 1, 3,
                       "training.grid_start", "0.6", "training.horizon");

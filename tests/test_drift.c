@@ -102,7 +102,7 @@ static void run_case(const aim_config *cfg, const drift_case *dc)
                      4.0 / dc->d * (fabs(grad) + fabs(decay));
         int ok = !dc->check[i] || fabs(rate[i] - pred) <= tol;
         print_message("  %-14s %11.5g %11.5g %9.2g %11.4g %11.4g %11.4g %s\n",
-                      aim_direct_state_name(i), rate[i], pred, se, grad, noise, decay,
+                      aim_direct_state_name(NULL, i), rate[i], pred, se, grad, noise, decay,
                       dc->check[i] ? (ok ? "ok" : "FAIL") : "(not compared)");
         bad += !ok;
     }

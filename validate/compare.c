@@ -5,11 +5,13 @@
 
 #include <math.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <time.h>
 #include <unistd.h>
 
 #include "gauss.h"
 #include "sgd.h"
+#include "words.h"
 
 static double now_seconds(void)
 {
@@ -249,4 +251,30 @@ void aim_compare_gaps(int points, const double *tau, const double *ode,
         }
         gaps[k] = gp;
     }
+}
+
+double *aim_compare_seed_moments(const aim_config *cfg, int d, int max_len)
+{
+    const aim_alphabet ab = {"ST", "ST"};
+    aim_wordset *ws = aim_wordset_create(&ab, max_len);
+    aim_sgd *sgd = ws ? aim_sgd_create(cfg, d, cfg->seed) : NULL;
+    double *moments = ws ? malloc(sizeof *moments * (size_t)aim_wordset_count(ws)) : NULL;
+    if (!ws || !sgd || !moments) {
+        fprintf(stderr, "aimdyn: cannot measure the start of SGD seed %llu at d = %d "
+                        "(out of memory)\n", (unsigned long long)cfg->seed, d);
+        goto fail;
+    }
+    const double *const matrices[2] = {aim_sgd_matrix(sgd, 0), aim_sgd_matrix(sgd, 1)};
+    if (aim_words_measure(ws, max_len, matrices, d, moments)) {
+        fprintf(stderr, "aimdyn: out of memory measuring moments at d = %d\n", d);
+        goto fail;
+    }
+    aim_sgd_free(sgd);
+    aim_wordset_free(ws);
+    return moments;
+fail:
+    free(moments);
+    aim_sgd_free(sgd);
+    aim_wordset_free(ws);
+    return NULL;
 }

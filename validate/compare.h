@@ -16,6 +16,13 @@
 int aim_compare_run_sgd(const aim_config *cfg, int d, const double *tau,
                         int points, double *obs, int *reached);
 
+/* Moments Tr(w)/d of every word in S (letter 'S') and S* ('T') of
+ * length 0..max_len, measured from the initial matrices of SGD seed
+ * cfg->seed at dimension d (aim_wordset order of {"ST", "ST"}): the
+ * start of a hierarchy compared with that one seed. Returns a malloc'ed
+ * array, or NULL with a message on stderr. */
+double *aim_compare_seed_moments(const aim_config *cfg, int d, int max_len);
+
 /* Mean and standard error over the seeds that reached each point. */
 void aim_compare_stats(int seeds, int points, const double *obs,
                        double *mean, double *stderr_);

@@ -1,0 +1,234 @@
+/* The generated tied hierarchy against the equations derived by hand
+ * (theory/tied.md sec. 0, 9, 10), its size for M = 1..8, the closures'
+ * exactness at the free start, and the printed forms. */
+#include <stdarg.h>
+#include <stddef.h>
+#include <setjmp.h>
+#include <stdint.h>
+#include <cmocka.h>
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <gsl/gsl_errno.h>
+
+#include "hierarchy.h"
+#include "tied.h"
+
+static void tied_config(aim_config *cfg, int order)
+{
+    aim_config_error e;
+    aim_config_defaults(cfg);
+    assert_int_equal(aim_config_set(cfg, "model.decomposition=tied", &e), 0);
+    assert_int_equal(aim_config_set(cfg, "teacher.decomposition=tied", &e), 0);
+    assert_int_equal(aim_config_validate(cfg, &e), 0);
+    cfg->order = order;
+}
+
+static void test_sizes(void **state)
+{
+    (void)state;
+    /* binary bracelets of length 1..M minus the pure-teacher word */
+    static const int equations[] = {1, 3, 6, 11, 18, 30, 47, 76};
+    static const int terms[] = {7, 23, 52, 109, 210, 408, 771, 1494};
+    for (int M = 1; M <= 8; M++) {
+        aim_config cfg;
+        tied_config(&cfg, M);
+        char err[256];
+        aim_tied *m = aim_tied_create(&cfg, AIM_RULE_AUTO, err, sizeof err);
+        assert_non_null(m);
+        assert_int_equal(aim_tied_size(m), equations[M - 1]);
+        assert_int_equal(aim_hierarchy_terms(aim_tied_hierarchy(m)), terms[M - 1]);
+        aim_tied_free(m);
+    }
+}
+
+/* M = 2 by hand (theory/tied.md sec. 9) at arbitrary moments and kernels */
+static void test_order2_by_hand(void **state)
+{
+    (void)state;
+    aim_config cfg;
+    tied_config(&cfg, 2);
+    char err[256];
+    aim_tied *m = aim_tied_create(&cfg, AIM_RULE_AUTO, err, sizeof err);
+    assert_non_null(m);
+    const aim_hierarchy *h = aim_tied_hierarchy(m);
+    const aim_wordset *ws = aim_hierarchy_words(h);
+    const int count = aim_wordset_count(ws);
+    double *mom = malloc(sizeof *mom * (size_t)count);
+    assert_non_null(mom);
+    for (int i = 0; i < count; i++)
+        mom[i] = 0.3 + 0.17 * i + 0.01 * i * i; /* distinct values */
+    mom[0] = 1.0;
+#define M_(w) mom[aim_wordset_find(ws, w)]
+    const double aS = 0.7, bS = -0.2, aT = -1.3, bT = 0.4, KO = 0.9, KP = 0.35, g = 0.6;
+    const double k[AIM_KERNEL_COUNT] = {aS, bS, aT, bT, KO, KP, g};
+    double grad[3], noise[3], decay[3];
+    aim_hierarchy_eval(h, mom, k, grad, noise, decay);
+    const double gS = aS + bS, gT = aT + bT, K = KO + KP;
+    double want_g[3], want_n[3], want_d[3];
+    const char *order[3] = {"S", "SS", "ST"};
+    want_g[0] = -4 * gS * M_("SS") - 4 * gT * M_("ST");
+    want_n[0] = 2 * K * M_("S");
+    want_d[0] = -2 * g * M_("S");
+    want_g[1] = -8 * gS * M_("SSS") - 8 * gT * M_("SST");
+    want_n[1] = K * (4 * M_("SS") + 8 * M_("S") * M_("S"));
+    want_d[1] = -4 * g * M_("SS");
+    want_g[2] = -4 * gS * M_("SST") - 4 * gT * M_("STT");
+    want_n[2] = 2 * K * M_("S") * M_("T");
+    want_d[2] = -2 * g * M_("ST");
+    for (int i = 0; i < 3; i++) {
+        int e = -1;
+        for (int j = 0; j < 3; j++)
+            if (aim_hierarchy_tracked(h, j) == aim_wordset_find(ws, order[i]))
+                e = j;
+        assert_true(e >= 0);
+        assert_true(fabs(grad[e] - want_g[i]) < 1e-12 * (1 + fabs(want_g[i])));
+        assert_true(fabs(noise[e] - want_n[i]) < 1e-12 * (1 + fabs(want_n[i])));
+        assert_true(fabs(decay[e] - want_d[i]) < 1e-12 * (1 + fabs(want_d[i])));
+    }
+    /* the M = 3 equation of m(SST) (theory/tied.md sec. 10) */
+    cfg.order = 3;
+    aim_tied *m3 = aim_tied_create(&cfg, AIM_RULE_AUTO, err, sizeof err);
+    assert_non_null(m3);
+    const aim_hierarchy *h3 = aim_tied_hierarchy(m3);
+    const aim_wordset *w3 = aim_hierarchy_words(h3);
+    double *mom3 = malloc(sizeof *mom3 * (size_t)aim_wordset_count(w3));
+    assert_non_null(mom3);
+    for (int i = 0; i < aim_wordset_count(w3); i++)
+        mom3[i] = 0.2 + 0.11 * i;
+    mom3[0] = 1.0;
+    double g3[6], n3[6], d3[6];
+    aim_hierarchy_eval(h3, mom3, k, g3, n3, d3);
+#define M3(w) mom3[aim_wordset_find(w3, w)]
+    int e = -1;
+    for (int j = 0; j < 6; j++)
+        if (aim_hierarchy_tracked(h3, j) == aim_wordset_find(w3, "SST"))
+            e = j;
+    assert_true(e >= 0);
+    double wg = -8 * gS * M3("SSST") - 4 * gT * (M3("SSTT") + M3("STST"));
+    double wn = K * (2 * M3("SST") + 8 * M3("S") * M3("ST") + 2 * M3("T") * M3("SS"));
+    assert_true(fabs(g3[e] - wg) < 1e-12 * (1 + fabs(wg)));
+    assert_true(fabs(n3[e] - wn) < 1e-12 * (1 + fabs(wn)));
+    assert_true(fabs(d3[e] + 4 * g * M3("SST")) < 1e-12);
+    free(mom);
+    free(mom3);
+    aim_tied_free(m);
+    aim_tied_free(m3);
+}
+
+/* At the free start every closure reproduces the exact moments of the
+ * words of length M + 1 (theory/tied.md sec. 6). */
+static void test_closures_exact_at_start(void **state)
+{
+    (void)state;
+    for (int cl = AIM_CLOSURE_ALIGNED; cl <= AIM_CLOSURE_INITIAL; cl++)
+        for (int M = 1; M <= 5; M++) {
+            aim_config cfg;
+            tied_config(&cfg, M);
+            cfg.closure = (aim_closure)cl;
+            cfg.student.rho = 0.5;
+            char err[256];
+            aim_tied *m = aim_tied_create(&cfg, AIM_RULE_AUTO, err, sizeof err);
+            assert_non_null(m);
+            const aim_wordset *ws = aim_hierarchy_words(aim_tied_hierarchy(m));
+            const int count = aim_wordset_count(ws);
+            double *y = malloc(sizeof *y * (size_t)aim_tied_size(m));
+            double *mom = malloc(sizeof *mom * (size_t)count);
+            assert_true(y && mom);
+            aim_tied_initial(m, y);
+            aim_tied_moments(m, y, mom);
+            const double *exact = aim_tied_start_moments(m);
+            for (int i = 0; i < count; i++)
+                assert_true(fabs(mom[i] - exact[i]) <= 1e-12 * fabs(exact[i]) + 1e-14);
+            free(y);
+            free(mom);
+            aim_tied_free(m);
+        }
+}
+
+/* The aligned closure is exact at S = S* (c = 1); the cumulant closure
+ * is not (it drops the top mixed cumulants). */
+static void test_aligned_exact_at_teacher(void **state)
+{
+    (void)state;
+    aim_config cfg;
+    tied_config(&cfg, 3);
+    cfg.student.scale = cfg.teacher.scale; /* same law: start = teacher's */
+    char err[256];
+    aim_tied *m = aim_tied_create(&cfg, AIM_RULE_AUTO, err, sizeof err);
+    assert_non_null(m);
+    const aim_hierarchy *h = aim_tied_hierarchy(m);
+    const aim_wordset *ws = aim_hierarchy_words(h);
+    const int count = aim_wordset_count(ws), n = aim_tied_size(m);
+    /* moments of the pair (S*, S*): every word equals the teacher's
+     * moment of its length */
+    const double *start = aim_tied_start_moments(m);
+    char tw[16];
+    double *y = malloc(sizeof *y * (size_t)n), *mom = malloc(sizeof *mom * (size_t)count);
+    double *want = malloc(sizeof *want * (size_t)count);
+    assert_true(y && mom && want);
+    for (int i = 0; i < count; i++) {
+        int len = aim_wordset_len(ws, i);
+        memset(tw, 'T', (size_t)len);
+        tw[len] = '\0';
+        want[i] = start[aim_wordset_find(ws, tw)];
+    }
+    for (int i = 0; i < n; i++)
+        y[i] = want[aim_hierarchy_tracked(h, i)];
+    aim_tied_moments(m, y, mom);
+    for (int i = aim_wordset_first(ws, 4); i < count; i++)
+        assert_true(fabs(mom[i] - want[i]) < 1e-10 * want[i]);
+    aim_tied_free(m);
+    cfg.closure = AIM_CLOSURE_CUMULANT;
+    m = aim_tied_create(&cfg, AIM_RULE_AUTO, err, sizeof err);
+    assert_non_null(m);
+    aim_tied_moments(m, y, mom);
+    double worst = 0.0;
+    for (int i = aim_wordset_first(ws, 4); i < count; i++)
+        worst = fmax(worst, fabs(mom[i] - want[i]) / want[i]);
+    assert_true(worst > 0.01);
+    aim_tied_free(m);
+    free(y);
+    free(mom);
+    free(want);
+}
+
+static void test_print(void **state)
+{
+    (void)state;
+    aim_config cfg;
+    tied_config(&cfg, 2);
+    char err[256];
+    aim_tied *m = aim_tied_create(&cfg, AIM_RULE_AUTO, err, sizeof err);
+    assert_non_null(m);
+    char *buf = NULL;
+    size_t len = 0;
+    FILE *f = open_memstream(&buf, &len);
+    assert_non_null(f);
+    aim_hierarchy_print(aim_tied_hierarchy(m), f, 0);
+    aim_hierarchy_print(aim_tied_hierarchy(m), f, 1);
+    fclose(f);
+    assert_non_null(strstr(buf, "3 equations, 23 terms"));
+    assert_non_null(strstr(buf, "d m(SS)/dtau = g_S (-8 m(SSS)) + g_T (-8 m(SST)) + eta K "
+                                "(4 m(SS) + 8 m(S) m(S)) + gamma (-4 m(SS))"));
+    assert_non_null(strstr(buf, "\\begin{align*}"));
+    assert_non_null(strstr(buf, "m(S {S^{*}}^{2})"));
+    free(buf);
+    aim_tied_free(m);
+}
+
+int main(void)
+{
+    gsl_set_error_handler_off();
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_sizes),
+        cmocka_unit_test(test_order2_by_hand),
+        cmocka_unit_test(test_closures_exact_at_start),
+        cmocka_unit_test(test_aligned_exact_at_teacher),
+        cmocka_unit_test(test_print),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
