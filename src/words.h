@@ -1,0 +1,64 @@
+/* aim_words: words in the generator matrices of a moment hierarchy
+ * (MODEL.md sec. 6). A word is a string of letters, one per matrix
+ * (e.g. 'S' the student, 'T' the teacher); its moment is the normalised
+ * trace Tr(L1 L2 ... Ln)/d of the product. Moments do not change under
+ * cyclic rotation of the word nor under transposition (reverse the word
+ * and replace every letter by the letter of its transpose), so each
+ * class of words has one canonical representative: the smallest, in the
+ * alphabet's letter order, of all rotations of the word and of its
+ * transpose. The order of a word is its length (theory/tied.md). */
+#ifndef AIM_WORDS_H
+#define AIM_WORDS_H
+
+#define AIM_WORD_MAX 24     /* longest word, in letters */
+#define AIM_ALPHABET_MAX 15 /* most letters in an alphabet */
+
+/* Letters (printable, distinct) in their canonical order and, for each,
+ * the letter of its transpose (itself for a symmetric matrix). Both are
+ * NUL-terminated strings of the same length, e.g. {"ST", "ST"} (tied) or
+ * {"ABKk", "ABkK"}. */
+typedef struct {
+    char letters[AIM_ALPHABET_MAX + 1];
+    char transpose[AIM_ALPHABET_MAX + 1];
+} aim_alphabet;
+
+/* Canonical representative of w's class into out (room for
+ * AIM_WORD_MAX + 1 chars). Returns 0, or -1 when w is longer than
+ * AIM_WORD_MAX or has a letter not in the alphabet. "" is canonical. */
+int aim_word_canonical(const aim_alphabet *ab, const char *w, char *out);
+
+/* The transposed word (reversed, every letter transposed), not
+ * canonicalised. Returns 0 or -1 as above. */
+int aim_word_transpose(const aim_alphabet *ab, const char *w, char *out);
+
+/* Every canonical word of length 0 .. max_len, ordered by length, then
+ * lexicographically in the letter order; index 0 is the empty word
+ * (moment Tr(I)/d = 1). */
+typedef struct aim_wordset aim_wordset;
+
+/* NULL on allocation failure or bad arguments (max_len outside
+ * 0..AIM_WORD_MAX, invalid alphabet). */
+aim_wordset *aim_wordset_create(const aim_alphabet *ab, int max_len);
+void aim_wordset_free(aim_wordset *ws);
+
+const aim_alphabet *aim_wordset_alphabet(const aim_wordset *ws);
+int aim_wordset_max_len(const aim_wordset *ws);
+int aim_wordset_count(const aim_wordset *ws);
+/* Words of length len are the indices first(len) .. first(len + 1) - 1;
+ * first(max_len + 1) == count. */
+int aim_wordset_first(const aim_wordset *ws, int len);
+const char *aim_wordset_word(const aim_wordset *ws, int i);
+int aim_wordset_len(const aim_wordset *ws, int i);
+/* Index of the class of w (any representative, canonicalised here), or
+ * -1 when w is longer than max_len or not a word of the alphabet. */
+int aim_wordset_find(const aim_wordset *ws, const char *w);
+
+/* Moments Tr(w)/d of every word of length <= max_len (<= the set's) from
+ * dense d x d row-major matrices, matrices[k] for letter k of the
+ * alphabet; moments[i] for word i (moments[0] = 1). Products of shared
+ * prefixes are computed once (CBLAS dgemm); each moment is then one
+ * trace of a product, O(d^2). Returns 0, or -1 on allocation failure. */
+int aim_words_measure(const aim_wordset *ws, int max_len,
+                      const double *const *matrices, int d, double *moments);
+
+#endif
