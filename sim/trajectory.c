@@ -64,6 +64,21 @@ static aim_ode_status run_tied(const aim_config *cfg, const double *tau,
                               .state_name = aim_tied_state_name,
                               .monitored = aim_tied_order_parameters(model)};
     aim_ode_integrate(cfg, &om, y0, tau, points, states, report);
+    /* a truncated hierarchy can leave the set of valid moments (its
+     * closure error grows with time): the rest of the run is not a
+     * prediction, and is reported like a blow-up */
+    for (int i = 0; i < report->reached; i++)
+        if (aim_tied_check(model, states + (size_t)i * n)) {
+            snprintf(report->message, sizeof report->message,
+                     "the order-%d hierarchy left the valid moments at tau = %.6g: %s; "
+                     "the closure error has grown too large (raise hierarchy.order, or "
+                     "shorten training.horizon)",
+                     cfg->order, tau[i], aim_tied_error(model));
+            report->status = AIM_ODE_BLOWUP;
+            report->reached = i;
+            report->tau = tau[i];
+            break;
+        }
     for (int i = 0; i < points; i++) {
         double *row = obs + (size_t)i * AIM_OBS_COUNT;
         if (i >= report->reached) {

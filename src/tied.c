@@ -216,8 +216,10 @@ static void close_cumulants(aim_tied *m, double *cum, int aligned)
     const int M = aim_hierarchy_order(m->h);
     const int w_top = aim_wordset_first(m->words, M); /* S^M comes first */
     const int t_top = aim_wordset_count(m->words) - 1; /* T^(M+1) last */
+    /* at M = 1 the pair cumulant kappa_2(S,S*) is itself being closed:
+     * no correlation is known, c = 0 */
     double c = 0.0;
-    if (aligned && cum[m->w_tt] > 0.0)
+    if (aligned && M >= 2 && cum[m->w_tt] > 0.0)
         c = cum[m->w_st] / cum[m->w_tt];
     for (int i = m->first_long; i < m->count; i++) {
         if (m->pure_student[i])
@@ -332,6 +334,66 @@ int aim_tied_observables(aim_tied *m, const double *y, double obs[AIM_OBS_COUNT]
     aim_tied_overlaps(m, m->mom, &q);
     if (aim_gauss_observables(m->gauss, &q, obs)) {
         snprintf(m->error, sizeof m->error, "%s", aim_gauss_error(m->gauss));
+        return -1;
+    }
+    return 0;
+}
+
+/* Cholesky of the n x n Hankel matrix [mu[i + j + shift]], tolerant to
+ * round-off (-1e-9 relative on the pivots): 0 when positive
+ * semi-definite. Written out because GSL's Cholesky rejects singular
+ * matrices, and a Hankel matrix of a spectrum with few atoms is
+ * singular. n <= 6. */
+static int hankel_psd(const double *mu, int n, int shift)
+{
+    double a[36], scale = 0.0;
+    for (int i = 0; i < n; i++)
+        for (int j = 0; j < n; j++) {
+            a[i * n + j] = mu[i + j + shift];
+            if (i == j)
+                scale = fmax(scale, fabs(a[i * n + j]));
+        }
+    for (int j = 0; j < n; j++) {
+        double p = a[j * n + j];
+        for (int k = 0; k < j; k++)
+            p -= a[j * n + k] * a[j * n + k];
+        if (p < -1e-9 * scale)
+            return -1;
+        double r = p > 0.0 ? sqrt(p) : 0.0;
+        for (int i = j + 1; i < n; i++) {
+            double v = a[i * n + j];
+            for (int k = 0; k < j; k++)
+                v -= a[i * n + k] * a[j * n + k];
+            a[i * n + j] = r > 0.0 ? v / r : 0.0;
+        }
+        a[j * n + j] = r;
+    }
+    return 0;
+}
+
+int aim_tied_check(aim_tied *m, const double *y)
+{
+    const int M = aim_hierarchy_order(m->h);
+    aim_tied_moments(m, y, m->mom);
+    double mu[11];
+    char word[AIM_WORD_MAX + 1];
+    const int top = M < 10 ? M : 10; /* moments mu_0 .. mu_top tracked */
+    for (int k = 0; k <= top; k++) {
+        memset(word, 'S', (size_t)k);
+        word[k] = '\0';
+        mu[k] = m->mom[aim_wordset_find(m->words, word)];
+    }
+    if (hankel_psd(mu, top / 2 + 1, 0) || (top >= 1 && hankel_psd(mu, (top - 1) / 2 + 1, 1))) {
+        snprintf(m->error, sizeof m->error,
+                 "the moments m(S^k), k <= %d, are not those of a positive semi-definite "
+                 "S (a Hankel matrix is not positive semi-definite)", top);
+        return -1;
+    }
+    aim_overlaps q;
+    aim_tied_overlaps(m, m->mom, &q);
+    double ov = aim_overlaps_teacher_overlap(&q);
+    if (!(fabs(ov) <= 1.0 + 1e-9)) {
+        snprintf(m->error, sizeof m->error, "the teacher overlap %.6g is outside [-1, 1]", ov);
         return -1;
     }
     return 0;

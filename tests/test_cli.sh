@@ -39,7 +39,7 @@ contains() { # name, file, text
 # help
 expect_exit "main help" 0 "$exe" --help
 contains "main help lists compare" "$work/out" "compare"
-for cmd in ode sgd compare plot keys; do
+for cmd in ode sgd compare hierarchy plot keys; do
     expect_exit "$cmd --help" 0 "$exe" $cmd --help
     contains "$cmd --help usage" "$work/out" "usage: aimdyn $cmd"
 done
@@ -112,6 +112,28 @@ check "plot wrote png and svg" $?
 contains "svg has the overlap panel" "$work/fig.svg" "teacher overlap"
 [ -z "$(ls -A "$work" | grep 'fig\.[ps][nv]g\.')" ]
 check "plot left no temporary file" $?
+
+# tied attention: the generated hierarchy, its errors, an ODE with moment columns
+printf '[model]\ndecomposition = tied\n[teacher]\ndecomposition = tied\n' >"$work/tied2.ini"
+expect_exit "hierarchy order 2" 0 "$exe" hierarchy "$work/tied2.ini" --order 2
+contains "hierarchy counts equations" "$work/out" "3 equations, 23 terms"
+contains "hierarchy prints m(SS)" "$work/out" "^d m(SS)/dtau = g_S (-8 m(SSS))"
+expect_exit "hierarchy latex" 0 "$exe" hierarchy "$work/tied2.ini" --order 3 --latex
+contains "hierarchy latex environment" "$work/out" "begin{align"
+expect_exit "hierarchy of a direct student" 1 "$exe" hierarchy
+contains "hierarchy of a direct student explains" "$work/err" "allowed: model.decomposition = tied"
+expect_exit "order out of range" 1 "$exe" hierarchy "$work/tied2.ini" --order 0
+contains "order out of range names the key" "$work/err" "hierarchy.order"
+expect_exit "--order with a direct student" 1 "$exe" compare --order 2 --out "$out"
+contains "--order explains" "$work/err" "tied students only"
+expect_exit "--latex outside hierarchy" 1 "$exe" ode "$work/tied2.ini" --latex --out "$out"
+printf '[model]\ndecomposition = tied\n' >"$work/tied3.ini"
+expect_exit "tied student, non-symmetric teacher" 1 "$exe" ode "$work/tied3.ini" --out "$out"
+contains "non-symmetric teacher explained" "$work/err" "symmetric teacher"
+expect_exit "tied ode" 0 "$exe" ode "$work/tied2.ini" --order 2 --out "$work/o5" \
+    --set training.eta=0.005 --set training.horizon=0.02 --set training.points=5
+contains "tied ode has moment columns" "$work/o5/aimdyn-ode.tsv" "	m(S)	m(SS)	m(ST)$"
+contains "tied ode records the hierarchy" "$work/o5/aimdyn-ode.tsv" "^# tied hierarchy: order M = 2 (3 equations), closure aligned"
 
 # plot needs inputs
 expect_exit "plot without inputs" 1 "$exe" plot --figure "$work/fig"
