@@ -37,6 +37,7 @@ static const char *const usage_main =
     "  sgd      run online SGD at finite d over several seeds\n"
     "  compare  both, plus the agreement table and the figure\n"
     "  hierarchy print the generated moment hierarchy (tied students)\n"
+    "  agreement the agreement table of existing ode and sgd result files\n"
     "  plot     draw the figure from existing ode/sgd result files\n"
     "  keys     print every configuration key with its default and range\n"
     "\n"
@@ -132,11 +133,24 @@ static void print_usage(FILE *out, const char *cmd)
                 "  --set section.key=value  override one configuration key (repeatable)\n");
     else if (!strcmp(cmd, "plot"))
         fprintf(out,
-                "usage: aimdyn plot [--ode FILE] [--sgd FILE] --figure STEM [--log-tau] [--mean]\n\n"
+                "usage: aimdyn plot [--ode FILE [--label L]]... [--sgd FILE] --figure STEM\n"
+                "                   [--log-tau] [--mean]\n\n"
                 "Draws risk and teacher overlap against tau from existing result\n"
-                "files (either may be omitted) into STEM.png and STEM.svg;\n"
+                "files (either may be omitted) into STEM.png and STEM.svg; several\n"
+                "--ode files (e.g. one per hierarchy order) share the figure, each\n"
+                "with its --label if given;\n"
                 "--log-tau puts tau on a log axis (for log grids: the fast phase);\n"
                 "--mean adds a panel with the student mean (raw centring).\n");
+    else if (!strcmp(cmd, "agreement"))
+        fprintf(out,
+                "usage: aimdyn agreement --sgd FILE --ode FILE [--ode FILE]... [--upto TAU]\n\n"
+                "Prints, for each ODE result file, the largest gap of every observable\n"
+                "to the SGD mean of an SGD summary file (NAME-sgd-dD.tsv) on their\n"
+                "common tau grid: absolute, in SGD standard errors and relative to the\n"
+                "ODE's largest value. --upto limits the comparison to tau <= TAU. An\n"
+                "ODE that stopped early (blow-up, or a hierarchy that left the valid\n"
+                "moments) has an infinite gap where SGD goes on. Used to compare\n"
+                "several hierarchy orders or closures with one set of SGD runs.\n");
     else if (!strcmp(cmd, "keys"))
         fprintf(out, "usage: aimdyn keys\n\nPrints every configuration key.\n");
 }
@@ -291,14 +305,6 @@ static int parse_run_options(const char *cmd, int argc, char **argv,
 }
 
 #define RECOVERY_THRESHOLD 0.1
-
-static void write_header(FILE *f, const char *first)
-{
-    fputs(first, f);
-    for (int k = 0; k < AIM_OBS_COUNT; k++)
-        fprintf(f, "\t%s", aim_obs_names[k]);
-    fputc('\n', f);
-}
 
 static int write_ode_file(const aim_config *cfg, int d, const double *tau,
                           const double *obs, const aim_trajectory_moments *mom,
@@ -478,13 +484,44 @@ static int run_sgd(const aim_config *cfg, int d, const double *tau, double *mean
     int *reached = malloc(sizeof(int) * (size_t)seeds);
     int rc = -1;
     aim_tsv *tsv = NULL;
+    /* a tied student's moments: every word in S and S* of length 1..M
+     * with at least one S (the words the order-M hierarchy tracks) */
+    aim_sgd_moments mom = {0};
+    aim_wordset *ws = NULL;
+    int *words = NULL;
+    double *mmean = NULL, *mse = NULL;
     if (!obs || !reached) {
         fprintf(stderr, "aimdyn sgd: out of memory\n");
         goto done;
     }
-    if (aim_compare_run_sgd(cfg, d, tau, points, obs, reached))
+    if (cfg->decomposition == AIM_TIED) {
+        const aim_alphabet ab = {"ST", "ST"};
+        ws = aim_wordset_create(&ab, cfg->order);
+        int count = ws ? aim_wordset_count(ws) : 0;
+        words = malloc(sizeof(int) * (size_t)(count + 1));
+        if (!ws || !words) {
+            fprintf(stderr, "aimdyn sgd: out of memory\n");
+            goto done;
+        }
+        for (int i = 1; i < count; i++)
+            if (strchr(aim_wordset_word(ws, i), 'S'))
+                words[mom.count++] = i;
+        mom.ws = ws;
+        mom.words = words;
+        size_t cells = (size_t)points * mom.count;
+        mom.values = malloc(sizeof(double) * cells * (size_t)seeds);
+        mmean = malloc(sizeof(double) * cells);
+        mse = malloc(sizeof(double) * cells);
+        if (!mom.values || !mmean || !mse) {
+            fprintf(stderr, "aimdyn sgd: out of memory\n");
+            goto done;
+        }
+    }
+    if (aim_compare_run_sgd_moments(cfg, d, tau, points, obs, reached, ws ? &mom : NULL))
         goto done;
     aim_compare_stats(seeds, points, obs, mean, se);
+    if (ws)
+        aim_compare_stats_n(seeds, points, mom.count, mom.values, mmean, mse);
     *median_wr = median_recovery(cfg, tau, obs, recovered);
     int all_reached = points;
     for (int s = 0; s < seeds; s++)
@@ -492,6 +529,8 @@ static int run_sgd(const aim_config *cfg, int d, const double *tau, double *mean
             all_reached = reached[s];
     for (size_t i = (size_t)all_reached * AIM_OBS_COUNT; i < (size_t)points * AIM_OBS_COUNT; i++)
         mean[i] = se[i] = NAN;
+    for (size_t i = (size_t)all_reached * mom.count; ws && i < (size_t)points * mom.count; i++)
+        mmean[i] = mse[i] = NAN;
 
     char suffix[64], path[1024];
     snprintf(suffix, sizeof suffix, "sgd-d%d-seeds", d);
@@ -501,13 +540,20 @@ static int run_sgd(const aim_config *cfg, int d, const double *tau, double *mean
     aim_tsv_metadata(tsv, "sgd", cfg);
     fprintf(f, "# sgd: d = %d, seeds %llu .. %llu\n", d, (unsigned long long)cfg->seed,
             (unsigned long long)(cfg->seed + (uint64_t)seeds - 1));
-    write_header(f, "seed\ttau\tn");
+    fputs("seed\ttau\tn", f);
+    for (int k = 0; k < AIM_OBS_COUNT; k++)
+        fprintf(f, "\t%s", aim_obs_names[k]);
+    for (int k = 0; k < mom.count; k++)
+        fprintf(f, "\tm(%s)", aim_wordset_word(ws, words[k]));
+    fputc('\n', f);
     for (int s = 0; s < seeds; s++)
         for (int i = 0; i < reached[s]; i++) {
             fprintf(f, "%llu\t%.10g\t%ld", (unsigned long long)(cfg->seed + (uint64_t)s),
                     tau[i], aim_sgd_steps_for(cfg, d, tau[i]));
             for (int k = 0; k < AIM_OBS_COUNT; k++)
                 fprintf(f, "\t%.10g", obs[((size_t)s * points + i) * AIM_OBS_COUNT + k]);
+            for (int k = 0; k < mom.count; k++)
+                fprintf(f, "\t%.10g", mom.values[((size_t)s * points + i) * mom.count + k]);
             fputc('\n', f);
         }
     if (aim_tsv_commit(tsv)) {
@@ -530,12 +576,18 @@ static int run_sgd(const aim_config *cfg, int d, const double *tau, double *mean
     fputs("tau\tn", f);
     for (int k = 0; k < AIM_OBS_COUNT; k++)
         fprintf(f, "\t%s_mean\t%s_se", aim_obs_names[k], aim_obs_names[k]);
+    for (int k = 0; k < mom.count; k++)
+        fprintf(f, "\tm(%s)_mean\tm(%s)_se", aim_wordset_word(ws, words[k]),
+                aim_wordset_word(ws, words[k]));
     fputc('\n', f);
     for (int i = 0; i < points; i++) {
         fprintf(f, "%.10g\t%ld", tau[i], aim_sgd_steps_for(cfg, d, tau[i]));
         for (int k = 0; k < AIM_OBS_COUNT; k++)
             fprintf(f, "\t%.10g\t%.10g", mean[(size_t)i * AIM_OBS_COUNT + k],
                     se[(size_t)i * AIM_OBS_COUNT + k]);
+        for (int k = 0; k < mom.count; k++)
+            fprintf(f, "\t%.10g\t%.10g", mmean[(size_t)i * mom.count + k],
+                    mse[(size_t)i * mom.count + k]);
         fputc('\n', f);
     }
     rc = aim_tsv_commit(tsv);
@@ -547,6 +599,11 @@ done:
         aim_tsv_abort(tsv);
     free(obs);
     free(reached);
+    free(mom.values);
+    free(mmean);
+    free(mse);
+    free(words);
+    aim_wordset_free(ws);
     return rc;
 }
 
@@ -746,18 +803,30 @@ done:
 static int cmd_plot(int argc, char **argv)
 {
     static const struct option longopts[] = {{"ode", required_argument, NULL, 'o'},
+                                             {"label", required_argument, NULL, 'L'},
                                              {"sgd", required_argument, NULL, 's'},
                                              {"figure", required_argument, NULL, 'f'},
                                              {"log-tau", no_argument, NULL, 'l'},
                                              {"mean", no_argument, NULL, 'm'},
                                              {"help", no_argument, NULL, 'h'},
                                              {NULL, 0, NULL, 0}};
-    const char *ode = NULL, *sgd = NULL, *stem = NULL;
-    int c, flags = 0;
+    const char *ode[MAX_ORDERS], *labels[MAX_ORDERS], *sgd = NULL, *stem = NULL;
+    int c, flags = 0, nodes = 0, nlabels = 0;
     optind = 1;
     while ((c = getopt_long(argc, argv, "h", longopts, NULL)) != -1) {
         switch (c) {
-        case 'o': ode = optarg; break;
+        case 'o':
+        case 'L':
+            if ((c == 'o' ? nodes : nlabels) == MAX_ORDERS) {
+                fprintf(stderr, "aimdyn plot: %s given more than %d times\n",
+                        c == 'o' ? "--ode" : "--label", MAX_ORDERS);
+                return EXIT_USAGE;
+            }
+            if (c == 'o')
+                ode[nodes++] = optarg;
+            else
+                labels[nlabels++] = optarg;
+            break;
         case 's': sgd = optarg; break;
         case 'f': stem = optarg; break;
         case 'l': flags |= AIM_PLOT_LOG_TAU; break;
@@ -768,15 +837,185 @@ static int cmd_plot(int argc, char **argv)
             return EXIT_USAGE;
         }
     }
-    if (optind < argc || !stem || (!ode && !sgd)) {
+    if (optind < argc || !stem || (!nodes && !sgd)) {
         fprintf(stderr, "aimdyn plot: needs --figure STEM and at least one of --ode FILE, "
                         "--sgd FILE (see `aimdyn plot --help`)\n");
         return EXIT_USAGE;
     }
-    if (aim_plot_trajectories(ode, sgd, stem, flags))
+    if (nlabels && nlabels != nodes) {
+        fprintf(stderr, "aimdyn plot: %d --label for %d --ode files: give one label per "
+                        "ODE file, or none\n", nlabels, nodes);
+        return EXIT_USAGE;
+    }
+    if (aim_plot_orders(ode, nlabels ? labels : NULL, nodes, sgd, stem, flags))
         return EXIT_RUNTIME;
     printf("wrote %s.png and %s.svg\n", stem, stem);
     return 0;
+}
+
+/* Observables of a result file on its tau grid (points x OBS; NaN where
+ * a column is missing), the SGD summary's means and standard errors when
+ * sgd is set. Returns the number of rows, or -1. */
+static int table_observables(const aim_table *t, int sgd, double upto, double *tau, double *a,
+                             double *b, int max_rows)
+{
+    const int kt = aim_table_column(t, "tau");
+    if (kt < 0)
+        return -1;
+    int rows = 0;
+    for (int i = 0; i < t->nrows && rows < max_rows; i++) {
+        const double *row = t->data + (size_t)i * t->ncols;
+        if (row[kt] > upto)
+            break;
+        tau[rows] = row[kt];
+        for (int k = 0; k < AIM_OBS_COUNT; k++) {
+            char name[64];
+            snprintf(name, sizeof name, sgd ? "%s_mean" : "%s", aim_obs_names[k]);
+            int col = aim_table_column(t, name);
+            a[(size_t)rows * AIM_OBS_COUNT + k] = col >= 0 ? row[col] : NAN;
+            if (sgd) {
+                snprintf(name, sizeof name, "%s_se", aim_obs_names[k]);
+                col = aim_table_column(t, name);
+                b[(size_t)rows * AIM_OBS_COUNT + k] = col >= 0 ? row[col] : NAN;
+            }
+        }
+        rows++;
+    }
+    return rows;
+}
+
+static int cmd_agreement(int argc, char **argv)
+{
+    static const struct option longopts[] = {{"ode", required_argument, NULL, 'o'},
+                                             {"sgd", required_argument, NULL, 's'},
+                                             {"upto", required_argument, NULL, 'u'},
+                                             {"help", no_argument, NULL, 'h'},
+                                             {NULL, 0, NULL, 0}};
+    const char *ode[MAX_ORDERS], *sgd = NULL;
+    int c, nodes = 0;
+    double upto = INFINITY;
+    optind = 1;
+    while ((c = getopt_long(argc, argv, "h", longopts, NULL)) != -1) {
+        char *end;
+        switch (c) {
+        case 'o':
+            if (nodes == MAX_ORDERS) {
+                fprintf(stderr, "aimdyn agreement: --ode given more than %d times\n", MAX_ORDERS);
+                return EXIT_USAGE;
+            }
+            ode[nodes++] = optarg;
+            break;
+        case 's': sgd = optarg; break;
+        case 'u':
+            upto = strtod(optarg, &end);
+            if (*end || end == optarg || !(upto > 0)) {
+                fprintf(stderr, "aimdyn agreement: --upto %s: not allowed; allowed: a real "
+                                "number > 0 (the last tau compared)\n", optarg);
+                return EXIT_USAGE;
+            }
+            break;
+        case 'h': print_usage(stdout, "agreement"); return 0;
+        default:
+            fprintf(stderr, "aimdyn agreement: see `aimdyn agreement --help`\n");
+            return EXIT_USAGE;
+        }
+    }
+    if (optind < argc || !sgd || !nodes) {
+        fprintf(stderr, "aimdyn agreement: needs --sgd FILE and at least one --ode FILE "
+                        "(see `aimdyn agreement --help`)\n");
+        return EXIT_USAGE;
+    }
+    enum { MAX_ROWS = 100001 };
+    aim_table ts;
+    if (aim_table_read(sgd, &ts))
+        return EXIT_USAGE;
+    const size_t cells = (size_t)ts.nrows * AIM_OBS_COUNT + 1;
+    double *tau_s = malloc(sizeof(double) * ((size_t)ts.nrows + 1)),
+           *tau_o = malloc(sizeof(double) * ((size_t)ts.nrows + 1));
+    double *mean = malloc(sizeof(double) * cells), *se = malloc(sizeof(double) * cells),
+           *obs = malloc(sizeof(double) * cells);
+    int exit_code = EXIT_USAGE;
+    if (!tau_s || !tau_o || !mean || !se || !obs) {
+        fprintf(stderr, "aimdyn agreement: out of memory\n");
+        exit_code = EXIT_RUNTIME;
+        goto done;
+    }
+    int ns = table_observables(&ts, 1, upto, tau_s, mean, se, ts.nrows);
+    if (ns < 1) {
+        fprintf(stderr, "aimdyn agreement: %s: no tau column or no row up to --upto "
+                        "(an SGD summary file, NAME-sgd-dD.tsv, is expected)\n", sgd);
+        goto done;
+    }
+    printf("%-28s %-10s %12s %10s %10s %10s\n", "ode file", "observable", "max_gap", "at_tau",
+           "gap/se", "rel_gap");
+    for (int j = 0; j < nodes; j++) {
+        aim_table to;
+        if (aim_table_read(ode[j], &to))
+            goto done;
+        int no = table_observables(&to, 0, upto, tau_o, obs, NULL, ns);
+        int same = no >= 0;
+        for (int i = 0; same && i < ns; i++) /* a stopped ODE has fewer rows */
+            same = i >= no || fabs(tau_o[i] - tau_s[i]) <= 1e-9 * fmax(1.0, fabs(tau_s[i]));
+        if (!same) {
+            fprintf(stderr, "aimdyn agreement: %s and %s are not on the same tau grid "
+                            "(compare files made with the same training.horizon, "
+                            "training.points and training.grid)\n", ode[j], sgd);
+            aim_table_free(&to);
+            goto done;
+        }
+        for (size_t i = (size_t)(no > 0 ? no : 0) * AIM_OBS_COUNT; i < (size_t)ns * AIM_OBS_COUNT; i++)
+            obs[i] = NAN; /* past a stop: an infinite gap */
+        aim_gap gaps[AIM_OBS_COUNT];
+        aim_compare_gaps(ns, tau_s, obs, mean, se, gaps);
+        const char *base = strrchr(ode[j], '/') ? strrchr(ode[j], '/') + 1 : ode[j];
+        for (int k = 0; k < AIM_OBS_COUNT - 1; k++) {
+            double scale = 0.0;
+            for (int i = 0; i < no; i++)
+                scale = fmax(scale, fabs(obs[(size_t)i * AIM_OBS_COUNT + k]));
+            printf("%-28.28s %-10s %12.4g %10.4g %10.3g %10.3g\n", base, aim_obs_names[k],
+                   gaps[k].max_abs, gaps[k].tau_abs, gaps[k].max_z,
+                   scale > 0 ? gaps[k].max_abs / scale : NAN);
+        }
+        /* tracked moments m(w) present in both files (tied students) */
+        for (int c = 0; c < to.ncols; c++) {
+            char name[160];
+            if (strncmp(to.names[c], "m(", 2) != 0)
+                continue;
+            snprintf(name, sizeof name, "%s_mean", to.names[c]);
+            int cm = aim_table_column(&ts, name);
+            snprintf(name, sizeof name, "%s_se", to.names[c]);
+            int cs = aim_table_column(&ts, name);
+            if (cm < 0 || cs < 0)
+                continue;
+            double gmax = 0.0, gtau = NAN, zmax = 0.0, scale = 0.0;
+            for (int i = 0; i < ns; i++) {
+                double m = ts.data[(size_t)i * ts.ncols + cm], e = ts.data[(size_t)i * ts.ncols + cs];
+                if (isnan(m))
+                    continue;
+                double o = i < no ? to.data[(size_t)i * to.ncols + c] : NAN;
+                double gap = isnan(o) ? INFINITY : fabs(o - m);
+                scale = isnan(o) ? scale : fmax(scale, fabs(o));
+                if (isnan(gtau) || gap > gmax) {
+                    gmax = gap;
+                    gtau = tau_s[i];
+                }
+                if (e > 0)
+                    zmax = fmax(zmax, gap / e);
+            }
+            printf("%-28.28s %-10s %12.4g %10.4g %10.3g %10.3g\n", base, to.names[c], gmax,
+                   gtau, zmax, scale > 0 ? gmax / scale : NAN);
+        }
+        aim_table_free(&to);
+    }
+    exit_code = 0;
+done:
+    aim_table_free(&ts);
+    free(tau_s);
+    free(tau_o);
+    free(mean);
+    free(se);
+    free(obs);
+    return exit_code;
 }
 
 int main(int argc, char **argv)
@@ -804,6 +1043,8 @@ int main(int argc, char **argv)
         return cmd_plot(argc - 1, argv + 1);
     if (!strcmp(cmd, "hierarchy"))
         return cmd_hierarchy(argc - 1, argv + 1);
+    if (!strcmp(cmd, "agreement"))
+        return cmd_agreement(argc - 1, argv + 1);
     if (!strcmp(cmd, "keys")) {
         if (argc > 2) {
             print_usage(stdout, "keys");
@@ -812,7 +1053,7 @@ int main(int argc, char **argv)
         aim_config_describe(stdout);
         return 0;
     }
-    fprintf(stderr, "aimdyn: unknown command '%s'; allowed: ode, sgd, compare, hierarchy, plot, keys "
+    fprintf(stderr, "aimdyn: unknown command '%s'; allowed: ode, sgd, compare, hierarchy, agreement, plot, keys "
                     "(see aimdyn --help)\n", cmd);
     return EXIT_USAGE;
 }

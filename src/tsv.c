@@ -224,3 +224,124 @@ int aim_tsv_prepare_dir(const aim_config *cfg)
     }
     return 0;
 }
+
+void aim_table_free(aim_table *t)
+{
+    if (!t)
+        return;
+    for (int i = 0; i < t->ncols; i++)
+        free(t->names[i]);
+    free(t->names);
+    free(t->data);
+    memset(t, 0, sizeof *t);
+}
+
+int aim_table_column(const aim_table *t, const char *name)
+{
+    for (int i = 0; i < t->ncols; i++)
+        if (strcmp(t->names[i], name) == 0)
+            return i;
+    return -1;
+}
+
+/* Splits line (modified in place) at tabs into at most max fields. */
+static int split_tabs(char *line, char **fields, int max)
+{
+    int n = 0;
+    char *p = line;
+    for (;;) {
+        if (n == max)
+            return -1;
+        fields[n++] = p;
+        char *tab = strchr(p, '\t');
+        if (!tab)
+            break;
+        *tab = '\0';
+        p = tab + 1;
+    }
+    return n;
+}
+
+int aim_table_read(const char *path, aim_table *t)
+{
+    enum { MAX_FIELDS = 4096 };
+    memset(t, 0, sizeof *t);
+    FILE *f = fopen(path, "r");
+    if (!f) {
+        fprintf(stderr, "aimdyn: cannot read '%s': %s\n", path, strerror(errno));
+        return -1;
+    }
+    char *line = NULL, **fields = malloc(sizeof *fields * MAX_FIELDS);
+    size_t cap = 0, rows_cap = 0;
+    long lineno = 0;
+    ssize_t len;
+    int rc = -1;
+    if (!fields)
+        goto fail;
+    while ((len = getline(&line, &cap, f)) >= 0) {
+        lineno++;
+        while (len > 0 && (line[len - 1] == '\n' || line[len - 1] == '\r'))
+            line[--len] = '\0';
+        if (line[0] == '#') {
+            int order;
+            if (sscanf(line, "# tied hierarchy: order M = %d", &order) == 1)
+                t->order = order;
+            continue;
+        }
+        if (len == 0)
+            continue;
+        int n = split_tabs(line, fields, MAX_FIELDS);
+        if (n < 0) {
+            fprintf(stderr, "aimdyn: %s:%ld: more than %d columns\n", path, lineno, MAX_FIELDS);
+            goto fail;
+        }
+        if (!t->names) { /* the header */
+            t->names = calloc((size_t)n, sizeof *t->names);
+            if (!t->names)
+                goto oom;
+            t->ncols = n;
+            for (int i = 0; i < n; i++)
+                if (!(t->names[i] = strdup(fields[i])))
+                    goto oom;
+            continue;
+        }
+        if (n != t->ncols) {
+            fprintf(stderr, "aimdyn: %s:%ld: %d columns where the header has %d\n", path,
+                    lineno, n, t->ncols);
+            goto fail;
+        }
+        if ((size_t)t->nrows == rows_cap) {
+            rows_cap = rows_cap ? 2 * rows_cap : 64;
+            double *d = realloc(t->data, sizeof *d * rows_cap * (size_t)n);
+            if (!d)
+                goto oom;
+            t->data = d;
+        }
+        for (int i = 0; i < n; i++) {
+            char *end;
+            double v = strtod(fields[i], &end);
+            if (end == fields[i] || *end) {
+                fprintf(stderr, "aimdyn: %s:%ld: column %s: \"%s\" is not a number\n", path,
+                        lineno, t->names[i], fields[i]);
+                goto fail;
+            }
+            t->data[(size_t)t->nrows * n + i] = v;
+        }
+        t->nrows++;
+    }
+    if (!t->names) {
+        fprintf(stderr, "aimdyn: %s: no header line (not an aimdyn result file)\n", path);
+        goto fail;
+    }
+    rc = 0;
+    goto done;
+oom:
+    fprintf(stderr, "aimdyn: out of memory reading '%s'\n", path);
+fail:
+    aim_table_free(t);
+done:
+    free(line);
+    free(fields);
+    fclose(f);
+    return rc;
+}

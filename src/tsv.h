@@ -37,4 +37,19 @@ int aim_tsv_prepare_dir(const aim_config *cfg);
 int aim_tsv_path(char *buf, size_t n, const aim_config *cfg,
                  const char *suffix, const char *ext);
 
+/* A result file read back: the named columns of its data rows ('#'
+ * lines skipped; "nan" cells are NaN). */
+typedef struct {
+    int ncols, nrows;
+    char **names;
+    double *data; /* nrows x ncols */
+    int order;    /* the "# tied hierarchy: order M" of an ODE file, else 0 */
+} aim_table;
+
+/* Returns 0, or -1 with the file and line of the problem on stderr. */
+int aim_table_read(const char *path, aim_table *t);
+void aim_table_free(aim_table *t);
+/* Index of the column, or -1. */
+int aim_table_column(const aim_table *t, const char *name);
+
 #endif

@@ -93,13 +93,26 @@ static void progress_break(const progress *p)
 int aim_compare_run_sgd(const aim_config *cfg, int d, const double *tau,
                         int points, double *obs, int *reached)
 {
+    return aim_compare_run_sgd_moments(cfg, d, tau, points, obs, reached, NULL);
+}
+
+int aim_compare_run_sgd_moments(const aim_config *cfg, int d, const double *tau,
+                                int points, double *obs, int *reached,
+                                aim_sgd_moments *mom)
+{
     int seeds = cfg->seeds;
     if (seeds <= 0 || points <= 0) {
         fprintf(stderr, "aimdyn: compare: need seeds > 0 and points > 0\n");
         return -1;
     }
+    double *all = NULL; /* every word of mom->ws at one grid point */
+    if (mom && !(all = malloc(sizeof *all * (size_t)aim_wordset_count(mom->ws)))) {
+        fprintf(stderr, "aimdyn: compare: out of memory\n");
+        return -1;
+    }
     aim_gauss *g = aim_gauss_create(cfg, cfg->rule);
     if (!g) {
+        free(all);
         fprintf(stderr, "aimdyn: compare: cannot create the expectation "
                         "engine\n");
         return -1;
@@ -161,12 +174,27 @@ int aim_compare_run_sgd(const aim_config *cfg, int d, const double *tau,
                 rc = -1;
                 break;
             }
+            if (mom) {
+                const double *const mats[2] = {aim_sgd_matrix(sgd, 0), aim_sgd_matrix(sgd, 1)};
+                if (aim_words_measure(mom->ws, aim_wordset_max_len(mom->ws), mats, d, all)) {
+                    progress_break(&pr);
+                    fprintf(stderr, "aimdyn: compare: out of memory measuring moments\n");
+                    rc = -1;
+                    break;
+                }
+                double *mrow = mom->values + ((size_t)s * points + (size_t)i) * mom->count;
+                for (int k = 0; k < mom->count; k++)
+                    mrow[k] = all[mom->words[k]];
+            }
             progress_draw(&pr, s, i + 1, aim_sgd_steps(sgd), 0);
         }
         reached[s] = i;
-        for (int j = i; j < points; j++)
+        for (int j = i; j < points; j++) {
             for (int k = 0; k < AIM_OBS_COUNT; k++)
                 row[(size_t)j * AIM_OBS_COUNT + k] = NAN;
+            for (int k = 0; mom && k < mom->count; k++)
+                mom->values[((size_t)s * points + (size_t)j) * mom->count + k] = NAN;
+        }
         long steps = aim_sgd_steps(sgd);
         pr.done += (double)(last_steps > 0 ? last_steps : 0);
         aim_sgd_free(sgd);
@@ -185,16 +213,23 @@ int aim_compare_run_sgd(const aim_config *cfg, int d, const double *tau,
     if (pr.tty)
         fprintf(stderr, "\n");
     aim_gauss_free(g);
+    free(all);
     return rc;
 }
 
 void aim_compare_stats(int seeds, int points, const double *obs, double *mean,
                        double *stderr_)
 {
+    aim_compare_stats_n(seeds, points, AIM_OBS_COUNT, obs, mean, stderr_);
+}
+
+void aim_compare_stats_n(int seeds, int points, int width, const double *obs,
+                         double *mean, double *stderr_)
+{
     for (int i = 0; i < points; i++) {
-        for (int k = 0; k < AIM_OBS_COUNT; k++) {
-            size_t off = (size_t)i * AIM_OBS_COUNT + (size_t)k;
-            size_t stride = (size_t)points * AIM_OBS_COUNT;
+        for (int k = 0; k < width; k++) {
+            size_t off = (size_t)i * width + (size_t)k;
+            size_t stride = (size_t)points * width;
             int n = 0;
             double sum = 0;
             for (int s = 0; s < seeds; s++) {

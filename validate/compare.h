@@ -6,6 +6,7 @@
 
 #include "config.h"
 #include "overlaps.h"
+#include "words.h"
 
 /* Runs cfg->seeds seeds of online SGD at dimension d on the grid tau
  * (points entries) and stores every observable:
@@ -23,9 +24,27 @@ int aim_compare_run_sgd(const aim_config *cfg, int d, const double *tau,
  * array, or NULL with a message on stderr. */
 double *aim_compare_seed_moments(const aim_config *cfg, int d, int max_len);
 
+/* Moments of a tied student measured with the observables: Tr(w)/d of
+ * the words words[0..count-1] (indices into ws, whose letters are 'S'
+ * and 'T'), values[(s * points + i) * count + j]; NaN past a blow-up. */
+typedef struct {
+    const aim_wordset *ws;
+    int count;
+    const int *words;
+    double *values;
+} aim_sgd_moments;
+
+/* aim_compare_run_sgd that also measures moments (mom may be NULL). */
+int aim_compare_run_sgd_moments(const aim_config *cfg, int d, const double *tau,
+                                int points, double *obs, int *reached,
+                                aim_sgd_moments *mom);
+
 /* Mean and standard error over the seeds that reached each point. */
 void aim_compare_stats(int seeds, int points, const double *obs,
                        double *mean, double *stderr_);
+/* The same for rows of any width (obs[(s * points + i) * width + k]). */
+void aim_compare_stats_n(int seeds, int points, int width, const double *obs,
+                         double *mean, double *stderr_);
 
 typedef struct {
     double max_abs;  /* largest |ode - mean| over the grid */
