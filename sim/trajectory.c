@@ -64,6 +64,15 @@ static aim_ode_status run_tied(const aim_config *cfg, const double *tau,
                               .state_name = aim_tied_state_name,
                               .monitored = aim_tied_order_parameters(model)};
     aim_ode_integrate(cfg, &om, y0, tau, points, states, report);
+    if (report->status == AIM_ODE_FAILED && aim_tied_left_valid(model)) {
+        snprintf(report->message, sizeof report->message,
+                 "the order-%d hierarchy left the valid moments near tau = %.6g: the Gram "
+                 "matrix of S and S* stopped being positive semi-definite; the closure "
+                 "error has grown too large (raise hierarchy.order, or shorten "
+                 "training.horizon)",
+                 cfg->order, report->tau);
+        report->status = AIM_ODE_BLOWUP;
+    }
     /* a truncated hierarchy can leave the set of valid moments (its
      * closure error grows with time): the rest of the run is not a
      * prediction, and is reported like a blow-up */

@@ -32,6 +32,7 @@ struct aim_tied {
     int cached;
     aim_overlaps cached_q;
     double cached_k[AIM_KERNEL_COUNT];
+    int invalid; /* the last evaluation met moments of no matrix pair */
     char error[320];
 };
 
@@ -188,6 +189,7 @@ const char *aim_tied_state_name(void *m, int i)
 }
 const double *aim_tied_start_moments(const aim_tied *m) { return m->start; }
 const char *aim_tied_error(const aim_tied *m) { return m->error; }
+int aim_tied_left_valid(const aim_tied *m) { return m->invalid; }
 
 void aim_tied_set_start(aim_tied *m, const double *moments)
 {
@@ -284,7 +286,10 @@ int aim_tied_terms_at(aim_tied *m, const double *mom, double *gradient,
         return 0;
     }
     m->cached = 0;
+    m->invalid = 0;
     if (aim_gauss_eval(m->gauss, &q)) {
+        m->invalid = q.omega[0][0] * q.omega[1][1] < q.omega[0][1] * q.omega[0][1] ||
+                     q.omega[0][0] < 0.0;
         snprintf(m->error, sizeof m->error, "%s", aim_gauss_error(m->gauss));
         return -1;
     }
@@ -343,10 +348,10 @@ int aim_tied_observables(aim_tied *m, const double *y, double obs[AIM_OBS_COUNT]
  * round-off (-1e-9 relative on the pivots): 0 when positive
  * semi-definite. Written out because GSL's Cholesky rejects singular
  * matrices, and a Hankel matrix of a spectrum with few atoms is
- * singular. n <= 6. */
+ * singular. n <= 2. */
 static int hankel_psd(const double *mu, int n, int shift)
 {
-    double a[36], scale = 0.0;
+    double a[4], scale = 0.0;
     for (int i = 0; i < n; i++)
         for (int j = 0; j < n; j++) {
             a[i * n + j] = mu[i + j + shift];
@@ -375,9 +380,13 @@ int aim_tied_check(aim_tied *m, const double *y)
 {
     const int M = aim_hierarchy_order(m->h);
     aim_tied_moments(m, y, m->mom);
-    double mu[11];
+    double mu[4];
     char word[AIM_WORD_MAX + 1];
-    const int top = M < 10 ? M : 10; /* moments mu_0 .. mu_top tracked */
+    /* The order parameters and the words next to them: m(S^k), k <= 3.
+     * The highest tracked words carry the closure error first, and a
+     * Hankel condition on them would stop runs whose observables are
+     * still accurate. */
+    const int top = M < 3 ? M : 3;
     for (int k = 0; k <= top; k++) {
         memset(word, 'S', (size_t)k);
         word[k] = '\0';
@@ -386,7 +395,7 @@ int aim_tied_check(aim_tied *m, const double *y)
     if (hankel_psd(mu, top / 2 + 1, 0) || (top >= 1 && hankel_psd(mu, (top - 1) / 2 + 1, 1))) {
         snprintf(m->error, sizeof m->error,
                  "the moments m(S^k), k <= %d, are not those of a positive semi-definite "
-                 "S (a Hankel matrix is not positive semi-definite)", top);
+                 "S (m(S)^2 <= m(SS) or m(SS)^2 <= m(S) m(SSS) fails)", top);
         return -1;
     }
     aim_overlaps q;

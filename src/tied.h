@@ -56,12 +56,16 @@ int aim_tied_terms_at(aim_tied *m, const double *moments, double *gradient,
 void aim_tied_moments(aim_tied *m, const double *y, double *moments);
 /* Order parameters of {S, S*} from moments of every word. */
 void aim_tied_overlaps(const aim_tied *m, const double *moments, aim_overlaps *q);
-/* 0 when the moments at y (closure applied) are those of some pair of
- * symmetric matrices with S positive semi-definite: Hankel matrices of
- * m(S^k) and of m(S^(k+1)) positive semi-definite, |overlap| <= 1;
- * else -1 with the violated condition in aim_tied_error. A truncated
- * hierarchy leaves this set when its closure error has grown. */
+/* 0 when the low moments at y could be those of a pair of symmetric
+ * matrices with S positive semi-definite: m(SS) >= m(S)^2,
+ * m(S) m(SSS) >= m(SS)^2 (M >= 3), |overlap| <= 1; else -1 with the
+ * violated condition in aim_tied_error. A truncated hierarchy leaves
+ * this set when its closure error has grown. */
 int aim_tied_check(aim_tied *m, const double *y);
+/* 1 when the last right-hand side failed because its moments were not
+ * those of any pair of matrices (the Gram matrix of S and S* not positive
+ * semi-definite): a truncation that left the valid moments. */
+int aim_tied_left_valid(const aim_tied *m);
 int aim_tied_observables(aim_tied *m, const double *y, double obs[AIM_OBS_COUNT]);
 const char *aim_tied_error(const aim_tied *m);
 
