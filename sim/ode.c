@@ -170,6 +170,12 @@ aim_ode_status aim_ode_integrate(const aim_config *cfg, const aim_ode_model *mod
                 state);
             goto done;
         }
+        if (model->check && model->check(model->ctx, v)) {
+            report->status = AIM_ODE_BLOWUP;
+            say(report, "the state left the model's valid set by tau = %.6g: %s",
+                reached_tau, model->error ? model->error(model->ctx) : "");
+            goto done;
+        }
         memcpy(states + (size_t)i * n, v, sizeof(double) * (size_t)n);
         report->reached = i + 1;
     }

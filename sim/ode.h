@@ -17,11 +17,17 @@ typedef struct {
      * parameters; a hierarchy's long words are legitimately large);
      * 0 means all */
     int monitored;
+    /* optional: 0 when the state reached at a grid point is valid, else
+     * non-zero with the reason in error(); the run stops there, before
+     * that point, and is reported like a blow-up (e.g. a truncated moment
+     * hierarchy that has left the moments of real matrices) */
+    int (*check)(void *ctx, const double *y);
 } aim_ode_model;
 
 typedef enum {
     AIM_ODE_OK = 0,
-    AIM_ODE_BLOWUP = 1, /* |state| reached cfg->blowup: model diverges */
+    AIM_ODE_BLOWUP = 1, /* |state| reached cfg->blowup, or the state left
+                           the model's valid set: model diverges */
     AIM_ODE_FAILED = -1 /* solver or right-hand side failure */
 } aim_ode_status;
 

@@ -22,6 +22,8 @@ static int tied_rhs(void *ctx, const double *y, double *dy)
 
 static const char *tied_error(void *ctx) { return aim_tied_error(ctx); }
 
+static int tied_check(void *ctx, const double *y) { return aim_tied_check(ctx, y); }
+
 void aim_trajectory_moments_free(aim_trajectory_moments *m)
 {
     if (!m)
@@ -57,37 +59,37 @@ static aim_ode_status run_tied(const aim_config *cfg, const double *tau,
     if (start)
         aim_tied_set_start(model, start);
     aim_tied_initial(model, y0);
+    if (aim_tied_check(model, y0)) {
+        snprintf(report->message, sizeof report->message,
+                 "the start moments are not those of a positive semi-definite S and a "
+                 "symmetric S*: %s", aim_tied_error(model));
+        goto done;
+    }
     const aim_ode_model om = {.size = n,
                               .ctx = model,
                               .rhs = tied_rhs,
                               .error = tied_error,
                               .state_name = aim_tied_state_name,
-                              .monitored = aim_tied_order_parameters(model)};
+                              .monitored = aim_tied_order_parameters(model),
+                              .check = tied_check};
     aim_ode_integrate(cfg, &om, y0, tau, points, states, report);
+    /* a truncated hierarchy can leave the moments of real matrices (its
+     * closure error grows with time): the rest is not a prediction */
     if (report->status == AIM_ODE_FAILED && aim_tied_left_valid(model)) {
         snprintf(report->message, sizeof report->message,
-                 "the order-%d hierarchy left the valid moments near tau = %.6g: the Gram "
-                 "matrix of S and S* stopped being positive semi-definite; the closure "
-                 "error has grown too large (raise hierarchy.order, or shorten "
+                 "the order-%d hierarchy left the valid moments near tau = %.6g: %s; the "
+                 "closure error has grown too large (raise hierarchy.order, or shorten "
                  "training.horizon)",
-                 cfg->order, report->tau);
+                 cfg->order, report->tau, aim_tied_error(model));
         report->status = AIM_ODE_BLOWUP;
+    } else if (report->status == AIM_ODE_BLOWUP && !strncmp(report->message, "the state left", 14)) {
+        char why[400]; /* the driver's text, shortened if need be */
+        snprintf(why, sizeof why, "%.399s", report->message + 15);
+        snprintf(report->message, sizeof report->message,
+                 "the order-%d hierarchy left %s; the closure error has grown too large (raise "
+                 "hierarchy.order, or shorten training.horizon)",
+                 cfg->order, why);
     }
-    /* a truncated hierarchy can leave the set of valid moments (its
-     * closure error grows with time): the rest of the run is not a
-     * prediction, and is reported like a blow-up */
-    for (int i = 0; i < report->reached; i++)
-        if (aim_tied_check(model, states + (size_t)i * n)) {
-            snprintf(report->message, sizeof report->message,
-                     "the order-%d hierarchy left the valid moments at tau = %.6g: %s; "
-                     "the closure error has grown too large (raise hierarchy.order, or "
-                     "shorten training.horizon)",
-                     cfg->order, tau[i], aim_tied_error(model));
-            report->status = AIM_ODE_BLOWUP;
-            report->reached = i;
-            report->tau = tau[i];
-            break;
-        }
     for (int i = 0; i < points; i++) {
         double *row = obs + (size_t)i * AIM_OBS_COUNT;
         if (i >= report->reached) {

@@ -1,6 +1,6 @@
 /* aim_hierarchy: generation of the truncated moment hierarchy from
  * per-letter step rules; the derivation of every rule is in
- * theory/tied.md (sections 3-5). */
+ * theory/tied.md (sections 1-4). */
 #include "hierarchy.h"
 
 #include <math.h>
@@ -120,8 +120,12 @@ static void add_first(builder *b, double coef, int transpose, const char *A)
         }
         A = At;
     }
-    aim_word_transpose(&dyn->alphabet, dyn->student, St);
-    aim_word_transpose(&dyn->alphabet, dyn->teacher, Tt);
+    if (aim_word_transpose(&dyn->alphabet, dyn->student, St) ||
+        aim_word_transpose(&dyn->alphabet, dyn->teacher, Tt)) {
+        snprintf(b->err, b->err_n, "the student or teacher word is not in the alphabet");
+        b->failed = 1;
+        return;
+    }
     const char *base[4] = {dyn->student, St, dyn->teacher, Tt};
     const int kernel[4] = {AIM_KERNEL_A_S, AIM_KERNEL_B_S, AIM_KERNEL_A_T,
                            AIM_KERNEL_B_T};

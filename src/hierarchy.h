@@ -12,8 +12,10 @@
  * clock tau = n eta/d^2 by, at large d,
  *   first order:  E Tr(G A) = a_S m(S A) + b_S m(S^T A) + a_T m(T A)
  *                             + b_T m(T^T A)      (Gaussian regression),
- *   second order: E Tr(G^t A G^t' B)/d -> eta K(t,t') m(A) m(B),
- *                 K = K_P when t = t', K_O otherwise (token pairing),
+ *   second order: E Tr(G^t A G^t' B)/d -> K(t,t') m(A) m(B), times eta
+ *                 per unit tau (the factor (eta/d)^2 of a step over its
+ *                 eta/d^2 of tau); K = K_P when t = t', K_O otherwise
+ *                 (token pairing),
  *   weight decay: -gamma k_L m(w) for every letter L of w,
  * where S and T are the words of the student matrix and the teacher.
  * The hierarchy tracks every word of length 1..M with a moving letter;

@@ -159,6 +159,7 @@ typedef struct {
     aim_config cfg;
     int dims[MAX_DIMS], ndims; /* compare's dimensions; else sgd.d */
     int orders[MAX_ORDERS], norders; /* compare's truncation orders */
+    int order_given;           /* --order appeared */
     int latex;                 /* hierarchy: LaTeX output */
 } run_options;
 
@@ -231,6 +232,8 @@ static int parse_run_options(const char *cmd, int argc, char **argv,
             ro->latex = 1;
             continue;
         }
+        if (c == 'O')
+            ro->order_given = 1;
         if (c == 'O' && is_compare) {
             if (add_to_list(cmd, "--order", optarg, 1, 10, ro->orders, &ro->norders,
                             MAX_ORDERS))
@@ -290,7 +293,7 @@ static int parse_run_options(const char *cmd, int argc, char **argv,
         fprintf(stderr, "aimdyn %s: %s\n", cmd, err.message);
         return -1;
     }
-    if (ro->norders > 0 && ro->cfg.decomposition != AIM_TIED) {
+    if (ro->order_given && ro->cfg.decomposition != AIM_TIED && !is_hierarchy) {
         fprintf(stderr, "aimdyn %s: --order applies to tied students only "
                         "(model.decomposition = tied)\n", cmd);
         return -1;
@@ -382,7 +385,7 @@ static int cmd_ode(int argc, char **argv)
     aim_ode_status st = aim_trajectory_run_full(cfg, ro.dims[0], tau, start, obs, &mom, &rep);
     free(start);
     int exit_code = 0;
-    if (st == AIM_ODE_FAILED) {
+    if (st == AIM_ODE_FAILED || rep.reached < 1) {
         fprintf(stderr, "aimdyn ode: %s\n", rep.message);
         exit_code = EXIT_RUNTIME;
     } else {
@@ -674,6 +677,7 @@ static int cmd_compare(int argc, char **argv)
         char sgd_path[1024], stem[1024], suffix[64];
         aim_config sgd_cfg = *cfg;
         sgd_cfg.d = d;
+        sgd_cfg.order = ro.orders[nord - 1]; /* SGD moments for the longest words */
         /* a seed start is measured once per d, up to the longest words
          * used: the word sets of lower orders are its leading entries */
         free(start);
@@ -700,6 +704,7 @@ static int cmd_compare(int argc, char **argv)
                 AIM_ODE_FAILED) {
                 fprintf(stderr, "aimdyn compare: ODE%s: %s\n", tied ? " (tied)" : "",
                         rep.message);
+                aim_trajectory_moments_free(&mom);
                 goto done;
             }
             if (rep.status == AIM_ODE_BLOWUP) {
@@ -941,7 +946,10 @@ static int cmd_agreement(int argc, char **argv)
         goto done;
     }
     int ns = table_observables(&ts, 1, upto, tau_s, mean, se, ts.nrows);
-    if (ns < 1) {
+    int has_means = 0;
+    for (int c = 0; c < ts.ncols; c++)
+        has_means |= strstr(ts.names[c], "_mean") != NULL;
+    if (ns < 1 || !has_means) {
         fprintf(stderr, "aimdyn agreement: %s: no tau column or no row up to --upto "
                         "(an SGD summary file, NAME-sgd-dD.tsv, is expected)\n", sgd);
         goto done;

@@ -37,7 +37,7 @@ struct aim_tied {
 };
 
 /* S -> S - (eta/d)(G_s S + S G_s) + (eta/d)^2 G_s S G_s - 2 (eta gamma/d^2) S
- * with G_s = G + G^T (theory/tied.md sec. 3). */
+ * with G_s = G + G^T (theory/tied.md sec. 1). */
 static void tied_dynamics(aim_dynamics *dyn)
 {
     memset(dyn, 0, sizeof *dyn);
@@ -286,7 +286,6 @@ int aim_tied_terms_at(aim_tied *m, const double *mom, double *gradient,
         return 0;
     }
     m->cached = 0;
-    m->invalid = 0;
     if (aim_gauss_eval(m->gauss, &q)) {
         m->invalid = q.omega[0][0] * q.omega[1][1] < q.omega[0][1] * q.omega[0][1] ||
                      q.omega[0][0] < 0.0;
@@ -313,8 +312,10 @@ int aim_tied_terms_at(aim_tied *m, const double *mom, double *gradient,
 int aim_tied_terms(aim_tied *m, const double *y, double *gradient,
                    double *noise, double *decay)
 {
+    m->invalid = 0;
     for (int i = 0; i < m->size; i++)
         if (!isfinite(y[i])) {
+            m->invalid = 1; /* no matrices have these moments */
             snprintf(m->error, sizeof m->error, "%s is not finite", m->names[i]);
             return -1;
         }
@@ -364,11 +365,13 @@ static int hankel_psd(const double *mu, int n, int shift)
             p -= a[j * n + k] * a[j * n + k];
         if (p < -1e-9 * scale)
             return -1;
-        double r = p > 0.0 ? sqrt(p) : 0.0;
+        double r = p > 1e-12 * scale ? sqrt(p) : 0.0;
         for (int i = j + 1; i < n; i++) {
             double v = a[i * n + j];
             for (int k = 0; k < j; k++)
                 v -= a[i * n + k] * a[j * n + k];
+            if (r == 0.0 && fabs(v) > 1e-6 * scale)
+                return -1; /* a zero pivot with a non-zero column */
             a[i * n + j] = r > 0.0 ? v / r : 0.0;
         }
         a[j * n + j] = r;
@@ -392,17 +395,25 @@ int aim_tied_check(aim_tied *m, const double *y)
         word[k] = '\0';
         mu[k] = m->mom[aim_wordset_find(m->words, word)];
     }
+    static const char *const conditions[4] = {
+        "", "m(S) >= 0", "m(S) >= 0 and m(SS) >= m(S)^2",
+        "m(SS) >= m(S)^2 and m(SS)^2 <= m(S) m(SSS)"};
     if (hankel_psd(mu, top / 2 + 1, 0) || (top >= 1 && hankel_psd(mu, (top - 1) / 2 + 1, 1))) {
         snprintf(m->error, sizeof m->error,
                  "the moments m(S^k), k <= %d, are not those of a positive semi-definite "
-                 "S (m(S)^2 <= m(SS) or m(SS)^2 <= m(S) m(SSS) fails)", top);
+                 "S (%s fails)", top, conditions[top]);
         return -1;
     }
-    aim_overlaps q;
-    aim_tied_overlaps(m, m->mom, &q);
-    double ov = aim_overlaps_teacher_overlap(&q);
-    if (!(fabs(ov) <= 1.0 + 1e-9)) {
-        snprintf(m->error, sizeof m->error, "the teacher overlap %.6g is outside [-1, 1]", ov);
+    /* the unclamped Cauchy-Schwarz inequality of the traceless parts (the
+     * overlap function clamps to [-1, 1]) */
+    const double cst = m->mom[m->w_st] - m->mom[m->w_s] * m->mom[m->w_t];
+    const double vs = m->mom[m->w_ss] - m->mom[m->w_s] * m->mom[m->w_s];
+    const double vt = m->mom[m->w_tt] - m->mom[m->w_t] * m->mom[m->w_t];
+    if (!(cst * cst <= (1.0 + 1e-9) * vs * vt + 1e-300)) {
+        snprintf(m->error, sizeof m->error,
+                 "the teacher overlap would be %.6g, outside [-1, 1] (kappa_2(S,S*)^2 > "
+                 "kappa_2(S,S) kappa_2(S*,S*))",
+                 vs > 0 && vt > 0 ? cst / sqrt(vs * vt) : INFINITY);
         return -1;
     }
     return 0;

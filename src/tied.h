@@ -58,9 +58,11 @@ void aim_tied_moments(aim_tied *m, const double *y, double *moments);
 void aim_tied_overlaps(const aim_tied *m, const double *moments, aim_overlaps *q);
 /* 0 when the low moments at y could be those of a pair of symmetric
  * matrices with S positive semi-definite: m(SS) >= m(S)^2,
- * m(S) m(SSS) >= m(SS)^2 (M >= 3), |overlap| <= 1; else -1 with the
+ * m(S) m(SSS) >= m(SS)^2 (M >= 3), and the Cauchy-Schwarz inequality of
+ * the traceless parts (|overlap| <= 1, unclamped); else -1 with the
  * violated condition in aim_tied_error. A truncated hierarchy leaves
- * this set when its closure error has grown. */
+ * this set when its closure error has grown; the ODE driver checks it
+ * at every grid point and stops there. */
 int aim_tied_check(aim_tied *m, const double *y);
 /* 1 when the last right-hand side failed because its moments were not
  * those of any pair of matrices (the Gram matrix of S and S* not positive

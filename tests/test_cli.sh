@@ -39,7 +39,7 @@ contains() { # name, file, text
 # help
 expect_exit "main help" 0 "$exe" --help
 contains "main help lists compare" "$work/out" "compare"
-for cmd in ode sgd compare hierarchy plot keys; do
+for cmd in ode sgd compare hierarchy agreement plot keys; do
     expect_exit "$cmd --help" 0 "$exe" $cmd --help
     contains "$cmd --help usage" "$work/out" "usage: aimdyn $cmd"
 done
@@ -49,7 +49,7 @@ expect_exit "keys" 0 "$exe" keys
 contains "keys lists training.eta with default" "$work/out" "training.eta"
 expect_exit "no command" 1 "$exe"
 expect_exit "unknown command" 1 "$exe" frobnicate
-contains "unknown command names allowed" "$work/err" "allowed: ode, sgd, compare, hierarchy, plot, keys"
+contains "unknown command names allowed" "$work/err" "allowed: ode, sgd, compare, hierarchy, agreement, plot, keys"
 
 # configuration errors: exit 1, nothing written
 out="$work/o1"
@@ -134,6 +134,13 @@ expect_exit "tied ode" 0 "$exe" ode "$work/tied2.ini" --order 2 --out "$work/o5"
     --set training.eta=0.005 --set training.horizon=0.02 --set training.points=5
 contains "tied ode has moment columns" "$work/o5/aimdyn-ode.tsv" "	m(S)	m(SS)	m(ST)$"
 contains "tied ode records the hierarchy" "$work/o5/aimdyn-ode.tsv" "^# tied hierarchy: order M = 2 (3 equations), closure aligned"
+
+expect_exit "ode --order with a direct student" 1 "$exe" ode --order 3 --out "$out"
+# agreement of existing files: the tied ODE against itself is not an SGD file
+expect_exit "agreement needs an SGD summary" 1 "$exe" agreement --sgd "$work/o5/aimdyn-ode.tsv" \
+    --ode "$work/o5/aimdyn-ode.tsv"
+contains "agreement explains" "$work/err" "SGD summary file"
+expect_exit "agreement without files" 1 "$exe" agreement --sgd "$work/none.tsv" --ode "$work/none.tsv"
 
 # plot needs inputs
 expect_exit "plot without inputs" 1 "$exe" plot --figure "$work/fig"

@@ -196,6 +196,43 @@ static void test_aligned_exact_at_teacher(void **state)
     free(want);
 }
 
+/* aim_tied_check: the free start is valid; moments with a valid Gram
+ * matrix but a traceless overlap of -5 are not (the overlap function
+ * clamps, the check must not); m(SS) < m(S)^2 is not. */
+static void test_validity_check(void **state)
+{
+    (void)state;
+    aim_config cfg;
+    tied_config(&cfg, 2); /* tracked: m(S), m(SS), m(ST); m(T) = 1, m(TT) = 2 */
+    char err[256];
+    aim_tied *m = aim_tied_create(&cfg, AIM_RULE_AUTO, err, sizeof err);
+    assert_non_null(m);
+    double y[3];
+    aim_tied_initial(m, y);
+    assert_int_equal(aim_tied_check(m, y), 0);
+    const aim_wordset *ws = aim_hierarchy_words(aim_tied_hierarchy(m));
+    int iS = -1, iSS = -1, iST = -1;
+    for (int i = 0; i < 3; i++) {
+        const char *w = aim_wordset_word(ws, aim_hierarchy_tracked(aim_tied_hierarchy(m), i));
+        if (!strcmp(w, "S"))
+            iS = i;
+        else if (!strcmp(w, "SS"))
+            iSS = i;
+        else
+            iST = i;
+    }
+    y[iS] = 1.0;
+    y[iSS] = 1.1;
+    y[iST] = 0.5; /* Gram m(SS) m(TT) = 2.2 >= 0.25, but (0.5 - 1)^2 > 0.1 x 1 */
+    assert_int_equal(aim_tied_check(m, y), -1);
+    assert_non_null(strstr(aim_tied_error(m), "outside [-1, 1]"));
+    y[iST] = 1.0;
+    y[iSS] = 0.9; /* m(SS) < m(S)^2 */
+    assert_int_equal(aim_tied_check(m, y), -1);
+    assert_non_null(strstr(aim_tied_error(m), "positive semi-definite"));
+    aim_tied_free(m);
+}
+
 static void test_print(void **state)
 {
     (void)state;
@@ -228,6 +265,7 @@ int main(void)
         cmocka_unit_test(test_order2_by_hand),
         cmocka_unit_test(test_closures_exact_at_start),
         cmocka_unit_test(test_aligned_exact_at_teacher),
+        cmocka_unit_test(test_validity_check),
         cmocka_unit_test(test_print),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
