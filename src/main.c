@@ -782,11 +782,14 @@ static int cmd_compare(int argc, char **argv)
                        gaps[r][k].max_z, rel, ratio);
             }
     for (int j = 0; j < ro.ndims; j++)
-        for (int q = 0; q < nord; q++)
-            printf("weak recovery (|overlap| >= %g) at d = %d, M = %d: ODE tau = %.4g, SGD "
+        for (int q = 0; q < nord; q++) {
+            char order[32] = "";
+            if (tied)
+                snprintf(order, sizeof order, ", M = %d", ro.orders[q]);
+            printf("weak recovery (|overlap| >= %g) at d = %d%s: ODE tau = %.4g, SGD "
                    "median tau = %.4g (%d of %d seeds)\n", RECOVERY_THRESHOLD, ro.dims[j],
-                   tied ? ro.orders[q] : 0, twr_ode[j * nord + q], twr_sgd[j], recovered[j],
-                   cfg->seeds);
+                   order, twr_ode[j * nord + q], twr_sgd[j], recovered[j], cfg->seeds);
+        }
     int committed = aim_tsv_commit(tsv);
     tsv = NULL;
     if (committed != 0)
