@@ -135,6 +135,13 @@ expect_exit "tied ode" 0 "$exe" ode "$work/tied2.ini" --order 2 --out "$work/o5"
 contains "tied ode has moment columns" "$work/o5/aimdyn-ode.tsv" "	m(S)	m(SS)	m(ST)$"
 contains "tied ode records the hierarchy" "$work/o5/aimdyn-ode.tsv" "^# tied hierarchy: order M = 2 (3 equations), closure aligned"
 
+expect_exit "tied ode from a seed's measured start" 0 "$exe" ode "$work/tied2.ini" --order 2 \
+    --out "$work/o6" --d 40 --set hierarchy.start=seed --set training.eta=0.005 \
+    --set training.horizon=0.01 --set training.points=3
+contains "seed start recorded" "$work/o6/aimdyn-ode.tsv" "start measured from SGD seed"
+first_overlap=$(grep -v '^#' "$work/o6/aimdyn-ode.tsv" | awk -F'\t' 'NR == 2 {print $5}')
+[ "$first_overlap" != "0" ]
+check "seed start has the seed's (non-zero) overlap (got $first_overlap)" $?
 expect_exit "ode --order with a direct student" 1 "$exe" ode --order 3 --out "$out"
 # agreement of existing files: the tied ODE against itself is not an SGD file
 expect_exit "agreement needs an SGD summary" 1 "$exe" agreement --sgd "$work/o5/aimdyn-ode.tsv" \
