@@ -212,9 +212,14 @@ int aim_plot_orders(const char *const *ode_tsv, const char *const *labels,
         fprintf(stderr, "aimdyn: plot: unusable file name (line break)\n");
         return -1;
     }
-    for (int i = 0; i < n_ode; i++)
-        if (!readable(ode_tsv[i]) || (labels && bad_name(labels[i])))
+    for (int i = 0; i < n_ode; i++) {
+        if (!readable(ode_tsv[i]))
             return -1;
+        if (labels && bad_name(labels[i])) {
+            fprintf(stderr, "aimdyn: plot: --label %d contains a line break\n", i + 1);
+            return -1;
+        }
+    }
     if (sgd_tsv && !readable(sgd_tsv))
         return -1;
     const figure_files ff = {ode_tsv, labels, n_ode, sgd_tsv};
