@@ -850,6 +850,12 @@ static int cmd_plot(int argc, char **argv)
                         "--sgd FILE (see `aimdyn plot --help`)\n");
         return EXIT_USAGE;
     }
+    for (int i = 0; i < nlabels; i++)
+        if (strchr(labels[i], '\n') || strchr(labels[i], '\r')) {
+            fprintf(stderr, "aimdyn plot: --label %d contains a line break; allowed: one line "
+                            "of text\n", i + 1);
+            return EXIT_USAGE;
+        }
     if (nlabels && nlabels != nodes) {
         fprintf(stderr, "aimdyn plot: %d --label for %d --ode files: give one label per "
                         "ODE file, or none\n", nlabels, nodes);
