@@ -172,6 +172,7 @@ aim_ode_status aim_ode_integrate(const aim_config *cfg, const aim_ode_model *mod
         }
         if (model->check && model->check(model->ctx, v)) {
             report->status = AIM_ODE_BLOWUP;
+            report->invalid = 1;
             say(report, "the state left the model's valid set by tau = %.6g: %s",
                 reached_tau, model->error ? model->error(model->ctx) : "");
             goto done;

@@ -35,6 +35,7 @@ typedef struct {
     aim_ode_status status;
     double tau;          /* where the integration stopped */
     int reached;         /* grid points filled in states */
+    int invalid;         /* stopped because model->check rejected a state */
     char message[768];
 } aim_ode_report;
 

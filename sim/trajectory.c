@@ -24,6 +24,38 @@ static const char *tied_error(void *ctx) { return aim_tied_error(ctx); }
 
 static int tied_check(void *ctx, const double *y) { return aim_tied_check(ctx, y); }
 
+static int direct_observables(void *ctx, const double *y, double *obs)
+{
+    return aim_direct_observables(ctx, y, obs);
+}
+
+static int tied_observables(void *ctx, const double *y, double *obs)
+{
+    return aim_tied_observables(ctx, y, obs);
+}
+
+/* Observables at every grid point the integration reached, NaN beyond.
+ * Returns 0, or -1 with the report turned into a failure. */
+static int fill_observables(int points, const double *tau, const double *states, int n,
+                            double *obs, aim_ode_report *report, void *model,
+                            int (*observe)(void *, const double *, double *),
+                            const char *(*error)(void *))
+{
+    for (int i = 0; i < points; i++) {
+        double *row = obs + (size_t)i * AIM_OBS_COUNT;
+        if (i >= report->reached) {
+            for (int k = 0; k < AIM_OBS_COUNT; k++)
+                row[k] = NAN;
+        } else if (observe(model, states + (size_t)i * n, row)) {
+            report->status = AIM_ODE_FAILED;
+            snprintf(report->message, sizeof report->message, "observables at tau = %g: %s",
+                     tau[i], error(model));
+            return -1;
+        }
+    }
+    return 0;
+}
+
 void aim_trajectory_moments_free(aim_trajectory_moments *m)
 {
     if (!m)
@@ -73,35 +105,21 @@ static aim_ode_status run_tied(const aim_config *cfg, const double *tau,
                               .monitored = aim_tied_order_parameters(model),
                               .check = tied_check};
     aim_ode_integrate(cfg, &om, y0, tau, points, states, report);
-    /* a truncated hierarchy can leave the moments of real matrices (its
-     * closure error grows with time): the rest is not a prediction */
-    if (report->status == AIM_ODE_FAILED && aim_tied_left_valid(model)) {
+    /* A truncated hierarchy can leave the moments of real matrices (its
+     * closure error grows with time): stopped by the check at a grid
+     * point, or by a right-hand side that met such moments between two.
+     * The rest is not a prediction. */
+    if (report->invalid || (report->status == AIM_ODE_FAILED && aim_tied_left_valid(model))) {
         snprintf(report->message, sizeof report->message,
-                 "the order-%d hierarchy left the valid moments near tau = %.6g: %s; the "
+                 "the order-%d hierarchy left the valid moments by tau = %.6g: %s; the "
                  "closure error has grown too large (raise hierarchy.order, or shorten "
                  "training.horizon)",
                  cfg->order, report->tau, aim_tied_error(model));
         report->status = AIM_ODE_BLOWUP;
-    } else if (report->status == AIM_ODE_BLOWUP && !strncmp(report->message, "the state left", 14)) {
-        char why[400]; /* the driver's text, shortened if need be */
-        snprintf(why, sizeof why, "%.399s", report->message + 15);
-        snprintf(report->message, sizeof report->message,
-                 "the order-%d hierarchy left %s; the closure error has grown too large (raise "
-                 "hierarchy.order, or shorten training.horizon)",
-                 cfg->order, why);
     }
-    for (int i = 0; i < points; i++) {
-        double *row = obs + (size_t)i * AIM_OBS_COUNT;
-        if (i >= report->reached) {
-            for (int k = 0; k < AIM_OBS_COUNT; k++)
-                row[k] = NAN;
-        } else if (aim_tied_observables(model, states + (size_t)i * n, row)) {
-            report->status = AIM_ODE_FAILED;
-            snprintf(report->message, sizeof report->message,
-                     "observables at tau = %g: %s", tau[i], aim_tied_error(model));
-            goto done;
-        }
-    }
+    if (fill_observables(points, tau, states, n, obs, report, model, tied_observables,
+                         tied_error))
+        goto done;
     if (moments) {
         memset(moments, 0, sizeof *moments);
         moments->names = calloc((size_t)n, sizeof *moments->names);
@@ -113,17 +131,13 @@ static aim_ode_status run_tied(const aim_config *cfg, const double *tau,
             goto done;
         }
         moments->count = n;
-        for (int k = 0; k < n; k++) {
-            const char *name = aim_tied_state_name(model, k);
-            moments->names[k] = malloc(strlen(name) + 1);
-            if (!moments->names[k]) {
+        for (int k = 0; k < n; k++)
+            if (!(moments->names[k] = strdup(aim_tied_state_name(model, k)))) {
                 aim_trajectory_moments_free(moments);
                 report->status = AIM_ODE_FAILED;
                 snprintf(report->message, sizeof report->message, "out of memory");
                 goto done;
             }
-            strcpy(moments->names[k], name);
-        }
         for (int i = 0; i < points; i++)
             for (int k = 0; k < n; k++)
                 moments->values[(size_t)i * n + k] =
@@ -174,18 +188,8 @@ aim_ode_status aim_trajectory_run_full(const aim_config *cfg, int d,
                               .error = direct_error,
                               .state_name = aim_direct_state_name};
     aim_ode_integrate(cfg, &om, y0, tau, points, states, report);
-    for (int i = 0; i < points; i++) {
-        double *row = obs + (size_t)i * AIM_OBS_COUNT;
-        if (i >= report->reached) {
-            for (int k = 0; k < AIM_OBS_COUNT; k++)
-                row[k] = NAN;
-        } else if (aim_direct_observables(model, states + (size_t)i * n, row)) {
-            report->status = AIM_ODE_FAILED;
-            snprintf(report->message, sizeof report->message, "observables at tau = %g: %s",
-                     tau[i], aim_direct_error(model));
-            break;
-        }
-    }
+    fill_observables(points, tau, states, n, obs, report, model, direct_observables,
+                     direct_error);
 done:
     free(states);
     aim_direct_free(model);

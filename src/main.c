@@ -1004,23 +1004,16 @@ static int cmd_agreement(int argc, char **argv)
             int cs = aim_table_column(&ts, name);
             if (cm < 0 || cs < 0)
                 continue;
-            double gmax = 0.0, gtau = NAN, zmax = 0.0, scale = 0.0;
-            for (int i = 0; i < ns; i++) {
-                double m = ts.data[(size_t)i * ts.ncols + cm], e = ts.data[(size_t)i * ts.ncols + cs];
-                if (isnan(m))
-                    continue;
-                double o = i < no ? to.data[(size_t)i * to.ncols + c] : NAN;
-                double gap = isnan(o) ? INFINITY : fabs(o - m);
-                scale = isnan(o) ? scale : fmax(scale, fabs(o));
-                if (isnan(gtau) || gap > gmax) {
-                    gmax = gap;
-                    gtau = tau_s[i];
-                }
-                if (e > 0)
-                    zmax = fmax(zmax, gap / e);
+            double scale = 0.0;
+            for (int i = 0; i < ns; i++) { /* the ODE column, NaN past its end */
+                obs[i] = i < no ? to.data[(size_t)i * to.ncols + c] : NAN;
+                if (!isnan(obs[i]))
+                    scale = fmax(scale, fabs(obs[i]));
             }
-            printf("%-28.28s %-10s %12.4g %10.4g %10.3g %10.3g\n", base, to.names[c], gmax,
-                   gtau, zmax, scale > 0 ? gmax / scale : NAN);
+            aim_gap g = aim_compare_gap(ns, tau_s, obs, 1, ts.data + cm, ts.data + cs,
+                                        (size_t)ts.ncols);
+            printf("%-28.28s %-10s %12.4g %10.4g %10.3g %10.3g\n", base, to.names[c],
+                   g.max_abs, g.tau_abs, g.max_z, scale > 0 ? g.max_abs / scale : NAN);
         }
         aim_table_free(&to);
     }

@@ -142,6 +142,12 @@ contains "seed start recorded" "$work/o6/aimdyn-ode.tsv" "start measured from SG
 first_overlap=$(grep -v '^#' "$work/o6/aimdyn-ode.tsv" | awk -F'\t' 'NR == 2 {print $5}')
 [ "$first_overlap" != "0" ]
 check "seed start has the seed's (non-zero) overlap (got $first_overlap)" $?
+# a truncation that leaves the moments of real matrices: exit 3, recorded
+expect_exit "tied hierarchy leaving the valid moments" 3 "$exe" ode "$work/tied2.ini" --order 2 \
+    --out "$work/o7" --set teacher.scale=0.5 --set model.activation=he2 \
+    --set training.eta=0.01 --set training.horizon=0.1 --set training.points=11
+contains "invalid moments explained" "$work/err" "left the valid moments by tau ="
+contains "invalid moments recorded" "$work/o7/aimdyn-ode.tsv" "^# status: the order-2 hierarchy left"
 expect_exit "ode --order with a direct student" 1 "$exe" ode --order 3 --out "$out"
 # agreement of existing files: the tied ODE against itself is not an SGD file
 expect_exit "agreement needs an SGD summary" 1 "$exe" agreement --sgd "$work/o5/aimdyn-ode.tsv" \

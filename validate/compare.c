@@ -257,35 +257,41 @@ void aim_compare_stats_n(int seeds, int points, int width, const double *obs,
     }
 }
 
+aim_gap aim_compare_gap(int points, const double *tau, const double *ode, size_t ode_stride,
+                        const double *mean, const double *stderr_, size_t stride)
+{
+    /* NaN = nothing compared (no point with an SGD mean / stderr). */
+    aim_gap gp = {NAN, NAN, NAN, NAN};
+    for (int i = 0; i < points; i++) {
+        const double m = mean[(size_t)i * stride], o = ode[(size_t)i * ode_stride];
+        if (isnan(m))
+            continue;
+        /* An ODE that stopped (NaN) where SGD did not is an infinite
+         * gap, not a skipped point. */
+        double gap = isnan(o) ? INFINITY : fabs(o - m);
+        if (isnan(gp.max_abs) || gap > gp.max_abs) {
+            gp.max_abs = gap;
+            gp.tau_abs = tau[i];
+        }
+        double se = stderr_[(size_t)i * stride];
+        if (se > 0) {
+            double z = gap / se;
+            if (isnan(gp.max_z) || z > gp.max_z) {
+                gp.max_z = z;
+                gp.tau_z = tau[i];
+            }
+        }
+    }
+    return gp;
+}
+
 void aim_compare_gaps(int points, const double *tau, const double *ode,
                       const double *mean, const double *stderr_,
                       aim_gap gaps[AIM_OBS_COUNT])
 {
-    for (int k = 0; k < AIM_OBS_COUNT; k++) {
-        /* NaN = nothing compared (no point with an SGD mean / stderr). */
-        aim_gap gp = {NAN, NAN, NAN, NAN};
-        for (int i = 0; i < points; i++) {
-            size_t off = (size_t)i * AIM_OBS_COUNT + (size_t)k;
-            if (isnan(mean[off]))
-                continue;
-            /* An ODE that stopped (NaN) where SGD did not is an infinite
-             * gap, not a skipped point. */
-            double gap = isnan(ode[off]) ? INFINITY : fabs(ode[off] - mean[off]);
-            if (isnan(gp.max_abs) || gap > gp.max_abs) {
-                gp.max_abs = gap;
-                gp.tau_abs = tau[i];
-            }
-            double se = stderr_[off];
-            if (se > 0) {
-                double z = gap / se;
-                if (isnan(gp.max_z) || z > gp.max_z) {
-                    gp.max_z = z;
-                    gp.tau_z = tau[i];
-                }
-            }
-        }
-        gaps[k] = gp;
-    }
+    for (int k = 0; k < AIM_OBS_COUNT; k++)
+        gaps[k] = aim_compare_gap(points, tau, ode + k, AIM_OBS_COUNT, mean + k, stderr_ + k,
+                                  AIM_OBS_COUNT);
 }
 
 double *aim_compare_seed_moments(const aim_config *cfg, int d, int max_len)

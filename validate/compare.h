@@ -53,6 +53,12 @@ typedef struct {
     double tau_z;
 } aim_gap;
 
+/* The gap of one quantity: ode[i * ode_stride] against mean[i * stride]
+ * and stderr_[i * stride] over the points where the mean is defined; an
+ * ODE value that is NaN there (the ODE stopped) is an infinite gap. */
+aim_gap aim_compare_gap(int points, const double *tau, const double *ode, size_t ode_stride,
+                        const double *mean, const double *stderr_, size_t stride);
+
 /* Per-observable gaps between an ODE trajectory (points x OBS) and the
  * SGD mean and standard error. */
 void aim_compare_gaps(int points, const double *tau, const double *ode,
