@@ -76,12 +76,19 @@ static int rotation_less(const unsigned char *a, int r, const unsigned char *b, 
     return 0;
 }
 
+/* t = the transposed word of a: reversed, every letter transposed. */
+static void transpose_codes(const unsigned char tcode[], const unsigned char *a, int n,
+                            unsigned char *t)
+{
+    for (int i = 0; i < n; i++)
+        t[i] = tcode[a[n - 1 - i]];
+}
+
 /* In place: the smallest of the rotations of a and of its transpose. */
 static void canonicalise(const unsigned char tcode[], unsigned char *a, int n)
 {
     unsigned char t[AIM_WORD_MAX + 1], best[AIM_WORD_MAX + 1];
-    for (int i = 0; i < n; i++)
-        t[i] = tcode[a[n - 1 - i]];
+    transpose_codes(tcode, a, n, t);
     memcpy(best, a, (size_t)n);
     for (int pass = 0; pass < 2; pass++) {
         const unsigned char *s = pass ? t : a;
@@ -100,12 +107,21 @@ static void decode(const aim_alphabet *ab, const unsigned char *a, int n, char *
     out[n] = '\0';
 }
 
-int aim_word_canonical(const aim_alphabet *ab, const char *w, char *out)
+/* The codes of w and of the alphabet's transposes; the length of w, or -1
+ * when the alphabet or the word is invalid. */
+static int encode_word(const aim_alphabet *ab, const char *w, unsigned char tcode[],
+                       unsigned char *a)
 {
-    unsigned char code[256], tcode[AIM_ALPHABET_MAX + 1], a[AIM_WORD_MAX + 1];
+    unsigned char code[256];
     if (alphabet_codes(ab, code, tcode))
         return -1;
-    const int n = encode(code, w, a);
+    return encode(code, w, a);
+}
+
+int aim_word_canonical(const aim_alphabet *ab, const char *w, char *out)
+{
+    unsigned char tcode[AIM_ALPHABET_MAX + 1], a[AIM_WORD_MAX + 1];
+    const int n = encode_word(ab, w, tcode, a);
     if (n < 0)
         return -1;
     canonicalise(tcode, a, n);
@@ -115,15 +131,12 @@ int aim_word_canonical(const aim_alphabet *ab, const char *w, char *out)
 
 int aim_word_transpose(const aim_alphabet *ab, const char *w, char *out)
 {
-    unsigned char code[256], tcode[AIM_ALPHABET_MAX + 1], a[AIM_WORD_MAX + 1];
-    if (alphabet_codes(ab, code, tcode))
-        return -1;
-    const int n = encode(code, w, a);
+    unsigned char tcode[AIM_ALPHABET_MAX + 1], a[AIM_WORD_MAX + 1], t[AIM_WORD_MAX + 1];
+    const int n = encode_word(ab, w, tcode, a);
     if (n < 0)
         return -1;
-    for (int i = 0; i < n; i++)
-        out[i] = ab->letters[tcode[a[n - 1 - i]] - 1];
-    out[n] = '\0';
+    transpose_codes(tcode, a, n, t);
+    decode(ab, t, n, out);
     return 0;
 }
 
