@@ -402,6 +402,8 @@ static const enum_name closure_names[] = {{"aligned", AIM_CLOSURE_ALIGNED},
                                           {NULL, 0}};
 static const enum_name start_names[] = {
     {"exact", AIM_START_EXACT}, {"seed", AIM_START_SEED}, {NULL, 0}};
+static const enum_name mean_names[] = {
+    {"stiff", AIM_MEAN_STIFF}, {"adiabatic", AIM_MEAN_ADIABATIC}, {NULL, 0}};
 
 /* model.decomposition is the student's: kept in both places. */
 static int set_model_decomposition(const key_def *k, aim_config *cfg,
@@ -741,6 +743,10 @@ static const key_def keys[] = {
          "a real number > 0", "tied/untied width: p = round(rho d) columns"),
     REAL("student", "scale", student.scale, "0.25", 0, 0, LO_OPEN | NO_HI,
          "a real number > 0", "init scale v: entries N(0, v/d)"),
+    REAL("student", "scale_v", student.scale_v, "0", 0, 0, LO_OPEN | ZERO_OK | NO_HI,
+         "0 (the same as student.scale) or a real number > 0",
+         "untied: init scale of V (U uses student.scale); unequal scales "
+         "balance the moments of U U^T and V V^T less (hierarchy.balance)"),
 
     /* [teacher] */
     ENUM("teacher", "decomposition", teacher.decomposition, "direct",
@@ -806,6 +812,15 @@ static const key_def keys[] = {
     ENUM("hierarchy", "start", start, "exact", start_names, "exact | seed",
          "tied: initial moments: exact large-d values of the Gaussian start, "
          "or measured from the initial matrices of SGD seed sgd.seed at sgd.d"),
+    ENUM("hierarchy", "mean", mean_mode, "stiff", mean_names, "stiff | adiabatic",
+         "untied, raw centring: the fast mean integrated with the moments at "
+         "the finite d of ode.d (stiff), or on its critical manifold dR/dm = 0 "
+         "after a fast phase with frozen moments (adiabatic limit)"),
+    REAL("hierarchy", "balance", balance, "0.01", 0, 0, NO_HI,
+         "a real number >= 0",
+         "untied: c_bal of the balance condition |tA_k(0) - tB_k(0)| >= c_bal "
+         "(k = 1..M, tA_k = m((U U^T)^k), tB_k = m((V V^T)^k)); violations are "
+         "warned about, not refused"),
 
     /* [sgd] */
     INT("sgd", "d", d, "200", 8, 20000, 0, "an integer in 8..20000",
@@ -1357,15 +1372,6 @@ int aim_config_validate(aim_config *cfg, aim_config_error *err)
                     "hierarchy has the symmetric letters S and S*)",
                     "teacher.decomposition = tied, or teacher.decomposition = "
                     "direct with teacher.symmetric = true");
-        return -1;
-    }
-
-    /* 4. honest limits of this version */
-    if (cfg->decomposition == AIM_UNTIED) {
-        combo_error(cfg, err, k_dec, -1,
-                    "not implemented yet in this version: direct and tied "
-                    "students only",
-                    "direct | tied");
         return -1;
     }
 

@@ -41,12 +41,18 @@ typedef enum {
  * independent Gaussian start, or measured from the initial matrices of
  * SGD seed sgd.seed at dimension sgd.d. */
 typedef enum { AIM_START_EXACT = 0, AIM_START_SEED } aim_start;
+/* Untied student, raw centring: the fast mean integrated with the
+ * moments at the finite d of the runs (stiff), or eliminated on its
+ * critical manifold (adiabatic limit; theory/untied.md). */
+typedef enum { AIM_MEAN_STIFF = 0, AIM_MEAN_ADIABATIC } aim_mean_mode;
 
 typedef struct {
     aim_decomposition decomposition;
     int symmetric; /* direct only: S kept symmetric */
     double rho;    /* tied/untied: p = rho d columns */
     double scale;  /* init scale v: entries N(0, v/d) */
+    double scale_v; /* untied: init scale of the second factor V (0: the
+                       same as scale) */
     double mean;   /* teacher only, raw centring: adds (mean/sqrt d) I */
 } aim_matrix_spec;
 
@@ -87,6 +93,8 @@ typedef struct {
     int order;           /* truncation order M: longest tracked word */
     aim_closure closure;
     aim_start start;
+    aim_mean_mode mean_mode;
+    double balance;      /* c_bal: |tA_k(0) - tB_k(0)| below it is warned */
 
     /* [sgd] */
     int d;
