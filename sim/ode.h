@@ -36,6 +36,9 @@ typedef struct {
     double tau;          /* where the integration stopped */
     int reached;         /* grid points filled in states */
     int invalid;         /* stopped because model->check rejected a state */
+    double start_mean;   /* untied, raw: the student mean it started from */
+    char warning[512];   /* a diagnostic that does not stop the run (the
+                            untied balance condition), "" if none */
     char message[768];
 } aim_ode_report;
 

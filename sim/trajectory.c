@@ -7,6 +7,7 @@
 
 #include "direct.h"
 #include "tied.h"
+#include "untied.h"
 
 static int direct_rhs(void *ctx, const double *y, double *dy)
 {
@@ -68,6 +69,31 @@ void aim_trajectory_moments_free(aim_trajectory_moments *m)
     memset(m, 0, sizeof *m);
 }
 
+/* Copies the tracked moments of states (points x n) into moments. */
+static int keep_moments(aim_trajectory_moments *moments, int points, int n, int reached,
+                        const double *states, const char *(*name)(void *, int), void *model,
+                        aim_ode_report *report)
+{
+    memset(moments, 0, sizeof *moments);
+    moments->names = calloc((size_t)n, sizeof *moments->names);
+    moments->values = malloc(sizeof(double) * (size_t)points * n);
+    int ok = moments->names && moments->values;
+    moments->count = n;
+    for (int k = 0; ok && k < n; k++)
+        ok = (moments->names[k] = strdup(name(model, k))) != NULL;
+    if (!ok) {
+        aim_trajectory_moments_free(moments);
+        report->status = AIM_ODE_FAILED;
+        snprintf(report->message, sizeof report->message, "out of memory");
+        return -1;
+    }
+    for (int i = 0; i < points; i++)
+        for (int k = 0; k < n; k++)
+            moments->values[(size_t)i * n + k] =
+                i < reached ? states[(size_t)i * n + k] : NAN;
+    return 0;
+}
+
 static aim_ode_status run_tied(const aim_config *cfg, const double *tau,
                                const double *start, double *obs,
                                aim_trajectory_moments *moments,
@@ -120,33 +146,176 @@ static aim_ode_status run_tied(const aim_config *cfg, const double *tau,
     if (fill_observables(points, tau, states, n, obs, report, model, tied_observables,
                          tied_error))
         goto done;
-    if (moments) {
-        memset(moments, 0, sizeof *moments);
-        moments->names = calloc((size_t)n, sizeof *moments->names);
-        moments->values = malloc(sizeof(double) * (size_t)points * n);
-        if (!moments->names || !moments->values) {
-            aim_trajectory_moments_free(moments);
-            report->status = AIM_ODE_FAILED;
-            snprintf(report->message, sizeof report->message, "out of memory");
-            goto done;
-        }
-        moments->count = n;
-        for (int k = 0; k < n; k++)
-            if (!(moments->names[k] = strdup(aim_tied_state_name(model, k)))) {
-                aim_trajectory_moments_free(moments);
-                report->status = AIM_ODE_FAILED;
-                snprintf(report->message, sizeof report->message, "out of memory");
-                goto done;
-            }
-        for (int i = 0; i < points; i++)
-            for (int k = 0; k < n; k++)
-                moments->values[(size_t)i * n + k] =
-                    i < report->reached ? states[(size_t)i * n + k] : NAN;
-    }
+    if (moments)
+        keep_moments(moments, points, n, report->reached, states, aim_tied_state_name,
+                     model, report);
 done:
     free(states);
     free(y0);
     aim_tied_free(model);
+    return report->status;
+}
+
+static int untied_rhs(void *ctx, const double *y, double *dy)
+{
+    return aim_untied_rhs(ctx, y, dy);
+}
+
+static const char *untied_error(void *ctx) { return aim_untied_error(ctx); }
+
+static int untied_check(void *ctx, const double *y) { return aim_untied_check(ctx, y); }
+
+static int untied_observables(void *ctx, const double *y, double *obs)
+{
+    return aim_untied_observables(ctx, y, obs);
+}
+
+static int untied_fast_rhs(void *ctx, const double *y, double *dy)
+{
+    return aim_untied_fast_rate(ctx, y[0], dy);
+}
+
+static const char *untied_fast_name(void *ctx, int i)
+{
+    (void)ctx;
+    (void)i;
+    return "mean";
+}
+
+/* Adiabatic observables: the composite of the fast phase (the mean on
+ * t = d tau with the moments frozen) and the slow one (the moments on
+ * tau with the mean on the critical manifold m*(q)),
+ *     mean(tau) = m_fast(d tau) + m*(q(tau)) - m*(q(0)),
+ * which is uniformly valid to leading order (theory/untied.md sec. 4). */
+static int untied_composite(const aim_config *cfg, aim_untied *model, double d,
+                            const double *tau, const double *states, int n, double mean0,
+                            double *obs, aim_ode_report *report)
+{
+    const int points = cfg->points;
+    double *t = malloc(sizeof(double) * (size_t)points);
+    double *fast = malloc(sizeof(double) * (size_t)points);
+    int rc = -1;
+    double root0 = NAN;
+    if (!t || !fast) {
+        snprintf(report->message, sizeof report->message, "out of memory");
+        goto done;
+    }
+    for (int i = 0; i < points; i++)
+        t[i] = d * tau[i];
+    const aim_ode_model fm = {.size = 1,
+                              .ctx = model,
+                              .rhs = untied_fast_rhs,
+                              .error = untied_error,
+                              .state_name = untied_fast_name};
+    aim_ode_report frep;
+    if (aim_ode_integrate(cfg, &fm, &mean0, t, points, fast, &frep) != AIM_ODE_OK) {
+        snprintf(report->message, sizeof report->message, "fast phase of the mean: %.700s",
+                 frep.message);
+        goto done;
+    }
+    if (aim_untied_settle(model, mean0)) {
+        snprintf(report->message, sizeof report->message, "%s", aim_untied_error(model));
+        goto done;
+    }
+    for (int i = 0; i < points; i++) {
+        double *row = obs + (size_t)i * AIM_OBS_COUNT;
+        if (i >= report->reached) {
+            for (int k = 0; k < AIM_OBS_COUNT; k++)
+                row[k] = NAN;
+            continue;
+        }
+        double root;
+        if (aim_untied_mean(model, states + (size_t)i * n, &root) ||
+            aim_untied_observables_with_mean(
+                model, states + (size_t)i * n,
+                fast[i] + root - (i == 0 ? root : root0), row)) {
+            snprintf(report->message, sizeof report->message, "observables at tau = %g: %s",
+                     tau[i], aim_untied_error(model));
+            goto done;
+        }
+        if (i == 0)
+            root0 = root;
+    }
+    rc = 0;
+done:
+    if (rc)
+        report->status = AIM_ODE_FAILED;
+    free(t);
+    free(fast);
+    return rc;
+}
+
+static aim_ode_status run_untied(const aim_config *cfg, int d, const double *tau,
+                                 const double *start, double *obs,
+                                 aim_trajectory_moments *moments, aim_ode_report *report)
+{
+    const int points = cfg->points;
+    const double d_out = cfg->ode_d > 0 ? cfg->ode_d : (double)d;
+    const int adiabatic = cfg->centring == AIM_RAW && cfg->mean_mode == AIM_MEAN_ADIABATIC;
+    char err[256];
+    aim_untied *model = aim_untied_create(cfg, d_out, cfg->rule, err, sizeof err);
+    if (!model) {
+        snprintf(report->message, sizeof report->message,
+                 "could not set up the untied hierarchy: %s", err);
+        return report->status;
+    }
+    const int n = aim_untied_size(model);
+    double *states = malloc(sizeof(double) * (size_t)points * n);
+    double *y0 = malloc(sizeof(double) * (size_t)n);
+    if (!states || !y0) {
+        snprintf(report->message, sizeof report->message, "out of memory");
+        goto done;
+    }
+    double mean0 = aim_untied_start_mean(model);
+    if (start) {
+        /* the seed's mean Tr S/sqrt d, from its m(K) = Tr S/d */
+        const int wk = aim_wordset_find(aim_hierarchy_words(aim_untied_hierarchy(model)), "K");
+        mean0 = start[wk] * sqrt((double)d);
+        aim_untied_set_start(model, start, mean0);
+    }
+    char warning[sizeof report->warning];
+    aim_untied_balance(model, warning, sizeof warning);
+    aim_untied_initial(model, y0);
+    if (adiabatic && aim_untied_settle(model, mean0)) {
+        snprintf(report->message, sizeof report->message, "%s", aim_untied_error(model));
+        goto done;
+    }
+    if (aim_untied_check(model, y0)) {
+        snprintf(report->message, sizeof report->message,
+                 "the start moments are not those of real U, V: %s", aim_untied_error(model));
+        goto done;
+    }
+    const aim_ode_model om = {.size = n,
+                              .ctx = model,
+                              .rhs = untied_rhs,
+                              .error = untied_error,
+                              .state_name = aim_untied_state_name,
+                              .monitored = aim_untied_order_parameters(model),
+                              .check = untied_check};
+    aim_ode_integrate(cfg, &om, y0, tau, points, states, report);
+    report->start_mean = mean0;
+    memcpy(report->warning, warning, sizeof warning);
+    if (report->invalid) {
+        snprintf(report->message, sizeof report->message,
+                 "the order-%d hierarchy left the valid moments by tau = %.6g: %s; the "
+                 "closure error has grown too large (raise hierarchy.order, or shorten "
+                 "training.horizon)",
+                 cfg->order, report->tau, aim_untied_error(model));
+        report->status = AIM_ODE_BLOWUP;
+    }
+    if (adiabatic) {
+        if (untied_composite(cfg, model, d_out, tau, states, n, mean0, obs, report))
+            goto done;
+    } else if (fill_observables(points, tau, states, n, obs, report, model,
+                                untied_observables, untied_error))
+        goto done;
+    if (moments)
+        keep_moments(moments, points, n, report->reached, states, aim_untied_state_name,
+                     model, report);
+done:
+    free(states);
+    free(y0);
+    aim_untied_free(model);
     return report->status;
 }
 
@@ -168,6 +337,8 @@ aim_ode_status aim_trajectory_run_full(const aim_config *cfg, int d,
         memset(moments, 0, sizeof *moments);
     if (cfg->decomposition == AIM_TIED)
         return run_tied(cfg, tau, start, obs, moments, report);
+    if (cfg->decomposition == AIM_UNTIED)
+        return run_untied(cfg, d, tau, start, obs, moments, report);
     /* the raw-mode mean equation needs d; the centred limit does not */
     const double d_model =
         cfg->centring == AIM_RAW ? (cfg->ode_d > 0 ? cfg->ode_d : (double)d) : 0.0;

@@ -745,8 +745,8 @@ static const key_def keys[] = {
          "a real number > 0", "init scale v: entries N(0, v/d)"),
     REAL("student", "scale_v", student.scale_v, "0", 0, 0, LO_OPEN | ZERO_OK | NO_HI,
          "0 (the same as student.scale) or a real number > 0",
-         "untied: init scale of V (U uses student.scale); unequal scales "
-         "balance the moments of U U^T and V V^T less (hierarchy.balance)"),
+         "untied: init scale v_V of V (U uses student.scale); unequal scales "
+         "make the balance condition of hierarchy.balance hold"),
 
     /* [teacher] */
     ENUM("teacher", "decomposition", teacher.decomposition, "direct",
@@ -800,8 +800,8 @@ static const key_def keys[] = {
 
     /* [hierarchy] */
     INT("hierarchy", "order", order, "4", 1, 10, 0, "an integer in 1..10",
-        "tied: truncation order M, the longest tracked word in S and S* "
-        "(theory/tied.md)"),
+        "tied and untied: truncation order M, the longest tracked word "
+        "(theory/tied.md, theory/untied.md)"),
     ENUM("hierarchy", "closure", closure, "aligned", closure_names,
          "aligned | cumulant | free | initial",
          "tied: words longer than M get: aligned = the mixed free cumulants "
@@ -810,7 +810,7 @@ static const key_def keys[] = {
          "free = their value if S and S* were free; initial = their value "
          "at tau = 0"),
     ENUM("hierarchy", "start", start, "exact", start_names, "exact | seed",
-         "tied: initial moments: exact large-d values of the Gaussian start, "
+         "tied and untied: initial moments: exact large-d values of the Gaussian start, "
          "or measured from the initial matrices of SGD seed sgd.seed at sgd.d"),
     ENUM("hierarchy", "mean", mean_mode, "stiff", mean_names, "stiff | adiabatic",
          "untied, raw centring: the fast mean integrated with the moments at "
@@ -1372,6 +1372,15 @@ int aim_config_validate(aim_config *cfg, aim_config_error *err)
                     "hierarchy has the symmetric letters S and S*)",
                     "teacher.decomposition = tied, or teacher.decomposition = "
                     "direct with teacher.symmetric = true");
+        return -1;
+    }
+
+    /* the untied order parameters Omega and Psi are words of length 2 */
+    if (cfg->decomposition == AIM_UNTIED && cfg->order < 2) {
+        combo_error(cfg, err, key_index("hierarchy", "order"), k_dec,
+                    "the untied hierarchy needs words of length 2 (Omega and Psi of "
+                    "S = U V^T are m(K k) and m(K K))",
+                    "hierarchy.order >= 2");
         return -1;
     }
 

@@ -137,6 +137,8 @@ static void add_first(builder *b, double coef, int transpose, const char *A)
         }
         add(b, kernel[k], coef, w, NULL);
     }
+    if (dyn->mean_terms)
+        add(b, AIM_KERNEL_MEAN, coef, A, NULL); /* m(A^T) = m(A) */
 }
 
 static int noise_kernel(int t1, int t2)
@@ -315,9 +317,9 @@ void aim_hierarchy_eval(const aim_hierarchy *h, const double *moments,
             double v = t->coef * kernels[t->kernel] * moments[t->word[0]];
             if (t->word[1] >= 0)
                 v *= moments[t->word[1]];
-            int kind = t->kernel <= AIM_KERNEL_B_T    ? 0
-                       : t->kernel == AIM_KERNEL_DECAY ? 2
-                                                       : 1;
+            int kind = t->kernel <= AIM_KERNEL_B_T || t->kernel == AIM_KERNEL_MEAN ? 0
+                       : t->kernel == AIM_KERNEL_DECAY                        ? 2
+                                                                              : 1;
             sum[kind] += v;
         }
         if (gradient)
@@ -367,9 +369,9 @@ static void print_moment(const aim_hierarchy *h, FILE *out, int word, int latex)
 static const char *symbol(int kernel, int merged, int latex)
 {
     static const char *const text[AIM_KERNEL_COUNT] = {
-        "a_S", "b_S", "a_T", "b_T", "eta K_O", "eta K_P", "gamma"};
+        "a_S", "b_S", "a_T", "b_T", "eta K_O", "eta K_P", "gamma", "lambda"};
     static const char *const tex[AIM_KERNEL_COUNT] = {
-        "a_S", "b_S", "a_T", "b_T", "\\eta K_\\Omega", "\\eta K_\\Psi", "\\gamma"};
+        "a_S", "b_S", "a_T", "b_T", "\\eta K_\\Omega", "\\eta K_\\Psi", "\\gamma", "\\lambda"};
     if (merged) {
         if (kernel == AIM_KERNEL_A_S)
             return "g_S";
@@ -485,6 +487,9 @@ void aim_hierarchy_print(const aim_hierarchy *h, FILE *out, int latex)
                  "%sg_x = a_x + b_x; K_O = E[sum e_ab e_a'b' C_aa' C_bb'], "
                  "K_P = E[sum e_ab e_a'b' C_ab' C_ba'], K = K_O + K_P\n",
             pre, pre);
+    if (h->dyn.mean_terms)
+        fprintf(out, "%slambda = sqrt(d) E[sum_ab e_ab C_ab] (raw centring; "
+                     "theory/untied.md)\n", pre);
     if (latex)
         fputs("\\begin{align*}\n", out);
     for (int e = 0; e < h->n_tracked; e++)

@@ -17,6 +17,8 @@
  *                 eta/d^2 of tau); K = K_P when t = t', K_O otherwise
  *                 (token pairing),
  *   weight decay: -gamma k_L m(w) for every letter L of w,
+ *   raw centring (mean_terms): E Tr(G A)/d gains lambda m(A), the
+ *                 identity part of G,
  * where S and T are the words of the student matrix and the teacher.
  * The hierarchy tracks every word of length 1..M with a moving letter;
  * its right-hand sides need words of length up to M + 1, whose values
@@ -64,6 +66,9 @@ typedef struct {
     const char *latex_names[AIM_ALPHABET_MAX];
     const char *student; /* word of the student matrix S, e.g. "S" or "K" */
     const char *teacher; /* word of the teacher S* */
+    /* raw centring: G = G_c + (E_C/sqrt d) I, so every first-order term
+     * c P G^t Q also gives lambda c m(Q rest P) (theory/untied.md) */
+    int mean_terms;
     int n_rules;
     aim_letter_rule rules[AIM_ALPHABET_MAX];
 } aim_dynamics;
@@ -78,6 +83,8 @@ enum {
     AIM_KERNEL_NOISE_O, /* eta E[sum e_ab e_a'b' C_aa' C_bb'] */
     AIM_KERNEL_NOISE_P, /* eta E[sum e_ab e_a'b' C_ab' C_ba'] */
     AIM_KERNEL_DECAY,   /* gamma */
+    AIM_KERNEL_MEAN,    /* lambda = sqrt(d) E[sum e_ab C_ab]: the identity
+                           part of a raw G (untied, raw centring) */
     AIM_KERNEL_COUNT
 };
 

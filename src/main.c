@@ -20,6 +20,7 @@
 #include "trajectory.h"
 #include "tsv.h"
 #include "tied.h"
+#include "untied.h"
 #include "version.h"
 #include "words.h"
 
@@ -293,9 +294,9 @@ static int parse_run_options(const char *cmd, int argc, char **argv,
         fprintf(stderr, "aimdyn %s: %s\n", cmd, err.message);
         return -1;
     }
-    if (ro->order_given && ro->cfg.decomposition != AIM_TIED && !is_hierarchy) {
-        fprintf(stderr, "aimdyn %s: --order applies to tied students only "
-                        "(model.decomposition = tied)\n", cmd);
+    if (ro->order_given && ro->cfg.decomposition == AIM_DIRECT && !is_hierarchy) {
+        fprintf(stderr, "aimdyn %s: --order applies to tied and untied students only "
+                        "(model.decomposition = tied | untied)\n", cmd);
         return -1;
     }
     if (!is_hierarchy && aim_tsv_prepare_dir(&ro->cfg))
@@ -308,6 +309,23 @@ static int parse_run_options(const char *cmd, int argc, char **argv,
 }
 
 #define RECOVERY_THRESHOLD 0.1
+
+/* The letters of the student's moment hierarchy (tied or untied). */
+static void hierarchy_alphabet(const aim_config *cfg, aim_alphabet *ab)
+{
+    if (cfg->decomposition == AIM_UNTIED)
+        aim_untied_alphabet(cfg, ab);
+    else
+        *ab = (aim_alphabet){"ST", "ST"};
+}
+
+static const char *closure_name(aim_closure c)
+{
+    return c == AIM_CLOSURE_ALIGNED    ? "aligned"
+           : c == AIM_CLOSURE_CUMULANT ? "cumulant"
+           : c == AIM_CLOSURE_FREE     ? "free"
+                                       : "initial";
+}
 
 static int write_ode_file(const aim_config *cfg, int d, const double *tau,
                           const double *obs, const aim_trajectory_moments *mom,
@@ -323,15 +341,27 @@ static int write_ode_file(const aim_config *cfg, int d, const double *tau,
     fprintf(f, "# ode: limit d -> infinity%s; n = tau d^2 / eta and t = tau d for d = %d\n",
             cfg->centring == AIM_RAW ? " for the order parameters, finite d for the raw mean" : "",
             d);
+    const char *start_text =
+        cfg->start == AIM_START_SEED ? "measured from SGD seed sgd.seed at sgd.d" : "exact";
     if (cfg->decomposition == AIM_TIED)
         fprintf(f, "# tied hierarchy: order M = %d (%d equations), closure %s, start %s; "
                    "m(w) = Tr(w)/d, S student, T teacher\n",
-                cfg->order, mom ? mom->count : 0,
-                cfg->closure == AIM_CLOSURE_ALIGNED    ? "aligned"
-                : cfg->closure == AIM_CLOSURE_CUMULANT ? "cumulant"
-                : cfg->closure == AIM_CLOSURE_FREE     ? "free"
-                                                       : "initial",
-                cfg->start == AIM_START_SEED ? "measured from SGD seed sgd.seed at sgd.d" : "exact");
+                cfg->order, mom ? mom->count : 0, closure_name(cfg->closure), start_text);
+    if (cfg->decomposition == AIM_UNTIED) {
+        fprintf(f, "# untied hierarchy: order M = %d (%d equations), closure %s, start %s; "
+                   "m(w) = Tr(w)/d, A = U U^T, B = V V^T (m(A^k) = tA_k, m(B^k) = tB_k), "
+                   "K = U V^T = S, k = V U^T, T teacher, t its transpose\n",
+                cfg->order, mom ? mom->count : 0, closure_name(cfg->closure), start_text);
+        if (cfg->centring == AIM_RAW)
+            fprintf(f, "# mean: %s\n",
+                    cfg->mean_mode == AIM_MEAN_ADIABATIC
+                        ? "adiabatic limit: the fast phase on t = d tau with frozen moments, "
+                          "then the critical manifold dR/dm = 0 on tau (composite)"
+                        : "stiff system at finite d, integrated with the moments");
+    }
+    if (rep->warning[0])
+        fprintf(f, "# warning: balance condition (hierarchy.balance = %g) violated: %s\n",
+                cfg->balance, rep->warning);
     if (rep->status == AIM_ODE_BLOWUP)
         fprintf(f, "# status: %s\n", rep->message);
     else
@@ -376,14 +406,20 @@ static int cmd_ode(int argc, char **argv)
     aim_ode_report rep;
     aim_trajectory_moments mom;
     double *start = NULL;
-    if (cfg->decomposition == AIM_TIED && cfg->start == AIM_START_SEED &&
-        !(start = aim_compare_seed_moments(cfg, ro.dims[0], cfg->order + 1))) {
+    aim_alphabet ab;
+    hierarchy_alphabet(cfg, &ab);
+    if (cfg->decomposition != AIM_DIRECT && cfg->start == AIM_START_SEED &&
+        !(start = aim_compare_seed_moments(cfg, ro.dims[0], &ab, cfg->order + 1))) {
         free(tau);
         free(obs);
         return EXIT_RUNTIME;
     }
     aim_ode_status st = aim_trajectory_run_full(cfg, ro.dims[0], tau, start, obs, &mom, &rep);
     free(start);
+    if (rep.warning[0])
+        fprintf(stderr, "aimdyn ode: warning: the balance condition |tA_k(0) - tB_k(0)| >= "
+                        "hierarchy.balance = %g of the paper's Corollary 4 fails for %s\n",
+                cfg->balance, rep.warning);
     int exit_code = 0;
     if (st == AIM_ODE_FAILED || rep.reached < 1) {
         fprintf(stderr, "aimdyn ode: %s\n", rep.message);
@@ -424,14 +460,24 @@ static int cmd_hierarchy(int argc, char **argv)
     int rc = parse_run_options("hierarchy", argc, argv, &ro);
     if (rc)
         return rc > 0 ? 0 : EXIT_USAGE;
-    if (ro.cfg.decomposition != AIM_TIED) {
-        fprintf(stderr, "aimdyn hierarchy: model.decomposition = %s has no moment "
+    if (ro.cfg.decomposition == AIM_DIRECT) {
+        fprintf(stderr, "aimdyn hierarchy: model.decomposition = direct has no moment "
                         "hierarchy (direct attention closes in Omega, Psi and the "
-                        "trace: theory/direct.md); allowed: model.decomposition = tied\n",
-                ro.cfg.decomposition == AIM_DIRECT ? "direct" : "untied");
+                        "trace: theory/direct.md); allowed: model.decomposition = tied | "
+                        "untied\n");
         return EXIT_USAGE;
     }
     char err[256];
+    if (ro.cfg.decomposition == AIM_UNTIED) {
+        aim_untied *model = aim_untied_create(&ro.cfg, ro.cfg.d, ro.cfg.rule, err, sizeof err);
+        if (!model) {
+            fprintf(stderr, "aimdyn hierarchy: %s\n", err);
+            return EXIT_RUNTIME;
+        }
+        aim_hierarchy_print(aim_untied_hierarchy(model), stdout, ro.latex);
+        aim_untied_free(model);
+        return 0;
+    }
     aim_tied *model = aim_tied_create(&ro.cfg, ro.cfg.rule, err, sizeof err);
     if (!model) {
         fprintf(stderr, "aimdyn hierarchy: %s\n", err);
@@ -497,8 +543,9 @@ static int run_sgd(const aim_config *cfg, int d, const double *tau, double *mean
         fprintf(stderr, "aimdyn sgd: out of memory\n");
         goto done;
     }
-    if (cfg->decomposition == AIM_TIED) {
-        const aim_alphabet ab = {"ST", "ST"};
+    if (cfg->decomposition != AIM_DIRECT) {
+        aim_alphabet ab;
+        hierarchy_alphabet(cfg, &ab);
         ws = aim_wordset_create(&ab, cfg->order);
         int count = ws ? aim_wordset_count(ws) : 0;
         words = malloc(sizeof(int) * (size_t)(count + 1));
@@ -507,7 +554,7 @@ static int run_sgd(const aim_config *cfg, int d, const double *tau, double *mean
             goto done;
         }
         for (int i = 1; i < count; i++)
-            if (strchr(aim_wordset_word(ws, i), 'S'))
+            if (strpbrk(aim_wordset_word(ws, i), "SABKk"))
                 words[mom.count++] = i;
         mom.ws = ws;
         mom.words = words;
@@ -651,7 +698,9 @@ static int cmd_compare(int argc, char **argv)
     if (rc)
         return rc > 0 ? 0 : EXIT_USAGE;
     aim_config *cfg = &ro.cfg;
-    const int points = cfg->points, tied = cfg->decomposition == AIM_TIED;
+    const int points = cfg->points, tied = cfg->decomposition != AIM_DIRECT;
+    aim_alphabet ab;
+    hierarchy_alphabet(cfg, &ab);
     const int nord = ro.norders, nruns = ro.ndims * nord;
     const size_t block = (size_t)points * AIM_OBS_COUNT;
     double *tau = malloc(sizeof(double) * (size_t)points);
@@ -683,7 +732,7 @@ static int cmd_compare(int argc, char **argv)
         free(start);
         start = NULL;
         if (tied && cfg->start == AIM_START_SEED &&
-            !(start = aim_compare_seed_moments(cfg, d, ro.orders[nord - 1] + 1)))
+            !(start = aim_compare_seed_moments(cfg, d, &ab, ro.orders[nord - 1] + 1)))
             goto done;
         for (int q = 0; q < nord; q++) {
             const int r = j * nord + q;
@@ -702,8 +751,7 @@ static int cmd_compare(int argc, char **argv)
             aim_trajectory_moments mom;
             if (aim_trajectory_run_full(&per_run, d, tau, start, ode + r * block, &mom, &rep) ==
                 AIM_ODE_FAILED) {
-                fprintf(stderr, "aimdyn compare: ODE%s: %s\n", tied ? " (tied)" : "",
-                        rep.message);
+                fprintf(stderr, "aimdyn compare: ODE: %s\n", rep.message);
                 aim_trajectory_moments_free(&mom);
                 goto done;
             }

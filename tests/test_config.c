@@ -357,9 +357,8 @@ static void test_file_errors(void **state)
                       "[teacher]\nmean = 1\n", 1, 2, "teacher.mean", "\"1\"",
                       "model.centring");
     expect_file_error("combo3.ini",
-                      "[model]\ndecomposition = untied\n", 1, 2,
-                      "model.decomposition", "untied",
-                      "not implemented yet in this version: direct and tied students only");
+                      "[model]\ndecomposition = untied\n[hierarchy]\norder = 1\n", 1, 4,
+                      "hierarchy.order", "1", "hierarchy.order >= 2");
     expect_file_error("combo4.ini",
                       "[model]\ndecomposition = tied\ncentring = raw\n", 1, 3,
                       "model.decomposition", "tied", "model.centring");

@@ -9,9 +9,60 @@
 #include <time.h>
 #include <unistd.h>
 
+#include <string.h>
+
 #include "gauss.h"
 #include "sgd.h"
+#include "sgd_internal.h"
 #include "words.h"
+
+/* Dense d x d matrices of the letters of ab at the current state of sgd,
+ * mats[k] for letter k: S or K the student, k its transpose, T the
+ * teacher, t its transpose, A = U U^T and B = V V^T (untied). buf holds
+ * the ones that are computed (4 d x d). Returns 0, or -1 for a letter
+ * this student does not have. */
+static int letter_matrices(const aim_sgd *sgd, const aim_alphabet *ab, double *buf,
+                           const double **mats)
+{
+    const int d = aim_sgd_dim(sgd), p = aim_sgd_columns(sgd);
+    const size_t dd = (size_t)d * d;
+    const double *U = NULL, *V = NULL;
+    aim_sgd_untied_factors(sgd, &U, &V);
+    for (int k = 0; ab->letters[k]; k++) {
+        const char c = ab->letters[k];
+        double *out = NULL;
+        switch (c) {
+        case 'S':
+        case 'K':
+            mats[k] = aim_sgd_matrix(sgd, 0);
+            continue;
+        case 'T':
+            mats[k] = aim_sgd_matrix(sgd, 1);
+            continue;
+        case 'k':
+        case 't':
+            out = buf + (c == 'k' ? 0 : 1) * dd;
+            {
+                const double *src = aim_sgd_matrix(sgd, c == 'k' ? 0 : 1);
+                for (int i = 0; i < d; i++)
+                    for (int j = 0; j < d; j++)
+                        out[(size_t)j * d + i] = src[(size_t)i * d + j];
+            }
+            break;
+        case 'A':
+        case 'B':
+            if (!U)
+                return -1;
+            out = buf + (c == 'A' ? 2 : 3) * dd;
+            aim_sgd_i_outer(c == 'A' ? U : V, d, p, out);
+            break;
+        default:
+            return -1;
+        }
+        mats[k] = out;
+    }
+    return 0;
+}
 
 static double now_seconds(void)
 {
@@ -106,13 +157,17 @@ int aim_compare_run_sgd_moments(const aim_config *cfg, int d, const double *tau,
         return -1;
     }
     double *all = NULL; /* every word of mom->ws at one grid point */
-    if (mom && !(all = malloc(sizeof *all * (size_t)aim_wordset_count(mom->ws)))) {
+    double *letters = NULL; /* the computed letter matrices */
+    if (mom && (!(all = malloc(sizeof *all * (size_t)aim_wordset_count(mom->ws))) ||
+                !(letters = malloc(sizeof *letters * 4 * (size_t)d * (size_t)d)))) {
+        free(all);
         fprintf(stderr, "aimdyn: compare: out of memory\n");
         return -1;
     }
     aim_gauss *g = aim_gauss_create(cfg, cfg->rule);
     if (!g) {
         free(all);
+        free(letters);
         fprintf(stderr, "aimdyn: compare: cannot create the expectation "
                         "engine\n");
         return -1;
@@ -175,8 +230,9 @@ int aim_compare_run_sgd_moments(const aim_config *cfg, int d, const double *tau,
                 break;
             }
             if (mom) {
-                const double *const mats[2] = {aim_sgd_matrix(sgd, 0), aim_sgd_matrix(sgd, 1)};
-                if (aim_words_measure(mom->ws, aim_wordset_max_len(mom->ws), mats, d, all)) {
+                const double *mats[AIM_ALPHABET_MAX];
+                if (letter_matrices(sgd, aim_wordset_alphabet(mom->ws), letters, mats) ||
+                    aim_words_measure(mom->ws, aim_wordset_max_len(mom->ws), mats, d, all)) {
                     progress_break(&pr);
                     fprintf(stderr, "aimdyn: compare: out of memory measuring moments\n");
                     rc = -1;
@@ -214,6 +270,7 @@ int aim_compare_run_sgd_moments(const aim_config *cfg, int d, const double *tau,
         fprintf(stderr, "\n");
     aim_gauss_free(g);
     free(all);
+    free(letters);
     return rc;
 }
 
@@ -294,26 +351,30 @@ void aim_compare_gaps(int points, const double *tau, const double *ode,
                                   AIM_OBS_COUNT);
 }
 
-double *aim_compare_seed_moments(const aim_config *cfg, int d, int max_len)
+double *aim_compare_seed_moments(const aim_config *cfg, int d, const aim_alphabet *ab,
+                                 int max_len)
 {
-    const aim_alphabet ab = {"ST", "ST"};
-    aim_wordset *ws = aim_wordset_create(&ab, max_len);
+    aim_wordset *ws = aim_wordset_create(ab, max_len);
     aim_sgd *sgd = ws ? aim_sgd_create(cfg, d, cfg->seed) : NULL;
     double *moments = ws ? malloc(sizeof *moments * (size_t)aim_wordset_count(ws)) : NULL;
-    if (!ws || !sgd || !moments) {
+    double *letters = malloc(sizeof *letters * 4 * (size_t)d * (size_t)d);
+    const double *mats[AIM_ALPHABET_MAX];
+    if (!ws || !sgd || !moments || !letters) {
         fprintf(stderr, "aimdyn: cannot measure the start of SGD seed %llu at d = %d "
                         "(out of memory)\n", (unsigned long long)cfg->seed, d);
         goto fail;
     }
-    const double *const matrices[2] = {aim_sgd_matrix(sgd, 0), aim_sgd_matrix(sgd, 1)};
-    if (aim_words_measure(ws, max_len, matrices, d, moments)) {
+    if (letter_matrices(sgd, ab, letters, mats) ||
+        aim_words_measure(ws, max_len, mats, d, moments)) {
         fprintf(stderr, "aimdyn: out of memory measuring moments at d = %d\n", d);
         goto fail;
     }
+    free(letters);
     aim_sgd_free(sgd);
     aim_wordset_free(ws);
     return moments;
 fail:
+    free(letters);
     free(moments);
     aim_sgd_free(sgd);
     aim_wordset_free(ws);

@@ -17,16 +17,18 @@
 int aim_compare_run_sgd(const aim_config *cfg, int d, const double *tau,
                         int points, double *obs, int *reached);
 
-/* Moments Tr(w)/d of every word in S (letter 'S') and S* ('T') of
- * length 0..max_len, measured from the initial matrices of SGD seed
- * cfg->seed at dimension d (aim_wordset order of {"ST", "ST"}): the
- * start of a hierarchy compared with that one seed. Returns a malloc'ed
- * array, or NULL with a message on stderr. */
-double *aim_compare_seed_moments(const aim_config *cfg, int d, int max_len);
+/* Moments Tr(w)/d of every word of the alphabet ab (tied {"ST", "ST"},
+ * untied aim_untied_alphabet) of length 0..max_len, measured from the
+ * initial matrices of SGD seed cfg->seed at dimension d (aim_wordset
+ * order): the start of a hierarchy compared with that one seed. Returns
+ * a malloc'ed array, or NULL with a message on stderr. */
+double *aim_compare_seed_moments(const aim_config *cfg, int d, const aim_alphabet *ab,
+                                 int max_len);
 
-/* Moments of a tied student measured with the observables: Tr(w)/d of
- * the words words[0..count-1] (indices into ws, whose letters are 'S'
- * and 'T'), values[(s * points + i) * count + j]; NaN past a blow-up. */
+/* Moments of a tied or untied student measured with the observables:
+ * Tr(w)/d of the words words[0..count-1] (indices into ws, whose
+ * alphabet is the hierarchy's), values[(s * points + i) * count + j];
+ * NaN past a blow-up. */
 typedef struct {
     const aim_wordset *ws;
     int count;

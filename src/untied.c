@@ -1,0 +1,762 @@
+/* aim_untied: untied-attention dynamics on top of aim_hierarchy; rules,
+ * the raw mean and its two clocks, closures and initial moments are
+ * derived in theory/untied.md. */
+#include "untied.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <gsl/gsl_errno.h>
+#include <gsl/gsl_roots.h>
+
+#include "freecum.h"
+#include "planar.h"
+
+enum { CLOSE_KEEP = 0, CLOSE_ZERO, CLOSE_ALIGNED };
+
+struct aim_untied {
+    aim_config cfg;
+    aim_hierarchy *h;
+    const aim_wordset *words; /* owned by h */
+    aim_freecum *fc;
+    aim_gauss *gauss;
+    int raw, adiabatic;
+    double d;          /* stiff raw system: its finite d; 0 otherwise */
+    double sqrt_d;
+    int count, first_long, size, n_params;
+    int slot_k;        /* state index of the word K */
+    int w_a, w_b, w_k, w_kk, w_kk2, w_kt, w_kt2, w_t, w_tt, w_tt2;
+    double *start, *start_cum, *mom, *cum;
+    double *vlam;      /* per equation: the coefficient of lambda */
+    double *work;      /* 3 x size: gradient, noise and decay terms */
+    unsigned char *close_kind; /* per word of length M + 1 */
+    int *close_target, *close_power;
+    unsigned char *mixed;      /* per word: student and teacher letters */
+    char **names;
+    double mean0;      /* raw: the student mean at the start */
+    double root;       /* adiabatic: the last critical point found */
+    int cached;
+    aim_overlaps cached_q;
+    double cached_k[AIM_KERNEL_COUNT];
+    double cached_root;
+    char error[320];
+};
+
+static int is_student_letter(char c) { return c && strchr("ABKk", c) != NULL; }
+static int is_teacher_letter(char c) { return c == 'T' || c == 't'; }
+
+static int teacher_symmetric(const aim_config *cfg)
+{
+    return cfg->teacher.decomposition == AIM_TIED ||
+           (cfg->teacher.decomposition == AIM_DIRECT && cfg->teacher.symmetric);
+}
+
+void aim_untied_alphabet(const aim_config *cfg, aim_alphabet *ab)
+{
+    const int sym = teacher_symmetric(cfg);
+    snprintf(ab->letters, sizeof ab->letters, "%s", sym ? "ABKkT" : "ABKkTt");
+    snprintf(ab->transpose, sizeof ab->transpose, "%s", sym ? "ABkKT" : "ABkKtT");
+}
+
+/* One step with G = grad_S l, eps = eta/d (theory/untied.md sec. 1):
+ *   A -> A - eps (G k + K G^T) + eps^2 G B G^T
+ *   B -> B - eps (G^T K + k G) + eps^2 G^T A G
+ *   K -> K - eps (G B + A G)   + eps^2 G k G
+ *   k -> k - eps (B G^T + G^T A) + eps^2 G^T K G^T
+ * and weight decay 2 eps gamma/d on each (U and V decay once). */
+static void untied_dynamics(const aim_config *cfg, aim_dynamics *dyn)
+{
+    memset(dyn, 0, sizeof *dyn);
+    aim_untied_alphabet(cfg, &dyn->alphabet);
+    static const char *const text[6] = {"U U^T", "V V^T", "U V^T (student S)",
+                                        "V U^T (S^T)", "S* (teacher)", "S*^T"};
+    static const char *const tex[6] = {"A", "B", "K", "K^{\\top}", "S^{*}",
+                                       "S^{*\\top}"};
+    for (int i = 0; i < 6; i++) {
+        dyn->text_names[i] = text[i];
+        dyn->latex_names[i] = tex[i];
+    }
+    dyn->student = "K";
+    dyn->teacher = "T";
+    dyn->mean_terms = cfg->centring == AIM_RAW;
+    dyn->n_rules = 4;
+    aim_letter_rule *r = dyn->rules;
+    r[0] = (aim_letter_rule){.letter = 'A', .n_first = 2, .n_second = 1, .decay = 2.0};
+    r[0].first[0] = (aim_first_term){-1.0, "", 0, "k"};
+    r[0].first[1] = (aim_first_term){-1.0, "K", 1, ""};
+    r[0].second[0] = (aim_second_term){1.0, "", 0, "B", 1, ""};
+    r[1] = (aim_letter_rule){.letter = 'B', .n_first = 2, .n_second = 1, .decay = 2.0};
+    r[1].first[0] = (aim_first_term){-1.0, "", 1, "K"};
+    r[1].first[1] = (aim_first_term){-1.0, "k", 0, ""};
+    r[1].second[0] = (aim_second_term){1.0, "", 1, "A", 0, ""};
+    r[2] = (aim_letter_rule){.letter = 'K', .n_first = 2, .n_second = 1, .decay = 2.0};
+    r[2].first[0] = (aim_first_term){-1.0, "", 0, "B"};
+    r[2].first[1] = (aim_first_term){-1.0, "A", 0, ""};
+    r[2].second[0] = (aim_second_term){1.0, "", 0, "k", 0, ""};
+    r[3] = (aim_letter_rule){.letter = 'k', .n_first = 2, .n_second = 1, .decay = 2.0};
+    r[3].first[0] = (aim_first_term){-1.0, "B", 1, ""};
+    r[3].first[1] = (aim_first_term){-1.0, "", 1, "A"};
+    r[3].second[0] = (aim_second_term){1.0, "", 1, "K", 1, ""};
+}
+
+/* Exact large-d moments of the independent Gaussian start through the
+ * planar (non-crossing pairing) expansion in the factors U, V and the
+ * teacher's own factors (theory/untied.md sec. 6). */
+static double sv_of(const aim_config *cfg)
+{
+    return cfg->student.scale_v > 0.0 ? cfg->student.scale_v : cfg->student.scale;
+}
+
+static int planar_start(aim_untied *m, char *err, size_t n)
+{
+    const aim_config *cfg = &m->cfg;
+    const double sv = sv_of(cfg);
+    aim_planar_factor f[4] = {{cfg->student.rho, cfg->student.scale, 0},
+                              {cfg->student.rho, sv, 0}};
+    aim_planar_letter l[6] = {{2, {0, 0}, {0, 1}}, {2, {1, 1}, {0, 1}},
+                              {2, {0, 1}, {0, 1}}, {2, {1, 0}, {0, 1}}};
+    const aim_matrix_spec *t = &cfg->teacher;
+    int nf = 2;
+    switch (t->decomposition) {
+    case AIM_TIED:
+        f[nf++] = (aim_planar_factor){t->rho, t->scale, 0};
+        l[4] = (aim_planar_letter){2, {2, 2}, {0, 1}};
+        break;
+    case AIM_UNTIED:
+        f[nf++] = (aim_planar_factor){t->rho, t->scale, 0};
+        f[nf++] = (aim_planar_factor){t->rho, t->scale, 0};
+        l[4] = (aim_planar_letter){2, {2, 3}, {0, 1}};
+        l[5] = (aim_planar_letter){2, {3, 2}, {0, 1}};
+        break;
+    case AIM_DIRECT:
+    default:
+        f[nf++] = (aim_planar_factor){1.0, t->scale, t->symmetric};
+        l[4] = (aim_planar_letter){1, {2, 0}, {0, 0}};
+        l[5] = (aim_planar_letter){1, {2, 0}, {1, 0}};
+        break;
+    }
+    return aim_planar_moments(m->words, aim_hierarchy_order(m->h) + 1, f, nf, l, m->start,
+                              err, n);
+}
+
+/* m(w) with every teacher letter L replaced by L + eps I (the teacher
+ * mean adds mean/sqrt(d) times I at finite d), from the moments m0 without it:
+ * the sum over subsets of teacher letters dropped, eps per letter. */
+static double shifted_moment(const aim_untied *m, const double *m0, char *w, int from,
+                             double eps)
+{
+    int p = from;
+    while (w[p] && !is_teacher_letter(w[p]))
+        p++;
+    if (!w[p])
+        return m0[aim_wordset_find(m->words, w)];
+    const double keep = shifted_moment(m, m0, w, p + 1, eps);
+    char dropped[AIM_WORD_MAX + 1];
+    memcpy(dropped, w, (size_t)p);
+    strcpy(dropped + p, w + p + 1);
+    return keep + eps * shifted_moment(m, m0, dropped, p, eps);
+}
+
+static void apply_teacher_mean(aim_untied *m)
+{
+    const double eps = m->cfg.teacher.mean / m->sqrt_d;
+    double *m0 = m->mom; /* work copy of the unshifted moments */
+    memcpy(m0, m->start, sizeof *m0 * (size_t)m->count);
+    char w[AIM_WORD_MAX + 1];
+    for (int i = 1; i < m->count; i++) {
+        strcpy(w, aim_wordset_word(m->words, i));
+        m->start[i] = shifted_moment(m, m0, w, 0, eps);
+    }
+}
+
+/* How each word of length M + 1 is closed (theory/untied.md sec. 5):
+ * words of one side keep their start cumulant (the teacher's are exact,
+ * the student's are their value at the start); mixed words get 0, or
+ * under the aligned closure, when their student letters are all K or k,
+ * the cumulant of S = c S* + X, X free from S*: c^j times that of the
+ * teacher word with K -> T, k -> t (j student letters). */
+static int plan_closure(aim_untied *m)
+{
+    const int M = aim_hierarchy_order(m->h);
+    const int sym = teacher_symmetric(&m->cfg);
+    for (int i = 0; i < m->count; i++) {
+        const char *w = aim_wordset_word(m->words, i);
+        int student = 0, teacher = 0, only_k = 1;
+        char mapped[AIM_WORD_MAX + 1];
+        int len = 0;
+        for (const char *c = w; *c; c++) {
+            student += is_student_letter(*c);
+            teacher += is_teacher_letter(*c);
+            only_k &= *c == 'K' || *c == 'k' || is_teacher_letter(*c);
+            mapped[len++] = *c == 'K' ? 'T' : *c == 'k' ? (sym ? 'T' : 't') : *c;
+        }
+        mapped[len] = '\0';
+        m->mixed[i] = student && teacher;
+        if (i < m->first_long)
+            continue;
+        int j = i - m->first_long;
+        m->close_kind[j] = CLOSE_KEEP;
+        if (student && teacher) {
+            m->close_kind[j] = only_k && M >= 2 ? CLOSE_ALIGNED : CLOSE_ZERO;
+            m->close_target[j] = aim_wordset_find(m->words, mapped);
+            m->close_power[j] = student;
+            if (m->close_target[j] < 0)
+                return -1;
+        }
+    }
+    return 0;
+}
+
+static void set_start_cumulants(aim_untied *m)
+{
+    aim_freecum_cumulants(m->fc, m->start, m->start_cum, aim_hierarchy_order(m->h) + 1);
+}
+
+void aim_untied_free(aim_untied *m)
+{
+    if (!m)
+        return;
+    if (m->names)
+        for (int i = 0; i < m->size; i++)
+            free(m->names[i]);
+    free(m->names);
+    free(m->start);
+    free(m->start_cum);
+    free(m->mom);
+    free(m->cum);
+    free(m->vlam);
+    free(m->work);
+    free(m->close_kind);
+    free(m->close_target);
+    free(m->close_power);
+    free(m->mixed);
+    aim_gauss_free(m->gauss);
+    aim_freecum_free(m->fc);
+    aim_hierarchy_free(m->h);
+    free(m);
+}
+
+static int find_word(const aim_untied *m, const char *w, int sym)
+{
+    char buf[AIM_WORD_MAX + 1];
+    size_t len = strlen(w);
+    for (size_t i = 0; i <= len; i++)
+        buf[i] = sym && w[i] == 't' ? 'T' : w[i];
+    return aim_wordset_find(m->words, buf);
+}
+
+aim_untied *aim_untied_create(const aim_config *cfg, double d, aim_gauss_rule rule,
+                              char *err, size_t n)
+{
+    aim_untied *m = calloc(1, sizeof *m);
+    if (!m) {
+        snprintf(err, n, "out of memory");
+        return NULL;
+    }
+    m->cfg = *cfg;
+    m->raw = cfg->centring == AIM_RAW;
+    m->adiabatic = m->raw && cfg->mean_mode == AIM_MEAN_ADIABATIC;
+    m->d = m->raw && !m->adiabatic && d > 0.0 ? d : 0.0;
+    if (m->raw && !(d > 0.0)) {
+        snprintf(err, n, "raw centring needs the dimension of the runs (ode.d or sgd.d)");
+        free(m);
+        return NULL;
+    }
+    m->sqrt_d = sqrt(m->d);
+    aim_dynamics dyn;
+    untied_dynamics(cfg, &dyn);
+    m->h = aim_hierarchy_create(&dyn, cfg->order, err, n);
+    if (!m->h) {
+        free(m);
+        return NULL;
+    }
+    const int M = cfg->order;
+    m->words = aim_hierarchy_words(m->h);
+    m->count = aim_wordset_count(m->words);
+    m->first_long = aim_wordset_first(m->words, M + 1);
+    m->size = aim_hierarchy_size(m->h);
+    m->fc = aim_freecum_create(m->words);
+    m->gauss = aim_gauss_create(cfg, rule);
+    const size_t c = (size_t)m->count, nl = c - (size_t)m->first_long;
+    m->start = calloc(c, sizeof *m->start);
+    m->start_cum = calloc(c, sizeof *m->start_cum);
+    m->mom = calloc(c, sizeof *m->mom);
+    m->cum = calloc(c, sizeof *m->cum);
+    m->vlam = calloc((size_t)m->size, sizeof *m->vlam);
+    m->work = calloc(3 * (size_t)m->size, sizeof *m->work);
+    m->close_kind = calloc(nl, 1);
+    m->close_target = calloc(nl, sizeof *m->close_target);
+    m->close_power = calloc(nl, sizeof *m->close_power);
+    m->mixed = calloc(c, 1);
+    m->names = calloc((size_t)m->size, sizeof *m->names);
+    if (!m->fc || !m->gauss || !m->start || !m->start_cum || !m->mom || !m->cum ||
+        !m->vlam || !m->work || !m->close_kind || !m->close_target || !m->close_power ||
+        !m->mixed || !m->names) {
+        snprintf(err, n, "out of memory, or the quasi-random point set could not be "
+                         "whitened (raise ode.qmc_points)");
+        aim_untied_free(m);
+        return NULL;
+    }
+    const int sym = teacher_symmetric(cfg);
+    m->w_a = find_word(m, "A", sym);
+    m->w_b = find_word(m, "B", sym);
+    m->w_k = find_word(m, "K", sym);
+    m->w_kk = find_word(m, "Kk", sym);   /* Omega(S, S) */
+    m->w_kk2 = find_word(m, "KK", sym);  /* Psi(S, S) */
+    m->w_kt = find_word(m, "Kt", sym);   /* Omega(S, S*) */
+    m->w_kt2 = find_word(m, "KT", sym);  /* Psi(S, S*) */
+    m->w_t = find_word(m, "T", sym);
+    m->w_tt = find_word(m, "Tt", sym);   /* Omega(S*, S*) */
+    m->w_tt2 = find_word(m, "TT", sym);  /* Psi(S*, S*) */
+    if (M < 2) {
+        snprintf(err, n, "the untied hierarchy needs hierarchy.order >= 2 (its order "
+                         "parameters Omega and Psi are words of length 2)");
+        aim_untied_free(m);
+        return NULL;
+    }
+    for (int i = 0; i < m->size; i++) {
+        const int w = aim_hierarchy_tracked(m->h, i);
+        const char *word = aim_wordset_word(m->words, w);
+        if (w == m->w_k)
+            m->slot_k = i;
+        const int is_mean = w == m->w_k && m->d > 0.0;
+        size_t len = strlen(word) + 4;
+        if (!(m->names[i] = malloc(len < 5 ? 5 : len))) {
+            snprintf(err, n, "out of memory");
+            aim_untied_free(m);
+            return NULL;
+        }
+        if (is_mean)
+            snprintf(m->names[i], 5, "mean");
+        else
+            snprintf(m->names[i], len, "m(%s)", word);
+        if (strlen(word) <= 2)
+            m->n_params++;
+    }
+    if (plan_closure(m) || planar_start(m, err, n)) {
+        if (!*err)
+            snprintf(err, n, "the closure's teacher word is missing from the word set");
+        aim_untied_free(m);
+        return NULL;
+    }
+    m->start[0] = 1.0;
+    if (m->d > 0.0 && cfg->teacher.mean != 0.0)
+        apply_teacher_mean(m);
+    /* The mean Tr S/sqrt d of the Gaussian start is N(0, rho v v_V/d_s) at
+     * the dimension d_s of the runs; 0 can be an unstable critical point of
+     * the fast flow (which SGD leaves with a random sign), so the start
+     * takes its typical size, positive (theory/untied.md sec. 4). */
+    if (m->raw && d > 0.0)
+        m->mean0 = sqrt(cfg->student.rho * cfg->student.scale * sv_of(cfg) / d);
+    set_start_cumulants(m);
+    return m;
+}
+
+const aim_hierarchy *aim_untied_hierarchy(const aim_untied *m) { return m->h; }
+int aim_untied_size(const aim_untied *m) { return m->size; }
+int aim_untied_order_parameters(const aim_untied *m) { return m->n_params; }
+const char *aim_untied_state_name(void *m, int i)
+{
+    return ((const aim_untied *)m)->names[i];
+}
+const double *aim_untied_start_moments(const aim_untied *m) { return m->start; }
+const char *aim_untied_error(const aim_untied *m) { return m->error; }
+double aim_untied_start_mean(const aim_untied *m) { return m->mean0; }
+
+void aim_untied_set_start(aim_untied *m, const double *moments, double mean)
+{
+    memcpy(m->start, moments, sizeof *m->start * (size_t)m->count);
+    m->start[0] = 1.0;
+    m->mean0 = m->raw ? mean : 0.0;
+    if (m->adiabatic)
+        m->start[m->w_k] = 0.0; /* Tr S/d = mean/sqrt d -> 0 */
+    set_start_cumulants(m);
+}
+
+void aim_untied_initial(const aim_untied *m, double *y)
+{
+    for (int i = 0; i < m->size; i++)
+        y[i] = m->start[aim_hierarchy_tracked(m->h, i)];
+    if (m->d > 0.0)
+        y[m->slot_k] = m->mean0;
+}
+
+int aim_untied_balance(const aim_untied *m, char *msg, size_t n)
+{
+    const int M = aim_hierarchy_order(m->h);
+    int bad = 0;
+    size_t used = 0;
+    msg[0] = '\0';
+    char a[AIM_WORD_MAX + 1], b[AIM_WORD_MAX + 1];
+    for (int k = 1; k <= M; k++) {
+        memset(a, 'A', (size_t)k);
+        memset(b, 'B', (size_t)k);
+        a[k] = b[k] = '\0';
+        const double ta = m->start[aim_wordset_find(m->words, a)];
+        const double tb = m->start[aim_wordset_find(m->words, b)];
+        if (fabs(ta - tb) < m->cfg.balance) {
+            bad++;
+            if (used < n)
+                used += (size_t)snprintf(msg + used, n - used,
+                                         "%sk = %d: |tA_%d - tB_%d| = |%.6g - %.6g| = %.3g",
+                                         bad > 1 ? "; " : "", k, k, k, ta, tb, fabs(ta - tb));
+        }
+    }
+    return bad;
+}
+
+/* Closure of the words of length M + 1 (plan_closure). */
+static void close_cumulants(aim_untied *m, double *cum, int aligned)
+{
+    double c = 0.0;
+    if (aligned && cum[m->w_tt] > 0.0)
+        c = cum[m->w_kt] / cum[m->w_tt];
+    for (int i = m->first_long; i < m->count; i++) {
+        const int j = i - m->first_long;
+        switch (m->close_kind[j]) {
+        case CLOSE_KEEP:
+            cum[i] = m->start_cum[i];
+            break;
+        case CLOSE_ALIGNED:
+            cum[i] = aligned ? pow(c, m->close_power[j]) * m->start_cum[m->close_target[j]]
+                             : 0.0;
+            break;
+        default:
+            cum[i] = 0.0;
+        }
+    }
+}
+
+void aim_untied_moments(aim_untied *m, const double *y, double *mom)
+{
+    const int M = aim_hierarchy_order(m->h);
+    memcpy(mom, m->start, sizeof *mom * (size_t)m->count);
+    for (int i = 0; i < m->size; i++)
+        mom[aim_hierarchy_tracked(m->h, i)] = y[i];
+    if (m->d > 0.0)
+        mom[m->w_k] = y[m->slot_k] / m->sqrt_d; /* Tr S/d = mean/sqrt d */
+    switch (m->cfg.closure) {
+    case AIM_CLOSURE_INITIAL:
+        break;
+    case AIM_CLOSURE_ALIGNED:
+    case AIM_CLOSURE_CUMULANT:
+        aim_freecum_cumulants(m->fc, mom, m->cum, M);
+        close_cumulants(m, m->cum, m->cfg.closure == AIM_CLOSURE_ALIGNED);
+        aim_freecum_moments(m->fc, m->cum, mom, M + 1, M + 1);
+        break;
+    case AIM_CLOSURE_FREE:
+        aim_freecum_cumulants(m->fc, mom, m->cum, M);
+        for (int i = 1; i < m->first_long; i++)
+            if (m->mixed[i])
+                m->cum[i] = 0.0;
+        close_cumulants(m, m->cum, 0);
+        aim_freecum_moments(m->fc, m->cum, mom, M + 1, M + 1);
+        break;
+    }
+}
+
+static void overlaps_of(const aim_untied *m, const double *mom, double mean, aim_overlaps *q)
+{
+    memset(q, 0, sizeof *q);
+    q->omega[0][0] = mom[m->w_kk];
+    q->psi[0][0] = mom[m->w_kk2];
+    q->omega[0][1] = q->omega[1][0] = mom[m->w_kt];
+    q->psi[0][1] = q->psi[1][0] = mom[m->w_kt2];
+    q->omega[1][1] = mom[m->w_tt];
+    q->psi[1][1] = mom[m->w_tt2];
+    q->trace[0] = mom[m->w_k];
+    q->trace[1] = mom[m->w_t];
+    if (m->raw) {
+        q->mean[0] = mean;
+        q->mean[1] = m->cfg.teacher.mean;
+    }
+}
+
+/* --- the critical manifold of the mean (adiabatic limit) --- */
+
+typedef struct {
+    aim_untied *m;
+    aim_overlaps *q;
+    int failed;
+} mean_problem;
+
+/* E[sum e_ab C_ab] = dR/dm at mean x. */
+static double risk_slope(double x, void *params)
+{
+    mean_problem *p = params;
+    p->q->mean[0] = x;
+    if (aim_gauss_eval(p->m->gauss, p->q)) {
+        p->failed = 1;
+        return NAN;
+    }
+    return aim_gauss_error_mean(p->m->gauss);
+}
+
+/* The critical point dR/dm = 0 that gradient descent in m reaches from
+ * guess: the first sign change of the slope along the descent direction
+ * (a stable one: the slope increases through it), bracketed by doubling
+ * steps and refined with GSL's Brent solver. */
+static int critical_mean(aim_untied *m, aim_overlaps *q, double guess, double *root)
+{
+    mean_problem p = {m, q, 0};
+    double a = guess, fa = risk_slope(a, &p);
+    if (fa == 0.0) /* perhaps an unstable point: the search starts beside it */
+        fa = risk_slope(a += 1e-7 * (1.0 + fabs(a)), &p);
+    if (p.failed)
+        goto engine;
+    const double dir = fa > 0.0 ? -1.0 : 1.0;
+    double step = 1e-3 * (1.0 + fabs(guess)), b = a, fb = fa;
+    int found = 0;
+    for (int it = 0; it < 60 && !found; it++, step *= 2.0) {
+        a = b;
+        fa = fb;
+        b = a + dir * step;
+        fb = risk_slope(b, &p);
+        if (p.failed)
+            goto engine;
+        found = (fa > 0.0) != (fb > 0.0) || fb == 0.0;
+    }
+    if (!found) {
+        snprintf(m->error, sizeof m->error,
+                 "the risk has no critical point in the mean beyond m = %.6g (dR/dm keeps "
+                 "its sign): the mean runs away", guess);
+        return -1;
+    }
+    if (fb == 0.0) {
+        *root = b;
+        return 0;
+    }
+    double lo = fmin(a, b), hi = fmax(a, b);
+    gsl_function fn = {risk_slope, &p};
+    gsl_root_fsolver *s = gsl_root_fsolver_alloc(gsl_root_fsolver_brent);
+    if (!s) {
+        snprintf(m->error, sizeof m->error, "out of memory (root solver)");
+        return -1;
+    }
+    gsl_error_handler_t *old = gsl_set_error_handler_off();
+    int status = gsl_root_fsolver_set(s, &fn, lo, hi);
+    for (int it = 0; status == GSL_SUCCESS && it < 200; it++) {
+        status = gsl_root_fsolver_iterate(s);
+        lo = gsl_root_fsolver_x_lower(s);
+        hi = gsl_root_fsolver_x_upper(s);
+        if (status == GSL_SUCCESS &&
+            gsl_root_test_interval(lo, hi, 1e-13, 1e-12) == GSL_SUCCESS)
+            break;
+    }
+    *root = gsl_root_fsolver_root(s);
+    gsl_set_error_handler(old);
+    gsl_root_fsolver_free(s);
+    if (p.failed)
+        goto engine;
+    if (status != GSL_SUCCESS) {
+        snprintf(m->error, sizeof m->error, "root finding of dR/dm = 0 failed: %s",
+                 gsl_strerror(status));
+        return -1;
+    }
+    return 0;
+engine:
+    snprintf(m->error, sizeof m->error, "%s", aim_gauss_error(m->gauss));
+    return -1;
+}
+
+/* Kernels at the moments mom and the student mean (stiff; found on the
+ * critical manifold when adiabatic), cached on the order parameters. */
+static int kernels_at(aim_untied *m, const double *mom, double mean, double *k)
+{
+    aim_overlaps q;
+    overlaps_of(m, mom, m->adiabatic ? 0.0 : mean, &q);
+    if (m->cached && memcmp(&q, &m->cached_q, sizeof q) == 0) {
+        memcpy(k, m->cached_k, sizeof m->cached_k);
+        return 0;
+    }
+    m->cached = 0;
+    const aim_overlaps key = q;
+    double root = 0.0;
+    if (m->adiabatic) {
+        if (critical_mean(m, &q, m->root, &root))
+            return -1;
+        q.mean[0] = root;
+    }
+    if (aim_gauss_eval(m->gauss, &q)) {
+        snprintf(m->error, sizeof m->error, "%s", aim_gauss_error(m->gauss));
+        return -1;
+    }
+    static const double unit[4][2][2] = {{{1, 0}, {0, 0}},
+                                         {{0, 0}, {1, 0}},
+                                         {{0, 1}, {0, 0}},
+                                         {{0, 0}, {0, 1}}};
+    for (int i = 0; i < 4; i++)
+        k[AIM_KERNEL_A_S + i] = aim_gauss_error_index(m->gauss, unit[i][0], unit[i][1], 0.0, 0);
+    k[AIM_KERNEL_NOISE_O] = m->cfg.eta * aim_gauss_noise_omega(m->gauss);
+    k[AIM_KERNEL_NOISE_P] = m->cfg.eta * aim_gauss_noise_psi(m->gauss);
+    k[AIM_KERNEL_DECAY] = m->cfg.gamma;
+    k[AIM_KERNEL_MEAN] = m->d > 0.0 ? m->sqrt_d * aim_gauss_error_mean(m->gauss) : 0.0;
+    if (m->adiabatic)
+        m->root = root;
+    m->cached_q = key;
+    m->cached_root = root;
+    memcpy(m->cached_k, k, sizeof m->cached_k);
+    m->cached = 1;
+    return 0;
+}
+
+int aim_untied_terms_at(aim_untied *m, const double *mom, double mean, double *gradient,
+                        double *noise, double *decay)
+{
+    double k[AIM_KERNEL_COUNT];
+    if (kernels_at(m, mom, mean, k))
+        return -1;
+    const int n = m->size, ks = m->slot_k;
+    double *g = m->work, *nz = m->work + n, *dc = m->work + 2 * n;
+    double lambda = k[AIM_KERNEL_MEAN];
+    k[AIM_KERNEL_MEAN] = 0.0;
+    aim_hierarchy_eval(m->h, mom, k, g, nz, dc);
+    if (m->raw) {
+        double unit[AIM_KERNEL_COUNT] = {0};
+        unit[AIM_KERNEL_MEAN] = 1.0;
+        aim_hierarchy_eval(m->h, mom, unit, m->vlam, NULL, NULL);
+        if (m->adiabatic) {
+            /* lambda holds m(K) = 0: the equation of K, -(m(A) + m(B))
+             * lambda + the rest, vanishes (theory/untied.md sec. 3) */
+            if (!(m->vlam[ks] < 0.0)) {
+                snprintf(m->error, sizeof m->error,
+                         "m(A) + m(B) = %.6g is not positive: the mean has no fast clock",
+                         -m->vlam[ks]);
+                return -1;
+            }
+            lambda = -(g[ks] + nz[ks] + dc[ks]) / m->vlam[ks];
+        }
+        for (int i = 0; i < n; i++)
+            g[i] += lambda * m->vlam[i];
+    }
+    if (m->d > 0.0) { /* the state carries mean = sqrt(d) m(K) */
+        g[ks] *= m->sqrt_d;
+        nz[ks] *= m->sqrt_d;
+        dc[ks] *= m->sqrt_d;
+    }
+    if (gradient)
+        memcpy(gradient, g, sizeof *g * (size_t)n);
+    if (noise)
+        memcpy(noise, nz, sizeof *nz * (size_t)n);
+    if (decay)
+        memcpy(decay, dc, sizeof *dc * (size_t)n);
+    return 0;
+}
+
+static int finite_state(aim_untied *m, const double *y)
+{
+    for (int i = 0; i < m->size; i++)
+        if (!isfinite(y[i])) {
+            snprintf(m->error, sizeof m->error, "%s is not finite", m->names[i]);
+            return -1;
+        }
+    return 0;
+}
+
+int aim_untied_terms(aim_untied *m, const double *y, double *gradient, double *noise,
+                     double *decay)
+{
+    if (finite_state(m, y))
+        return -1;
+    aim_untied_moments(m, y, m->mom);
+    return aim_untied_terms_at(m, m->mom, m->d > 0.0 ? y[m->slot_k] : 0.0, gradient,
+                               noise, decay);
+}
+
+int aim_untied_rhs(aim_untied *m, const double *y, double *dy)
+{
+    if (aim_untied_terms(m, y, dy, NULL, NULL))
+        return -1;
+    const double *nz = m->work + m->size, *dc = m->work + 2 * m->size;
+    for (int i = 0; i < m->size; i++)
+        dy[i] += nz[i] + dc[i];
+    return 0;
+}
+
+int aim_untied_mean(aim_untied *m, const double *y, double *mean)
+{
+    if (!m->raw) {
+        *mean = 0.0;
+        return 0;
+    }
+    if (m->d > 0.0) {
+        *mean = y[m->slot_k];
+        return 0;
+    }
+    aim_untied_moments(m, y, m->mom);
+    double k[AIM_KERNEL_COUNT];
+    if (kernels_at(m, m->mom, 0.0, k))
+        return -1;
+    *mean = m->cached_root;
+    return 0;
+}
+
+int aim_untied_fast_rate(aim_untied *m, double mean, double *rate)
+{
+    aim_overlaps q;
+    overlaps_of(m, m->start, mean, &q);
+    if (aim_gauss_eval(m->gauss, &q)) {
+        snprintf(m->error, sizeof m->error, "%s", aim_gauss_error(m->gauss));
+        return -1;
+    }
+    *rate = -(m->start[m->w_a] + m->start[m->w_b]) * aim_gauss_error_mean(m->gauss);
+    return 0;
+}
+
+int aim_untied_settle(aim_untied *m, double mean)
+{
+    aim_overlaps q;
+    overlaps_of(m, m->start, mean, &q);
+    m->cached = 0;
+    return critical_mean(m, &q, mean, &m->root);
+}
+
+int aim_untied_check(aim_untied *m, const double *y)
+{
+    aim_untied_moments(m, y, m->mom);
+    const double *mo = m->mom;
+    const int aa = aim_wordset_find(m->words, "AA"), bb = aim_wordset_find(m->words, "BB");
+    if (!(mo[m->w_a] >= 0.0 && mo[m->w_b] >= 0.0 &&
+          mo[aa] >= (1.0 - 1e-9) * mo[m->w_a] * mo[m->w_a] &&
+          mo[bb] >= (1.0 - 1e-9) * mo[m->w_b] * mo[m->w_b])) {
+        snprintf(m->error, sizeof m->error,
+                 "the moments of U U^T and V V^T are not those of positive semi-definite "
+                 "matrices (m(A) = %.6g, m(AA) = %.6g, m(B) = %.6g, m(BB) = %.6g)",
+                 mo[m->w_a], mo[aa], mo[m->w_b], mo[bb]);
+        return -1;
+    }
+    const double cst = mo[m->w_kt] - mo[m->w_k] * mo[m->w_t];
+    const double vs = mo[m->w_kk] - mo[m->w_k] * mo[m->w_k];
+    const double vt = mo[m->w_tt] - mo[m->w_t] * mo[m->w_t];
+    if (!(cst * cst <= (1.0 + 1e-9) * vs * vt + 1e-300)) {
+        snprintf(m->error, sizeof m->error,
+                 "the teacher overlap would be %.6g, outside [-1, 1]",
+                 vs > 0 && vt > 0 ? cst / sqrt(vs * vt) : INFINITY);
+        return -1;
+    }
+    return 0;
+}
+
+int aim_untied_observables_with_mean(aim_untied *m, const double *y, double mean,
+                                     double obs[AIM_OBS_COUNT])
+{
+    aim_untied_moments(m, y, m->mom);
+    aim_overlaps q;
+    overlaps_of(m, m->mom, mean, &q);
+    if (aim_gauss_observables(m->gauss, &q, obs)) {
+        snprintf(m->error, sizeof m->error, "%s", aim_gauss_error(m->gauss));
+        return -1;
+    }
+    m->cached = 0; /* the engine now holds another point */
+    return 0;
+}
+
+int aim_untied_observables(aim_untied *m, const double *y, double obs[AIM_OBS_COUNT])
+{
+    double mean;
+    if (aim_untied_mean(m, y, &mean))
+        return -1;
+    return aim_untied_observables_with_mean(m, y, mean, obs);
+}

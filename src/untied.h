@@ -1,0 +1,97 @@
+/* aim_untied: the ODE of untied attention (S = U V^T, U and V d x rho d)
+ * in the slow time tau = n eta / d^2: the moment hierarchy in the letters
+ * A = U U^T, B = V V^T, K = U V^T, k = V U^T and the teacher T (and its
+ * transpose t unless S* is symmetric), truncated at order M =
+ * cfg->order with the closure cfg->closure (theory/untied.md).
+ *
+ * State: the moments m(w) = Tr(w)/d of every word of length 1..M with a
+ * student letter, shortest first. The slot of the word K carries
+ *   - centred indices: m(K) = Tr S/d;
+ *   - raw, stiff: the index mean m = Tr S/sqrt d, integrated with
+ *     its fast rate (of order d) at that finite d;
+ *   - raw, adiabatic: m(K), which is 0 in the limit; the mean sits
+ *     on the critical manifold dR/dm = 0 (a GSL root, tracked from the
+ *     last one), and lambda, the identity part of G, is what keeps it
+ *     there. */
+#ifndef AIM_UNTIED_H
+#define AIM_UNTIED_H
+
+#include <stddef.h>
+
+#include "config.h"
+#include "gauss.h"
+#include "hierarchy.h"
+#include "overlaps.h"
+
+typedef struct aim_untied aim_untied;
+
+/* The alphabet of cfg's untied hierarchy: "ABKkT" (symmetric teacher) or
+ * "ABKkTt". A word has a student letter when it contains one of "ABKk". */
+void aim_untied_alphabet(const aim_config *cfg, aim_alphabet *ab);
+
+/* d: the dimension of the runs, needed in raw centring (> 0): the stiff
+ * system (cfg->mean_mode) is integrated at that finite d (mean equation,
+ * teacher-mean terms), the adiabatic one in the limit; in both the start
+ * mean is the typical size sqrt(rho v v_V/d) of Tr S/sqrt d. Centred
+ * indices ignore d (limit). NULL with a message in err (size n) on
+ * failure. The start is the exact large-d one of independent Gaussian
+ * U, V, S*. */
+aim_untied *aim_untied_create(const aim_config *cfg, double d, aim_gauss_rule rule,
+                              char *err, size_t n);
+void aim_untied_free(aim_untied *m);
+
+const aim_hierarchy *aim_untied_hierarchy(const aim_untied *m);
+int aim_untied_size(const aim_untied *m);
+const char *aim_untied_state_name(void *m, int i);
+/* Leading state components of length <= 2 (watched for blow-up). */
+int aim_untied_order_parameters(const aim_untied *m);
+
+/* Moments of every word of the hierarchy's word set at the start. */
+const double *aim_untied_start_moments(const aim_untied *m);
+/* Replaces the start by measured moments (e.g. of an SGD seed; same
+ * indexing) and, in raw centring, the student mean measured with them. */
+void aim_untied_set_start(aim_untied *m, const double *moments, double mean);
+void aim_untied_initial(const aim_untied *m, double *y);
+/* The student mean at the start (raw centring; 0 when centred). */
+double aim_untied_start_mean(const aim_untied *m);
+
+/* Balance condition of the paper's Corollary 4: |tA_k(0) - tB_k(0)| >=
+ * cfg->balance for k = 1..M, tA_k = m(A^k), tB_k = m(B^k). Returns the
+ * number of violated k, listed with their values in msg (size n). */
+int aim_untied_balance(const aim_untied *m, char *msg, size_t n);
+
+/* d y/d tau split into first-order (with the lambda terms), noise and
+ * decay parts (any may be NULL). Returns 0 or -1 (aim_untied_error). */
+int aim_untied_terms(aim_untied *m, const double *y, double *gradient, double *noise,
+                     double *decay);
+int aim_untied_rhs(aim_untied *m, const double *y, double *dy);
+/* The same from the moments of every word up to length M + 1 and the
+ * student mean (raw; ignored when centred), no closure involved: the
+ * drift tests evaluate the rules at measured moments. In the adiabatic
+ * mode the mean is not used: lambda is the value that holds m(K). */
+int aim_untied_terms_at(aim_untied *m, const double *moments, double mean,
+                        double *gradient, double *noise, double *decay);
+/* Moments of every word (lengths 0..M + 1) at state y, closure applied. */
+void aim_untied_moments(aim_untied *m, const double *y, double *moments);
+/* The student's index mean at y: the state (stiff), the critical point
+ * m*(q) (adiabatic), 0 (centred). Returns 0 or -1. */
+int aim_untied_mean(aim_untied *m, const double *y, double *mean);
+/* The fast clock of the adiabatic limit: dm/dt = -(m(A) + m(B))
+ * E[sum e_ab C_ab] at the start moments. Returns 0 or -1. */
+int aim_untied_fast_rate(aim_untied *m, double mean, double *rate);
+/* Starts the root tracking of the adiabatic mean at the critical point
+ * reached from mean by the fast flow at the start moments. Returns 0 or
+ * -1. */
+int aim_untied_settle(aim_untied *m, double mean);
+/* 0 when the low moments at y can be those of real U, V (m(A^k),
+ * m(B^k) of positive semi-definite matrices, k <= 2) and the teacher
+ * overlap is within [-1, 1]; else -1 with the reason. */
+int aim_untied_check(aim_untied *m, const double *y);
+/* Observables at y; with a given mean (not NAN) instead of
+ * aim_untied_mean's. Returns 0 or -1. */
+int aim_untied_observables(aim_untied *m, const double *y, double obs[AIM_OBS_COUNT]);
+int aim_untied_observables_with_mean(aim_untied *m, const double *y, double mean,
+                                     double obs[AIM_OBS_COUNT]);
+const char *aim_untied_error(const aim_untied *m);
+
+#endif
