@@ -14,10 +14,18 @@
  * for step k, "corr"), and the dsyrk S = W W^T (d x d x p) that every
  * advance call ends with, per step of its 256 ("WWt").
  *
+ * Third table: the untied student S = U V^T (validate/sgd_untied.c, rho
+ * = 1, p = d, centred, untied teacher), likewise in calls of 256 steps.
+ * Its bound: X U_0, X V_0 (n x p x d each), X S*, K, the two final d x p
+ * x n dgemms ("block"), the per-step corrections (four T x p x kT
+ * dgemms and two T x p x T for step k, "corr") and the dgemm S = U V^T
+ * (d x d x p) per call ("UVt"). In both factored tables "speedup" is
+ * the time per step at block 1 over the time at this block.
+ *
  * Single-threaded: openblas_set_num_threads(1) is called at start (with
  * another CBLAS, run with OPENBLAS_NUM_THREADS=1 or its equivalent).
  * Usage: bench_sgd [seconds per measurement, default 0.8]. Runs in
- * about 30 x that. */
+ * about 45 x that. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <time.h>
@@ -75,42 +83,55 @@ static double time_sgd(const aim_config *cfg, int d, long chunk, double budget)
 }
 
 /* Seconds per step of the BLAS calls of one block of b steps, for a
- * student with `cols` columns (d: direct S; p: tied W). */
-static double time_bound(int d, int cols, int T, int b, double budget)
+ * student with `cols` columns (d: direct S; p: tied W, untied U and V)
+ * and nf factors (1, or 2 untied: the block-start product and the final
+ * update once per factor). */
+static double time_bound(int d, int cols, int nf, int T, int b, double budget)
 {
     unsigned st = 12345u;
     int n = b * T;
     double *X = random_matrix((size_t)n * d, &st);
-    double *S = random_matrix((size_t)d * cols, &st);
     double *St = random_matrix((size_t)d * d, &st);
-    double *Y = random_matrix((size_t)n * cols, &st);
-    double *P = random_matrix((size_t)n * cols, &st);
     double *Q = random_matrix((size_t)n * d, &st);
     double *K = random_matrix((size_t)n * n, &st);
+    double *S[2], *Y[2], *P[2]; /* per factor: its own matrices */
+    for (int f = 0; f < nf; f++) {
+        S[f] = random_matrix((size_t)d * cols, &st);
+        Y[f] = random_matrix((size_t)n * cols, &st);
+        P[f] = random_matrix((size_t)n * cols, &st);
+    }
     long blocks = 0;
     double t0 = now(), t;
     do {
-        cblas_dgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, n, cols, d, 1.0,
-                    X, d, S, cols, 0.0, P, cols);
+        for (int f = 0; f < nf; f++)
+            cblas_dgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, n, cols, d,
+                        1.0, X, d, S[f], cols, 0.0, P[f], cols);
         cblas_dgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, n, d, d, 1.0,
                     X, d, St, d, 0.0, Q, d);
         cblas_dsyrk(CblasRowMajor, CblasLower, CblasNoTrans, n, d, 1.0, X, d,
                     0.0, K, n);
-        cblas_dgemm(CblasRowMajor, CblasTrans, CblasNoTrans, d, cols, n, -1e-9,
-                    X, d, Y, cols, 1.0, S, cols);
+        for (int f = 0; f < nf; f++)
+            cblas_dgemm(CblasRowMajor, CblasTrans, CblasNoTrans, d, cols, n,
+                        -1e-9, X, d, Y[f], cols, 1.0, S[f], cols);
         blocks++;
         t = now() - t0;
     } while (t < budget);
-    free(X); free(S); free(St); free(Y); free(P); free(Q); free(K);
+    for (int f = 0; f < nf; f++) {
+        free(S[f]); free(Y[f]); free(P[f]);
+    }
+    free(X); free(St); free(Q); free(K);
     return t / ((double)blocks * b);
 }
 
-/* Tied, the BLAS calls beyond time_bound's, in seconds per step:
- * t[0] the per-step corrections of a block of b steps (U_k += [w K]_k
- * R, T x p x kT; r_k = F U_k, T x p x T), t[1] the dsyrk S = W W^T
- * (d x d x p) once per `per_call` steps. */
-static void time_tied_extra(int d, int p, int T, int b, long per_call,
-                            double budget, double t[2])
+/* Tied (nf = 1) and untied (nf = 2, centred), the BLAS calls beyond
+ * time_bound's, in seconds per step: t[0] the per-step corrections of
+ * a block of b steps (tied: U_k += [w K]_k R, T x p x kT, and r_k = F
+ * U_k, T x p x T; untied: P_k, Q_k += [w K]_k R_u,v + [z K]_k R_v,u,
+ * four T x p x kT, and r_u, r_v, two T x p x T), t[1] the product S =
+ * W W^T (dsyrk) or U V^T (dgemm), d x d x p, once per `per_call`
+ * steps. */
+static void time_factor_extra(int d, int p, int nf, int T, int b,
+                              long per_call, double budget, double t[2])
 {
     unsigned st = 54321u;
     const int n = b * T;
@@ -124,18 +145,22 @@ static void time_tied_extra(int d, int p, int T, int b, long per_call,
         long reps = 0;
         double t0 = now(), tt;
         do {
-            if (part == 1)
+            if (part == 1 && nf == 1)
                 cblas_dsyrk(CblasRowMajor, CblasLower, CblasNoTrans, d, p, 1.0,
                             W, p, 0.0, S, d);
+            else if (part == 1)
+                cblas_dgemm(CblasRowMajor, CblasNoTrans, CblasTrans, d, d, p,
+                            1.0, W, p, W, p, 0.0, S, d);
             else
                 for (int k = 0; k < b; k++) {
-                    if (k > 0)
+                    for (int f = 0; k > 0 && f < nf * nf; f++)
                         cblas_dgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans,
                                     T, p, k * T, 1e-9, Kw, k * T, R, p, 1.0,
                                     U, p);
-                    cblas_dgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, T,
-                                p, T, 1e-9, F, T, U, p, 0.0,
-                                R + (size_t)k * T * p, p);
+                    for (int f = 0; f < nf; f++)
+                        cblas_dgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans,
+                                    T, p, T, 1e-9, F, T, U, p, 0.0,
+                                    R + (size_t)k * T * p, p);
                 }
             reps++;
             tt = now() - t0;
@@ -182,7 +207,7 @@ int main(int argc, char **argv)
                 set_identity_cov(&cfg, T);
                 cfg.block = b;
                 double ts = time_sgd(&cfg, d, b, budget);
-                double tb = time_bound(d, d, T, b, budget / 2);
+                double tb = time_bound(d, d, 1, T, b, budget / 2);
                 if (ts < 0) {
                     printf("%5d %2d %6d %12s\n", d, T, b, "failed");
                     continue;
@@ -192,40 +217,58 @@ int main(int argc, char **argv)
                 fflush(stdout);
             }
 
-    /* tied student, rho = 1, tied teacher */
+    /* factored students, rho = 1, centred, teacher of the same family */
     const long per_call = 256;
-    cfg.decomposition = cfg.student.decomposition = AIM_TIED;
     cfg.centring = AIM_CENTRED;
     cfg.student.rho = 1.0;
-    cfg.teacher.decomposition = AIM_TIED;
+    cfg.student.scale_v = 0.0;
     cfg.teacher.rho = 1.0;
     cfg.teacher.symmetric = 0;
     cfg.eta = 0.01; /* tied blows up from eta ~ 0.05 (He1 + He2/sqrt 2) */
-    printf("# tied student (rho = 1, p = d), aim_sgd_advance calls of %ld "
-           "steps\n", per_call);
-    printf("# bound = block (X W_0, X S*, X X^T, final dgemm) + corr "
-           "(per-step dgemms) + WWt (dsyrk per call), per step\n");
-    printf("%5s %2s %6s %12s %12s %9s %9s %9s %8s\n", "d", "T", "block",
-           "us/step", "bound_us", "block_us", "corr_us", "WWt_us", "ratio");
-    for (int i = 0; i < 2; i++)
-        for (int j = 0; j < 2; j++)
-            for (int k = 0; k < 2; k++) {
-                int d = ds[i], T = Ts[j], b = k == 0 ? 1 : bdef;
-                set_identity_cov(&cfg, T);
-                cfg.block = b;
-                double ts = time_sgd(&cfg, d, per_call / 4, budget);
-                double tb[3];
-                tb[0] = time_bound(d, d, T, b, budget / 2); /* p = d */
-                time_tied_extra(d, d, T, b, per_call, budget / 4, tb + 1);
-                double bound = tb[0] + tb[1] + tb[2];
-                if (ts < 0) {
-                    printf("%5d %2d %6d %12s\n", d, T, b, "failed");
-                    continue;
+    for (int nf = 1; nf <= 2; nf++) {
+        cfg.decomposition = cfg.student.decomposition =
+            cfg.teacher.decomposition = nf == 1 ? AIM_TIED : AIM_UNTIED;
+        if (nf == 1) {
+            printf("# tied student (rho = 1, p = d), aim_sgd_advance calls "
+                   "of %ld steps\n", per_call);
+            printf("# bound = block (X W_0, X S*, X X^T, final dgemm) + corr "
+                   "(per-step dgemms) + WWt (dsyrk per call), per step\n");
+        } else {
+            printf("# untied student (rho = 1, p = d, centred), "
+                   "aim_sgd_advance calls of %ld steps\n", per_call);
+            printf("# bound = block (X U_0, X V_0, X S*, X X^T, 2 final "
+                   "dgemms) + corr (per-step dgemms) + UVt (dgemm per call), "
+                   "per step\n");
+        }
+        printf("%5s %2s %6s %12s %12s %9s %9s %9s %8s %8s\n", "d", "T",
+               "block", "us/step", "bound_us", "block_us", "corr_us",
+               nf == 1 ? "WWt_us" : "UVt_us", "ratio", "speedup");
+        for (int i = 0; i < 2; i++)
+            for (int j = 0; j < 2; j++) {
+                double t1 = -1.0; /* block 1, for the speed-up */
+                for (int k = 0; k < 2; k++) {
+                    int d = ds[i], T = Ts[j], b = k == 0 ? 1 : bdef;
+                    set_identity_cov(&cfg, T);
+                    cfg.block = b;
+                    double ts = time_sgd(&cfg, d, per_call / 4, budget);
+                    double tb[3];
+                    tb[0] = time_bound(d, d, nf, T, b, budget / 2); /* p = d */
+                    time_factor_extra(d, d, nf, T, b, per_call, budget / 4,
+                                      tb + 1);
+                    double bound = tb[0] + tb[1] + tb[2];
+                    if (ts < 0) {
+                        printf("%5d %2d %6d %12s\n", d, T, b, "failed");
+                        continue;
+                    }
+                    if (k == 0)
+                        t1 = ts;
+                    printf("%5d %2d %6d %12.1f %12.1f %9.1f %9.1f %9.1f %8.2f "
+                           "%8.2f\n", d, T, b, 1e6 * ts, 1e6 * bound,
+                           1e6 * tb[0], 1e6 * tb[1], 1e6 * tb[2], ts / bound,
+                           t1 > 0 ? t1 / ts : 0.0);
+                    fflush(stdout);
                 }
-                printf("%5d %2d %6d %12.1f %12.1f %9.1f %9.1f %9.1f %8.2f\n",
-                       d, T, b, 1e6 * ts, 1e6 * bound, 1e6 * tb[0],
-                       1e6 * tb[1], 1e6 * tb[2], ts / bound);
-                fflush(stdout);
             }
+    }
     return 0;
 }

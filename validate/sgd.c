@@ -1,7 +1,8 @@
 /* aim_sgd: online SGD for a direct student (MODEL.md sections 1-5), with
  * the exact block unrolling of sec. 5; creation, data and the pieces
- * shared with the tied student, whose block step is in sgd_tied.c (state
- * and shared helpers: sgd_internal.h).
+ * shared with the tied and the untied student, whose block steps are in
+ * sgd_tied.c and sgd_untied.c (state and shared helpers:
+ * sgd_internal.h).
  *
  * Derivation of the blocked recursion
  * -----------------------------------
@@ -193,9 +194,10 @@ static int draw_teacher(const aim_config *cfg, gsl_rng *r, double *St, int d)
 
 static void free_buffers(aim_sgd *s)
 {
-    free(s->X); free(s->P); free(s->Q); free(s->Y); free(s->K);
-    free(s->xi); free(s->HR); free(s->E); free(s->tE); free(s->uE);
-    free(s->apow); free(s->jac); free(s->Ut); free(s->Kw);
+    free(s->X); free(s->P); free(s->Pv); free(s->Q); free(s->Y);
+    free(s->Rv); free(s->K); free(s->xi); free(s->HR); free(s->E);
+    free(s->tE); free(s->uE); free(s->apow); free(s->zw); free(s->jac);
+    free(s->Ut); free(s->Kw);
 }
 
 void aim_sgd_free(aim_sgd *s)
@@ -204,6 +206,8 @@ void aim_sgd_free(aim_sgd *s)
         return;
     free(s->S);
     free(s->W);
+    free(s->U);
+    free(s->V);
     free(s->St);
     free_buffers(s);
     aim_outmap_free(s->map);
@@ -214,13 +218,13 @@ void aim_sgd_free(aim_sgd *s)
 /* Everything but the matrices' contents and the data generator. */
 static aim_sgd *alloc_common(const aim_config *cfg, int d)
 {
-    if (cfg->student.decomposition != cfg->decomposition ||
-        cfg->decomposition == AIM_UNTIED) {
-        fprintf(stderr, "aim_sgd: direct and tied students only (untied: "
-                        "not yet)\n");
+    if (cfg->student.decomposition != cfg->decomposition) {
+        fprintf(stderr, "aim_sgd: the student's decomposition differs from "
+                        "the model's\n");
         return NULL;
     }
     const int tied = cfg->decomposition == AIM_TIED;
+    const int untied = cfg->decomposition == AIM_UNTIED;
     if (tied && cfg->centring != AIM_CENTRED) {
         fprintf(stderr, "aim_sgd: a tied student needs centred indices "
                         "(MODEL.md sec. 2)\n");
@@ -239,12 +243,12 @@ static aim_sgd *alloc_common(const aim_config *cfg, int d)
         fprintf(stderr, "aim_sgd: block = %d must be >= 1\n", cfg->block);
         return NULL;
     }
-    const int p = tied ? aim_config_columns(&cfg->student, d) : 0;
+    const int p = tied || untied ? aim_config_columns(&cfg->student, d) : 0;
     /* CBLAS lengths are int: d p and (block T) p must fit */
-    if (tied && ((double)d * p > 2147483647.0 ||
-                 (double)cfg->block * cfg->tokens * p > 2147483647.0)) {
-        fprintf(stderr, "aim_sgd: tied student too large (d = %d, p = %d)\n",
-                d, p);
+    if (p > 0 && ((double)d * p > 2147483647.0 ||
+                  (double)cfg->block * cfg->tokens * p > 2147483647.0)) {
+        fprintf(stderr, "aim_sgd: factored student too large (d = %d, "
+                        "p = %d)\n", d, p);
         return NULL;
     }
     aim_sgd *s = calloc(1, sizeof *s);
@@ -259,6 +263,7 @@ static aim_sgd *alloc_common(const aim_config *cfg, int d)
     s->c = cfg->centring == AIM_CENTRED ? 1.0 : 0.0;
     s->symmetric = !tied && cfg->student.symmetric != 0;
     s->tied = tied;
+    s->untied = untied;
     s->p = p;
 
     int T = s->T, T2 = T * T;
@@ -280,7 +285,7 @@ static aim_sgd *alloc_common(const aim_config *cfg, int d)
             s->L[a * T + b] = 0.0;
 
     size_t dd = (size_t)d * d, n = (size_t)s->block * T;
-    size_t cols = tied ? (size_t)p : (size_t)d;
+    size_t cols = p > 0 ? (size_t)p : (size_t)d;
     s->S = malloc(dd * sizeof *s->S);
     s->St = malloc(dd * sizeof *s->St);
     s->X = malloc(n * d * sizeof *s->X);
@@ -295,21 +300,39 @@ static aim_sgd *alloc_common(const aim_config *cfg, int d)
     s->uE = malloc((size_t)s->block * sizeof *s->uE);
     s->apow = malloc(((size_t)s->block + 1) * sizeof *s->apow);
     s->jac = malloc((size_t)T2 * T2 * sizeof *s->jac);
-    if (tied) {
+    if (p > 0) { /* Ut, Kw: T rows tied, 2T untied */
+        size_t rows = untied ? 2 * (size_t)T : (size_t)T;
+        s->Ut = malloc(rows * p * sizeof *s->Ut);
+        s->Kw = malloc(rows * n * sizeof *s->Kw);
+    }
+    if (tied)
         s->W = malloc((size_t)d * p * sizeof *s->W);
-        s->Ut = malloc((size_t)T * p * sizeof *s->Ut);
-        s->Kw = malloc((size_t)T * n * sizeof *s->Kw);
+    if (untied) {
+        s->U = malloc((size_t)d * p * sizeof *s->U);
+        s->V = malloc((size_t)d * p * sizeof *s->V);
+        s->Pv = malloc(n * p * sizeof *s->Pv);
+        s->Rv = malloc(n * p * sizeof *s->Rv);
+        s->zw = malloc((size_t)s->block * sizeof *s->zw);
     }
     s->map = aim_outmap_create(cfg);
     if (!s->S || !s->St || !s->X || !s->P || !s->Q || !s->Y || !s->K ||
         !s->xi || !s->HR || !s->E || !s->tE || !s->uE || !s->apow ||
-        !s->jac || !s->map || (tied && (!s->W || !s->Ut || !s->Kw))) {
+        !s->jac || !s->map || (p > 0 && (!s->Ut || !s->Kw)) ||
+        (tied && !s->W) ||
+        (untied && (!s->U || !s->V || !s->Pv || !s->Rv || !s->zw))) {
         fprintf(stderr, "aim_sgd: out of memory (d = %d, block = %d)\n", d,
                 s->block);
         aim_sgd_free(s);
         return NULL;
     }
     return s;
+}
+
+/* Untied: S = U V^T (one dgemm, d x d x p). */
+static void untied_product(aim_sgd *s)
+{
+    cblas_dgemm(CblasRowMajor, CblasNoTrans, CblasTrans, s->d, s->d, s->p,
+                1.0, s->U, s->p, s->V, s->p, 0.0, s->S, s->d);
 }
 
 static void cache_teacher(aim_sgd *s)
@@ -337,6 +360,12 @@ aim_sgd *aim_sgd_create(const aim_config *cfg, int d, uint64_t seed)
     if (s->tied) {
         fill_gauss(rs, s->W, (size_t)d * s->p, sqrt(cfg->student.scale / d));
         aim_sgd_i_outer(s->W, d, s->p, s->S);
+    } else if (s->untied) {
+        const double sv = cfg->student.scale_v != 0.0 ? cfg->student.scale_v
+                                                      : cfg->student.scale;
+        fill_gauss(rs, s->U, (size_t)d * s->p, sqrt(cfg->student.scale / d));
+        fill_gauss(rs, s->V, (size_t)d * s->p, sqrt(sv / d));
+        untied_product(s);
     } else {
         draw_direct(rs, s->S, d, cfg->student.scale, s->symmetric);
     }
@@ -366,11 +395,32 @@ aim_sgd *aim_sgd_clone(const aim_sgd *src, uint64_t data_seed)
     memcpy(s->St, src->St, dd * sizeof *s->St);
     if (s->tied)
         memcpy(s->W, src->W, (size_t)src->d * src->p * sizeof *s->W);
+    if (s->untied) {
+        memcpy(s->U, src->U, (size_t)src->d * src->p * sizeof *s->U);
+        memcpy(s->V, src->V, (size_t)src->d * src->p * sizeof *s->V);
+    }
     s->tr_t = src->tr_t;
     s->omega_tt = src->omega_tt;
     s->psi_tt = src->psi_tt;
     s->steps = src->steps;
     return s;
+}
+
+void aim_sgd_i_block_start(aim_sgd *s, int b)
+{
+    const int n = b * s->T, d = s->d;
+    aim_sgd_i_draw_block(s, b);
+    s->last_block = b;
+    aim_sgd_i_times_x(s, n, s->St, d, s->Q);
+    cblas_dsyrk(CblasRowMajor, CblasLower, CblasNoTrans, n, d, 1.0, s->X, d,
+                0.0, s->K, n);
+}
+
+void aim_sgd_i_times_x(const aim_sgd *s, int n, const double *A, int cols,
+                       double *XA)
+{
+    cblas_dgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, n, cols, s->d, 1.0,
+                s->X, s->d, A, cols, 0.0, XA, cols);
 }
 
 void aim_sgd_i_draw_block(aim_sgd *s, int b)
@@ -462,6 +512,48 @@ int aim_sgd_i_errors(aim_sgd *s, int k, const double *hs, const double *ht)
     return !all_finite(Ek, T2);
 }
 
+int aim_sgd_i_factor_errors(aim_sgd *s, int n, int k, const double *XSX,
+                            double trS, double *sC)
+{
+    const int T = s->T, T2 = T * T;
+    const double sqd = sqrt((double)s->d);
+    double hs[AIM_MAX_TOKENS * AIM_MAX_TOKENS], ht[AIM_MAX_TOKENS * AIM_MAX_TOKENS];
+    for (int q = 0; q < T2; q++)
+        hs[q] = (XSX[q] - s->c * s->C[q] * trS) / sqd;
+    if (aim_sgd_i_guard(s, n, k, hs, sqd * s->cfg.blowup, s->c))
+        return 1;
+    aim_sgd_i_teacher_index(s, k, ht);
+    if (aim_sgd_i_errors(s, k, hs, ht))
+        return 1;
+    *sC = aim_sgd_i_dot(s->E + k * T2, s->C, T2);
+    return 0;
+}
+
+void aim_sgd_i_row_products(const double *A, const double *B, int T, int p,
+                            double *out)
+{
+    for (int a = 0; a < T; a++)
+        for (int b = 0; b < T; b++) {
+            if (A == B && b < a) /* row b done */
+                out[a * T + b] = out[b * T + a];
+            else
+                out[a * T + b] = cblas_ddot(p, A + (size_t)a * p, 1,
+                                            B + (size_t)b * p, 1);
+        }
+}
+
+void aim_sgd_i_weighted_row(const aim_sgd *s, int n, int k, const double *w,
+                            double *Wk)
+{
+    const int T = s->T, m = k * T;
+    for (int a = 0; a < T; a++) {
+        const double *Krow = s->K + (size_t)(m + a) * n; /* j < k: lower */
+        for (int j = 0; j < k; j++)
+            for (int q = 0; q < T; q++)
+                Wk[a * m + j * T + q] = w[j] * Krow[j * T + q];
+    }
+}
+
 /* One block of b steps. 0, or 1 on blow-up (S untouched). */
 static int run_block(aim_sgd *s, int b)
 {
@@ -473,16 +565,9 @@ static int run_block(aim_sgd *s, int b)
     const double corr = -eta / ((double)d * d);
     const double blow = s->cfg.blowup;
 
-    aim_sgd_i_draw_block(s, b);
-    s->last_block = b;
+    aim_sgd_i_block_start(s, b);
     double trS = trace_of(s->S, d);
-
-    cblas_dgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, n, d, d, 1.0,
-                s->X, d, s->S, d, 0.0, s->P, d);
-    cblas_dgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, n, d, d, 1.0,
-                s->X, d, s->St, d, 0.0, s->Q, d);
-    cblas_dsyrk(CblasRowMajor, CblasLower, CblasNoTrans, n, d, 1.0, s->X, d,
-                0.0, s->K, n);
+    aim_sgd_i_times_x(s, n, s->S, d, s->P);
 
     s->apow[0] = 1.0;
     for (int k = 1; k <= b; k++)
@@ -613,21 +698,27 @@ int aim_sgd_advance(aim_sgd *s, long steps)
 {
     if (steps <= 0)
         return 0;
-    if (!s->tied)
+    if (s->p == 0)
         s->norm2 = tr_abt(s->S, s->S, s->d);
     long done = 0;
     int rc = 0;
     while (steps > 0) {
         int b = steps < s->block ? (int)steps : s->block;
-        if (s->tied ? aim_sgd_i_tied_block(s, b) : run_block(s, b)) {
+        if (s->tied     ? aim_sgd_i_tied_block(s, b)
+            : s->untied ? aim_sgd_i_untied_block(s, b)
+                        : run_block(s, b)) {
             rc = 1;
             break;
         }
         steps -= b;
         done += b;
     }
-    if (s->tied && done > 0) /* S = W W^T for the readers of S */
-        aim_sgd_i_outer(s->W, s->d, s->p, s->S);
+    if (done > 0) { /* S = W W^T or U V^T for the readers of S */
+        if (s->tied)
+            aim_sgd_i_outer(s->W, s->d, s->p, s->S);
+        else if (s->untied)
+            untied_product(s);
+    }
     return rc;
 }
 
@@ -668,6 +759,16 @@ const double *aim_sgd_matrix(const aim_sgd *s, int which)
 const double *aim_sgd_factor(const aim_sgd *s)
 {
     return s->tied ? s->W : NULL;
+}
+
+int aim_sgd_untied_factors(const aim_sgd *s, const double **U,
+                           const double **V)
+{
+    if (!s->untied)
+        return -1;
+    *U = s->U;
+    *V = s->V;
+    return 0;
 }
 
 int aim_sgd_columns(const aim_sgd *s) { return s->p; }

@@ -5,8 +5,10 @@
  * stream, all drawn from GSL generators seeded from the seed, so that a
  * seed reproduces bit for bit. Steps are unrolled in blocks of
  * cfg->block samples (MODEL.md sec. 5): one matrix product for the
- * block's indices at the block's start parameters, T x T Gram blocks for
- * the corrections, one rank-(block T) update. */
+ * block's indices at the block's start parameters (per factor for the
+ * tied W and the untied U, V), T x T Gram blocks for the corrections,
+ * one rank-(block T) update (per factor). Students: direct S (sgd.c),
+ * tied S = W W^T (sgd_tied.c), untied S = U V^T (sgd_untied.c). */
 #ifndef AIM_SGD_H
 #define AIM_SGD_H
 
@@ -18,8 +20,8 @@
 typedef struct aim_sgd aim_sgd;
 
 /* Draws teacher and student for dimension d from seed. Students: direct
- * (any centring) and tied (centred only); the teacher may be of any
- * family. NULL on allocation failure or an unsupported combination
+ * and untied (any centring), tied (centred only); the teacher may be of
+ * any family. NULL on allocation failure or an unsupported combination
  * (message on stderr). */
 aim_sgd *aim_sgd_create(const aim_config *cfg, int d, uint64_t seed);
 
@@ -33,7 +35,10 @@ void aim_sgd_free(aim_sgd *sgd);
  * parameter became non-finite or exceeded cfg->blowup (blow-up; the
  * state is then left as it was at the end of the last finite block).
  * The checked quantities: direct, Omega(S,S) and in raw centring
- * |Tr S|/sqrt d; tied, Tr S/d = ||W||_F^2/d at every step. */
+ * |Tr S|/sqrt d at the end of each block; tied, Tr S/d = ||W||_F^2/d at
+ * every step; untied, ||U||_F^2/d and ||V||_F^2/d at every step. Also a
+ * student index beyond the bound such a state allows, or a non-finite
+ * error, is a blow-up. */
 int aim_sgd_advance(aim_sgd *sgd, long steps);
 
 long aim_sgd_steps(const aim_sgd *sgd);
@@ -50,11 +55,20 @@ long aim_sgd_steps_for(const aim_config *cfg, int d, double tau);
 const double *aim_sgd_matrix(const aim_sgd *sgd, int which);
 
 /* Tied student (S = W W^T): the factor W, d x p row-major, valid until
- * the next advance or free; NULL for a direct student. aim_sgd_matrix(s,
- * 0) holds W W^T, refreshed at creation and after every advance. */
+ * the next advance or free; NULL for a direct or an untied student.
+ * aim_sgd_matrix(s, 0) holds W W^T, refreshed at creation and after
+ * every advance. */
 const double *aim_sgd_factor(const aim_sgd *sgd);
 
-/* Columns p of the tied factor W (round(rho d)); 0 for a direct student. */
+/* Untied student (S = U V^T): returns 0 and sets *U, *V to the factors,
+ * d x p row-major, valid until the next advance or free; -1 (pointers
+ * untouched) for another student. aim_sgd_matrix(s, 0) holds U V^T,
+ * refreshed at creation and after every advance. */
+int aim_sgd_untied_factors(const aim_sgd *sgd, const double **U,
+                           const double **V);
+
+/* Columns p of the factors W (tied) or U, V (untied), round(rho d); 0
+ * for a direct student. */
 int aim_sgd_columns(const aim_sgd *sgd);
 
 /* Testing hook: copies the samples of the last block drawn by

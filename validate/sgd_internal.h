@@ -1,7 +1,9 @@
-/* Internal to validate/sgd.c and validate/sgd_tied.c: the state of an
- * aim_sgd and the pieces of a block step that the direct and the tied
- * student share (sampling, teacher indices, the index guard, the
- * output-map errors). Not part of the API (see sgd.h). */
+/* Internal to validate/sgd.c, validate/sgd_tied.c and
+ * validate/sgd_untied.c: the state of an aim_sgd and the pieces of a
+ * block step that the students share (sampling, teacher indices, the
+ * index guard, the output-map errors; for the factored students, tied
+ * and untied, the indices-to-errors step and T x T helpers). Not part of
+ * the API (see sgd.h). */
 #ifndef AIM_SGD_INTERNAL_H
 #define AIM_SGD_INTERNAL_H
 
@@ -16,12 +18,15 @@ struct aim_sgd {
     double c;          /* centring switch: 1 centred, 0 raw */
     int symmetric;     /* direct student kept symmetric */
     int tied;          /* student S = W W^T */
-    int p;             /* tied: columns of W (0 for direct) */
+    int untied;        /* student S = U V^T */
+    int p;             /* tied, untied: columns of the factors (0 direct) */
     double C[AIM_MAX_TOKENS * AIM_MAX_TOKENS];
     double L[AIM_MAX_TOKENS * AIM_MAX_TOKENS];
-    double *S;         /* student, d x d row-major (tied: W W^T, refreshed
-                          at creation and after every advance) */
+    double *S;         /* student, d x d row-major (tied: W W^T, untied:
+                          U V^T, refreshed at creation and after every
+                          advance) */
     double *W;         /* tied: the factor, d x p row-major */
+    double *U, *V;     /* untied: the factors, d x p row-major */
     double *St;        /* teacher */
     double tr_t;       /* Tr S* */
     double omega_tt, psi_tt;
@@ -30,27 +35,46 @@ struct aim_sgd {
     long steps;
     double norm2;      /* direct: ||S||_F^2 carried through a call of advance */
 
-    /* block buffers (n = block T rows; "cols" = d direct, p tied) */
+    /* block buffers (n = block T rows; "cols" = d direct, p tied and
+     * untied) */
     double *X;             /* n x d tokens */
-    double *P;             /* n x cols: X S_0 (direct), X W_0 (tied) */
+    double *P;             /* n x cols: X S_0 (direct), X W_0 (tied),
+                              X U_0 (untied) */
+    double *Pv;            /* untied: n x p, X V_0 */
     double *Q;             /* n x d: X S* */
     double *Y;             /* n x cols: the update's right factor (direct:
-                              weighted E_j X_j; tied: corrections R) */
+                              weighted E_j X_j; tied: corrections R;
+                              untied: corrections r_u) */
+    double *Rv;            /* untied: n x p, corrections r_v */
     double *K;             /* n^2, lower triangle of X X^T */
     double *xi;            /* block x T^2 label noise */
     double *HR;            /* direct: block x T^2, X_k S_0 X_k^T */
     double *E;             /* block x T^2: errors */
     double *tE, *uE;       /* direct: block scalars */
-    double *apow;          /* block + 1: a^k (direct), weights (tied) */
+    double *apow;          /* block + 1: a^k (direct), weights (tied),
+                              weights w_kj (untied) */
+    double *zw;            /* untied: block, cross weights z_kj */
     double *jac;           /* T^2 x T^2 */
-    double *Ut;            /* tied: T x p, U_k = X_k W_k */
-    double *Kw;            /* tied: T x n, weighted Gram row block */
+    double *Ut;            /* tied: T x p, X_k W_k; untied: 2T x p,
+                              [X_k U_k; X_k V_k] */
+    double *Kw;            /* tied: T x n, untied: 2T x n, weighted Gram
+                              row blocks */
     int last_block;        /* steps in the last drawn block */
 };
 
 /* Draws b samples into X (b T x d) and xi (b x T^2): per step the T x d
  * token matrix, then the T^2 label noises. */
 void aim_sgd_i_draw_block(aim_sgd *s, int b);
+
+/* The start of every block of b steps (n = b T rows): draws the samples
+ * (aim_sgd_i_draw_block), records last_block, Q = X S* (one dgemm) and
+ * the lower triangle of K = X X^T (one dsyrk). */
+void aim_sgd_i_block_start(aim_sgd *s, int b);
+
+/* XA = X A for the block's n token rows, A d x cols row-major (one
+ * dgemm). */
+void aim_sgd_i_times_x(const aim_sgd *s, int n, const double *A, int cols,
+                       double *XA);
 
 /* Teacher indices of step k of the block, from Q = X S*. */
 void aim_sgd_i_teacher_index(const aim_sgd *s, int k, double *ht);
@@ -69,6 +93,30 @@ int aim_sgd_i_errors(aim_sgd *s, int k, const double *hs, const double *ht);
  * untouched). */
 int aim_sgd_i_tied_block(aim_sgd *s, int b);
 
+/* One untied block of b steps (sgd_untied.c). 0, or 1 on blow-up (U, V
+ * untouched). */
+int aim_sgd_i_untied_block(aim_sgd *s, int b);
+
+/* Factored students (tied, untied), step k of the block (n rows): the
+ * student indices h = (XSX - c C trS)/sqrt d from XSX = X_k S_k X_k^T
+ * (T x T) and trS = Tr S_k, checked by aim_sgd_i_guard with A = sqrt(d)
+ * blowup, B = c (the bound of a state whose |x_a^T S x_b| <= d blowup
+ * |x_a||x_b| and |Tr S| <= d blowup), then the teacher indices and the
+ * errors into s->E + k T^2. Returns 1 on blow-up (guard or non-finite
+ * errors), else 0 with *sC = tr(E_k C) = sum_ab e_ab C_ab. */
+int aim_sgd_i_factor_errors(aim_sgd *s, int n, int k, const double *XSX,
+                            double trS, double *sC);
+
+/* out[a T + b] = A_a . B_b for the T rows (length p) of A and B (T x p
+ * row-major); A == B computes the upper triangle and mirrors it. */
+void aim_sgd_i_row_products(const double *A, const double *B, int T, int p,
+                            double *out);
+
+/* Wk (T x kT, row-major) = [w_0 K_k0 ... w_{k-1} K_k,k-1], the Gram row
+ * block of step k weighted per earlier step j by w[j]. */
+void aim_sgd_i_weighted_row(const aim_sgd *s, int n, int k, const double *w,
+                            double *Wk);
+
 /* S = A A^T (A d x p row-major, S d x d, both triangles). */
 void aim_sgd_i_outer(const double *A, int d, int p, double *S);
 
@@ -78,6 +126,38 @@ static inline double aim_sgd_i_gram(const aim_sgd *s, int n, int k, int a,
 {
     int r = k * s->T + a, c = j * s->T + q;
     return r >= c ? s->K[(size_t)r * n + c] : s->K[(size_t)c * n + r];
+}
+
+/* The T x T Gram block K_kk = X_k X_k^T, both triangles. */
+static inline void aim_sgd_i_gram_kk(const aim_sgd *s, int n, int k,
+                                     double *Kkk)
+{
+    for (int a = 0; a < s->T; a++)
+        for (int b = 0; b < s->T; b++)
+            Kkk[a * s->T + b] = aim_sgd_i_gram(s, n, k, a, k, b);
+}
+
+/* C = A B for T x T row-major matrices. */
+static inline void aim_sgd_i_mul_tt(const double *A, const double *B,
+                                    double *C, int T)
+{
+    for (int a = 0; a < T; a++)
+        for (int b = 0; b < T; b++) {
+            double v = 0.0;
+            for (int q = 0; q < T; q++)
+                v += A[a * T + q] * B[q * T + b];
+            C[a * T + b] = v;
+        }
+}
+
+/* <A, B> = sum_q A_q B_q = tr(A^T B) over n entries (tr(A B) for
+ * symmetric A or B). */
+static inline double aim_sgd_i_dot(const double *A, const double *B, int n)
+{
+    double t = 0.0;
+    for (int q = 0; q < n; q++)
+        t += A[q] * B[q];
+    return t;
 }
 
 #endif

@@ -69,27 +69,6 @@
 
 #include "sgd_internal.h"
 
-/* C = A B for T x T row-major matrices. */
-static void mul_tt(const double *A, const double *B, double *C, int T)
-{
-    for (int a = 0; a < T; a++)
-        for (int b = 0; b < T; b++) {
-            double v = 0.0;
-            for (int q = 0; q < T; q++)
-                v += A[a * T + q] * B[q * T + b];
-            C[a * T + b] = v;
-        }
-}
-
-/* tr(A B) for symmetric T x T A, B: sum of the elementwise product. */
-static double tr_sym(const double *A, const double *B, int T2)
-{
-    double t = 0.0;
-    for (int q = 0; q < T2; q++)
-        t += A[q] * B[q];
-    return t;
-}
-
 int aim_sgd_i_tied_block(aim_sgd *s, int b)
 {
     const int T = s->T, T2 = T * T, d = s->d, p = s->p, n = b * T;
@@ -101,18 +80,10 @@ int aim_sgd_i_tied_block(aim_sgd *s, int b)
     double *W = s->W, *P = s->P, *R = s->Y, *Ut = s->Ut, *Kw = s->Kw;
     double *w = s->apow;
 
-    aim_sgd_i_draw_block(s, b);
-    s->last_block = b;
-
+    aim_sgd_i_block_start(s, b); /* samples, X S*, K */
     double nrm = cblas_ddot(d * p, W, 1, W, 1); /* ||W_0||_F^2 = Tr S_0 */
-    cblas_dgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, n, p, d, 1.0,
-                s->X, d, W, p, 0.0, P, p);
-    cblas_dgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, n, d, d, 1.0,
-                s->X, d, s->St, d, 0.0, s->Q, d);
-    cblas_dsyrk(CblasRowMajor, CblasLower, CblasNoTrans, n, d, 1.0, s->X, d,
-                0.0, s->K, n);
+    aim_sgd_i_times_x(s, n, W, p, P);
 
-    double hs[AIM_MAX_TOKENS * AIM_MAX_TOKENS], ht[AIM_MAX_TOKENS * AIM_MAX_TOKENS];
     double UU[AIM_MAX_TOKENS * AIM_MAX_TOKENS], F[AIM_MAX_TOKENS * AIM_MAX_TOKENS];
     double FK[AIM_MAX_TOKENS * AIM_MAX_TOKENS], FKF[AIM_MAX_TOKENS * AIM_MAX_TOKENS];
     double Kkk[AIM_MAX_TOKENS * AIM_MAX_TOKENS];
@@ -125,38 +96,22 @@ int aim_sgd_i_tied_block(aim_sgd *s, int b)
         /* U_k = alpha_k P_k + sum_{j<k} w_kj K_kj r_j */
         memcpy(Ut, P + (size_t)k * T * p, (size_t)T * p * sizeof *Ut);
         if (k > 0) {
-            const int m = k * T;
-            for (int a = 0; a < T; a++) {
-                const double *Krow = s->K + (size_t)(m + a) * n; /* j < k: lower */
-                for (int j = 0; j < k; j++)
-                    for (int q = 0; q < T; q++)
-                        Kw[a * m + j * T + q] = w[j] * Krow[j * T + q];
-            }
-            cblas_dgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, T, p, m,
-                        1.0, Kw, m, R, p, alpha, Ut, p);
+            aim_sgd_i_weighted_row(s, n, k, w, Kw);
+            cblas_dgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, T, p, k * T,
+                        1.0, Kw, k * T, R, p, alpha, Ut, p);
         }
 
-        /* indices */
-        for (int a = 0; a < T; a++)
-            for (int bb = 0; bb <= a; bb++)
-                UU[a * T + bb] = UU[bb * T + a] =
-                    cblas_ddot(p, Ut + (size_t)a * p, 1, Ut + (size_t)bb * p, 1);
-        for (int q = 0; q < T2; q++)
-            hs[q] = (UU[q] - c * s->C[q] * nrm) / sqd;
-        if (aim_sgd_i_guard(s, n, k, hs, sqd * blow, c))
-            return 1;
-        aim_sgd_i_teacher_index(s, k, ht);
-        if (aim_sgd_i_errors(s, k, hs, ht))
+        /* indices (U U^T, Tr S = ||W||^2) and errors, s = tr(E C) */
+        aim_sgd_i_row_products(Ut, Ut, T, p, UU);
+        double sC;
+        if (aim_sgd_i_factor_errors(s, n, k, UU, nrm, &sC))
             return 1;
 
-        /* F = E + E^T, s = tr(E C), a_k */
+        /* F = E + E^T, a_k */
         const double *Ek = s->E + k * T2;
-        double sC = 0.0;
         for (int a = 0; a < T; a++)
-            for (int bb = 0; bb < T; bb++) {
+            for (int bb = 0; bb < T; bb++)
                 F[a * T + bb] = Ek[a * T + bb] + Ek[bb * T + a];
-                sC += Ek[a * T + bb] * s->C[a * T + bb];
-            }
         const double ak = 1.0 - delta + 2.0 * c * eps * sC / sqd;
 
         /* r_k = g1 F U_k into R's row block k */
@@ -164,13 +119,11 @@ int aim_sgd_i_tied_block(aim_sgd *s, int b)
                     T, Ut, p, 0.0, R + (size_t)k * T * p, p);
 
         /* ||W_{k+1}||^2 */
-        for (int a = 0; a < T; a++)
-            for (int bb = 0; bb < T; bb++)
-                Kkk[a * T + bb] = aim_sgd_i_gram(s, n, k, a, k, bb);
-        mul_tt(F, Kkk, FK, T);
-        mul_tt(FK, F, FKF, T);
-        nrm = ak * ak * nrm + 2.0 * ak * g1 * tr_sym(F, UU, T2) +
-              g1 * g1 * tr_sym(FKF, UU, T2);
+        aim_sgd_i_gram_kk(s, n, k, Kkk);
+        aim_sgd_i_mul_tt(F, Kkk, FK, T);
+        aim_sgd_i_mul_tt(FK, F, FKF, T);
+        nrm = ak * ak * nrm + 2.0 * ak * g1 * aim_sgd_i_dot(F, UU, T2) +
+              g1 * g1 * aim_sgd_i_dot(FKF, UU, T2);
 
         /* weights of step k + 1 */
         for (int j = 0; j < k; j++)
