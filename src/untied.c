@@ -247,6 +247,26 @@ static int find_word(const aim_untied *m, const char *w, int sym)
     return aim_wordset_find(m->words, buf);
 }
 
+static void overlaps_of(const aim_untied *m, const double *mom, double mean, aim_overlaps *q);
+
+/* m->mean0: 0, or typical when 0 is an unstable critical point. */
+static int start_mean(aim_untied *m, double typical, char *err, size_t n)
+{
+    aim_overlaps q;
+    double slope[2];
+    for (int i = 0; i < 2; i++) {
+        overlaps_of(m, m->start, i ? typical : 0.0, &q);
+        if (aim_gauss_eval(m->gauss, &q)) {
+            snprintf(err, n, "the start: %s", aim_gauss_error(m->gauss));
+            return -1;
+        }
+        slope[i] = aim_gauss_error_mean(m->gauss);
+    }
+    const int critical = fabs(slope[0]) <= 1e-12 * (fabs(slope[1]) + 1e-300);
+    m->mean0 = critical && slope[1] < 0.0 ? typical : 0.0;
+    return 0;
+}
+
 aim_untied *aim_untied_create(const aim_config *cfg, double d, aim_gauss_rule rule,
                               char *err, size_t n)
 {
@@ -345,11 +365,15 @@ aim_untied *aim_untied_create(const aim_config *cfg, double d, aim_gauss_rule ru
     if (m->d > 0.0 && cfg->teacher.mean != 0.0)
         apply_teacher_mean(m);
     /* The mean Tr S/sqrt d of the Gaussian start is N(0, rho v v_V/d_s) at
-     * the dimension d_s of the runs; 0 can be an unstable critical point of
-     * the fast flow (which SGD leaves with a random sign), so the start
-     * takes its typical size, positive (theory/untied.md sec. 4). */
-    if (m->raw && d > 0.0)
-        m->mean0 = sqrt(cfg->student.rho * cfg->student.scale * sv_of(cfg) / d);
+     * the dimension d_s of the runs, 0 on average; but 0 can be an
+     * unstable critical point of the fast flow, which SGD leaves with a
+     * random sign: there the start takes its typical size, positive
+     * (theory/untied.md sec. 4). */
+    if (m->raw && start_mean(m, sqrt(cfg->student.rho * cfg->student.scale * sv_of(cfg) / d),
+                             err, n)) {
+        aim_untied_free(m);
+        return NULL;
+    }
     set_start_cumulants(m);
     return m;
 }
@@ -470,7 +494,9 @@ static void overlaps_of(const aim_untied *m, const double *mom, double mean, aim
     q->trace[1] = mom[m->w_t];
     if (m->raw) {
         q->mean[0] = mean;
-        q->mean[1] = m->cfg.teacher.mean;
+        /* at finite d the teacher index mean is Tr(S*) / sqrt(d), m* plus
+         * O(1/sqrt d) from its own trace, which lambda multiplies by sqrt d */
+        q->mean[1] = m->d > 0.0 ? m->sqrt_d * mom[m->w_t] : m->cfg.teacher.mean;
     }
 }
 

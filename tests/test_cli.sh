@@ -155,6 +155,41 @@ expect_exit "agreement needs an SGD summary" 1 "$exe" agreement --sgd "$work/o5/
 contains "agreement explains" "$work/err" "SGD summary file"
 expect_exit "agreement without files" 1 "$exe" agreement --sgd "$work/none.tsv" --ode "$work/none.tsv"
 
+# untied attention: hierarchy, balance warning, raw mean in both modes, seed start
+printf '[model]\ndecomposition = untied\nactivation = he1\n[student]\nscale = 0.5\n' >"$work/untied.ini"
+expect_exit "untied hierarchy order 2" 0 "$exe" hierarchy "$work/untied.ini" --order 2
+contains "untied hierarchy counts equations" "$work/out" "14 equations, 159 terms"
+contains "untied hierarchy prints m(K)" "$work/out" "^d m(K)/dtau = g_S (-m(AK) - m(BK)) + g_T (-m(AT) - m(BT))"
+expect_exit "untied order 1 refused" 1 "$exe" ode "$work/untied.ini" --order 1 --out "$out"
+contains "untied order 1 explained" "$work/err" "hierarchy.order >= 2"
+expect_exit "untied ode" 0 "$exe" ode "$work/untied.ini" --order 2 --out "$work/u1" \
+    --set training.horizon=0.02 --set training.points=5
+contains "untied balance warned" "$work/err" "balance condition .* fails for k = 1"
+contains "untied balance recorded" "$work/u1/aimdyn-ode.tsv" "^# warning: balance condition"
+contains "untied ode has tA, tB columns" "$work/u1/aimdyn-ode.tsv" "	m(A)	m(B)	m(K)	m(AA)"
+expect_exit "untied balanced scales: no warning" 0 "$exe" ode "$work/untied.ini" --order 2 \
+    --out "$work/u2" --set student.scale_v=1 --set training.horizon=0.02 --set training.points=5
+grep -q "balance" "$work/err"
+[ $? -ne 0 ]
+check "no balance warning with unequal scales" $?
+expect_exit "untied raw stiff" 0 "$exe" ode "$work/untied.ini" --order 2 --out "$work/u3" \
+    --set model.centring=raw --set teacher.mean=1 --set training.grid=log \
+    --set training.grid_start=1e-4 --set training.horizon=0.01 --set training.points=7
+contains "untied raw state has the mean" "$work/u3/aimdyn-ode.tsv" "	m(B)	mean	m(AA)"
+contains "untied raw records the stiff mean" "$work/u3/aimdyn-ode.tsv" "^# mean: stiff"
+expect_exit "untied raw adiabatic" 0 "$exe" ode "$work/untied.ini" --order 2 --out "$work/u4" \
+    --set model.centring=raw --set teacher.mean=1 --set hierarchy.mean=adiabatic \
+    --set training.grid=log --set training.grid_start=1e-4 --set training.horizon=0.01 \
+    --set training.points=7
+contains "untied adiabatic recorded" "$work/u4/aimdyn-ode.tsv" "^# mean: adiabatic limit"
+last_mean=$(grep -v '^#' "$work/u4/aimdyn-ode.tsv" | awk -F'\t' 'END {print $11}')
+awk -v m="$last_mean" 'BEGIN {exit !(m > 0.9 && m < 1.1)}'
+check "adiabatic mean settles near the teacher's (got $last_mean)" $?
+expect_exit "untied ode from a seed's measured start" 0 "$exe" ode "$work/untied.ini" --order 2 \
+    --out "$work/u5" --d 40 --set hierarchy.start=seed --set training.horizon=0.01 \
+    --set training.points=3
+contains "untied seed start recorded" "$work/u5/aimdyn-ode.tsv" "start measured from SGD seed"
+
 # plot needs inputs
 expect_exit "plot without inputs" 1 "$exe" plot --figure "$work/fig"
 

@@ -16,6 +16,7 @@
 
 #include "hierarchy.h"
 #include "tied.h"
+#include "untied.h"
 
 static void tied_config(aim_config *cfg, int order)
 {
@@ -258,6 +259,80 @@ static void test_print(void **state)
     aim_tied_free(m);
 }
 
+static aim_untied *untied_model(int order, const char *const *sets, size_t n, double d)
+{
+    aim_config cfg;
+    aim_config_error e;
+    aim_config_defaults(&cfg);
+    assert_int_equal(aim_config_set(&cfg, "model.decomposition=untied", &e), 0);
+    for (size_t i = 0; i < n; i++)
+        assert_int_equal(aim_config_set(&cfg, sets[i], &e), 0);
+    cfg.order = order;
+    assert_int_equal(aim_config_validate(&cfg, &e), 0);
+    char err[256];
+    aim_untied *m = aim_untied_create(&cfg, d, AIM_RULE_AUTO, err, sizeof err);
+    if (!m)
+        fail_msg("%s", err);
+    return m;
+}
+
+/* Untied sizes (non-symmetric teacher: 6 letters; symmetric: 5), counted
+ * independently by brute-force enumeration of the bracelets with a
+ * student letter (a short Python loop over all words), and the
+ * raw mean terms: one per first-order term, in raw centring only. */
+static void test_untied_sizes(void **state)
+{
+    (void)state;
+    static const int size6[] = {0, 0, 14, 56, 235, 1047}, size5[] = {0, 0, 13, 42, 141};
+    static const char *const sym[] = {"teacher.symmetric=true"};
+    static const char *const raw[] = {"model.centring=raw"};
+    for (int M = 2; M <= 5; M++) {
+        aim_untied *m = untied_model(M, NULL, 0, 0.0);
+        assert_int_equal(aim_untied_size(m), size6[M]);
+        aim_untied_free(m);
+    }
+    for (int M = 2; M <= 4; M++) {
+        aim_untied *m = untied_model(M, sym, 1, 0.0);
+        assert_int_equal(aim_untied_size(m), size5[M]);
+        aim_untied_free(m);
+    }
+    aim_untied *c = untied_model(3, NULL, 0, 0.0), *r = untied_model(3, raw, 1, 400.0);
+    assert_true(aim_hierarchy_terms(aim_untied_hierarchy(r)) >
+                aim_hierarchy_terms(aim_untied_hierarchy(c)));
+    assert_string_equal(aim_untied_state_name(r, 2), "mean");
+    assert_string_equal(aim_untied_state_name(c, 2), "m(K)");
+    aim_untied_free(c);
+    aim_untied_free(r);
+}
+
+/* The adiabatic limit: lambda holds m(K) = 0, so the right-hand side of
+ * the K slot vanishes at any state, and the mean it reports is a stable
+ * critical point of the risk (here He1, T = 2, C = I: dR/dm = T (m - m*),
+ * so m* exactly). */
+static void test_untied_adiabatic(void **state)
+{
+    (void)state;
+    static const char *const sets[] = {"model.activation=he1", "model.centring=raw",
+                                       "teacher.mean=0.7", "hierarchy.mean=adiabatic"};
+    aim_untied *m = untied_model(3, sets, 4, 400.0);
+    const int n = aim_untied_size(m);
+    double *y = malloc(sizeof *y * (size_t)n), *dy = malloc(sizeof *dy * (size_t)n);
+    assert_true(y && dy);
+    aim_untied_initial(m, y);
+    assert_int_equal(aim_untied_settle(m, 0.0), 0);
+    for (int i = 0; i < n; i++)
+        y[i] *= 1.0 + 0.01 * (i % 3); /* off the start */
+    y[2] = 0.0;                       /* m(K) = 0 in the limit */
+    assert_int_equal(aim_untied_rhs(m, y, dy), 0);
+    assert_true(fabs(dy[2]) < 1e-12);
+    double mean;
+    assert_int_equal(aim_untied_mean(m, y, &mean), 0);
+    assert_true(fabs(mean - 0.7) < 1e-9);
+    free(y);
+    free(dy);
+    aim_untied_free(m);
+}
+
 int main(void)
 {
     gsl_set_error_handler_off();
@@ -268,6 +343,8 @@ int main(void)
         cmocka_unit_test(test_aligned_exact_at_teacher),
         cmocka_unit_test(test_validity_check),
         cmocka_unit_test(test_print),
+        cmocka_unit_test(test_untied_sizes),
+        cmocka_unit_test(test_untied_adiabatic),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -351,32 +351,31 @@ void aim_compare_gaps(int points, const double *tau, const double *ode,
                                   AIM_OBS_COUNT);
 }
 
+int aim_compare_measure_words(const aim_sgd *sgd, const aim_wordset *ws, int max_len,
+                              double *moments)
+{
+    const int d = aim_sgd_dim(sgd);
+    double *letters = malloc(sizeof *letters * 4 * (size_t)d * (size_t)d);
+    const double *mats[AIM_ALPHABET_MAX];
+    int rc = !letters || letter_matrices(sgd, aim_wordset_alphabet(ws), letters, mats) ||
+             aim_words_measure(ws, max_len, mats, d, moments);
+    free(letters);
+    return rc ? -1 : 0;
+}
+
 double *aim_compare_seed_moments(const aim_config *cfg, int d, const aim_alphabet *ab,
                                  int max_len)
 {
     aim_wordset *ws = aim_wordset_create(ab, max_len);
     aim_sgd *sgd = ws ? aim_sgd_create(cfg, d, cfg->seed) : NULL;
     double *moments = ws ? malloc(sizeof *moments * (size_t)aim_wordset_count(ws)) : NULL;
-    double *letters = malloc(sizeof *letters * 4 * (size_t)d * (size_t)d);
-    const double *mats[AIM_ALPHABET_MAX];
-    if (!ws || !sgd || !moments || !letters) {
+    if (!ws || !sgd || !moments || aim_compare_measure_words(sgd, ws, max_len, moments)) {
         fprintf(stderr, "aimdyn: cannot measure the start of SGD seed %llu at d = %d "
                         "(out of memory)\n", (unsigned long long)cfg->seed, d);
-        goto fail;
+        free(moments);
+        moments = NULL;
     }
-    if (letter_matrices(sgd, ab, letters, mats) ||
-        aim_words_measure(ws, max_len, mats, d, moments)) {
-        fprintf(stderr, "aimdyn: out of memory measuring moments at d = %d\n", d);
-        goto fail;
-    }
-    free(letters);
     aim_sgd_free(sgd);
     aim_wordset_free(ws);
     return moments;
-fail:
-    free(letters);
-    free(moments);
-    aim_sgd_free(sgd);
-    aim_wordset_free(ws);
-    return NULL;
 }

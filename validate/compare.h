@@ -6,6 +6,7 @@
 
 #include "config.h"
 #include "overlaps.h"
+#include "sgd.h"
 #include "words.h"
 
 /* Runs cfg->seeds seeds of online SGD at dimension d on the grid tau
@@ -16,6 +17,14 @@
  * Returns 0, or -1 on failure (message on stderr). */
 int aim_compare_run_sgd(const aim_config *cfg, int d, const double *tau,
                         int points, double *obs, int *reached);
+
+/* Moments Tr(w)/d of every word of ws of length <= max_len at the
+ * current state of sgd, from the dense matrices of its letters (S or K
+ * the student, k its transpose, T the teacher, t its transpose, A = U U^T,
+ * B = V V^T). Returns 0, or -1 (out of memory, or a letter this student
+ * does not have). */
+int aim_compare_measure_words(const aim_sgd *sgd, const aim_wordset *ws, int max_len,
+                              double *moments);
 
 /* Moments Tr(w)/d of every word of the alphabet ab (tied {"ST", "ST"},
  * untied aim_untied_alphabet) of length 0..max_len, measured from the

@@ -1,0 +1,75 @@
+#!/bin/sh
+# Untied attention campaign (issue 4; results in validate/RESULTS_untied.md):
+#   fig3  - the paper's Figure 3: He1, He1 + He2/sqrt 2, He2, He3 at d = 400
+#           (8 seeds, tau <= 0.1) and He1 at d = 800 (tau <= 0.03);
+#   raw   - raw centring, He2: teacher mean 1 (the fast mean unlocks
+#           recovery) and 0 (locked), d = 400, stiff and adiabatic ODEs.
+# Resumable: a step whose result file exists is skipped, so an interrupted
+# run continues where it stopped. Usage:
+#   sh validate/campaign_untied.sh [fig3|fig3-800|raw|ode|all]   (default all)
+# AIMDYN (default build/aimdyn) and OUT (default validate/runs_untied) can
+# be set; SGD seeds run one after another on one core.
+set -eu
+root=$(cd "$(dirname "$0")/.." && pwd)
+B=${AIMDYN:-$root/build/aimdyn}
+OUT=${OUT:-$root/validate/runs_untied}
+export OPENBLAS_NUM_THREADS=1
+mkdir -p "$OUT"
+fig3=$root/examples/untied_fig3.ini
+raw=$root/examples/untied_raw_mean.ini
+what=${1:-all}
+
+act_sets() { # the --set options of an activation label
+    case $1 in
+    he1 | he2 | he3) echo "--set model.activation=$1" ;;
+    mix) echo "--set model.activation=hermite --set model.hermite=0,1,0.70710678118654752" ;;
+    esac
+}
+
+# sgd NAME D CONFIG SETS...: SGD seeds, moments of the words up to length 3
+sgd() {
+    name=$1 d=$2 cfg=$3
+    shift 3
+    [ -f "$OUT/$name-sgd-d$d.tsv" ] && return 0
+    "$B" sgd "$cfg" --out "$OUT" --name "$name" --d "$d" --set hierarchy.order=3 "$@" || [ $? -eq 3 ]
+}
+
+# ode NAME D M CONFIG SETS...: one ODE file per order
+ode() {
+    name=$1 d=$2 M=$3 cfg=$4
+    shift 4
+    [ -f "$OUT/$name-M$M-d$d-ode.tsv" ] && return 0
+    "$B" ode "$cfg" --out "$OUT" --name "$name-M$M-d$d" --d "$d" --order "$M" "$@" || [ $? -eq 3 ]
+}
+
+if [ "$what" = fig3 ] || [ "$what" = all ]; then
+    for a in he1 mix he2 he3; do
+        # shellcheck disable=SC2046
+        sgd "fig3-$a" 400 "$fig3" $(act_sets $a)
+    done
+fi
+if [ "$what" = fig3-800 ] || [ "$what" = all ]; then
+    sgd fig3-he1 800 "$fig3" $(act_sets he1) --set training.horizon=0.03 --set training.points=31
+fi
+if [ "$what" = raw ] || [ "$what" = all ]; then
+    sgd raw-unlocked 400 "$raw"
+    sgd raw-locked 400 "$raw" --set teacher.mean=0
+fi
+if [ "$what" = ode ] || [ "$what" = all ]; then
+    for a in he1 mix he2 he3; do
+        for M in 2 3 4 5; do
+            # shellcheck disable=SC2046
+            ode "fig3-$a" 400 $M "$fig3" $(act_sets $a)
+        done
+    done
+    for M in 2 3 4 5; do
+        ode fig3-he1 800 $M "$fig3" $(act_sets he1) --set training.horizon=0.03 --set training.points=31
+    done
+    for M in 3 4; do
+        for mode in stiff adiabatic; do
+            ode "raw-unlocked-$mode" 400 $M "$raw" --set hierarchy.mean=$mode
+            ode "raw-locked-$mode" 400 $M "$raw" --set teacher.mean=0 --set hierarchy.mean=$mode
+        done
+        ode raw-unlocked-stiff 800 $M "$raw" --set hierarchy.mean=stiff
+    done
+fi
