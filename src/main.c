@@ -37,7 +37,7 @@ static const char *const usage_main =
     "  ode      integrate the high-dimensional limit ODE (SUNDIALS CVODE)\n"
     "  sgd      run online SGD at finite d over several seeds\n"
     "  compare  both, plus the agreement table and the figure\n"
-    "  hierarchy print the generated moment hierarchy (tied students)\n"
+    "  hierarchy print the generated moment hierarchy (tied and untied students)\n"
     "  agreement the agreement table of existing ode and sgd result files\n"
     "  plot     draw the figure from existing ode/sgd result files\n"
     "  keys     print every configuration key with its default and range\n"
@@ -84,7 +84,7 @@ static void print_usage(FILE *out, const char *cmd)
                 "  --generic                quasi-random rule for every output map\n"
                 "                           (ode.rule = generic)\n"
                 "                           (default: Gauss-Hermite for elementwise maps)\n"
-                "  --order M                tied: truncation order (hierarchy.order)\n"
+                "  --order M                tied, untied: truncation order (hierarchy.order)\n"
                 "Tied students also get one column per tracked moment m(w) = Tr(w)/d.\n"
                 "%s",
                 usage_common);
@@ -113,7 +113,7 @@ static void print_usage(FILE *out, const char *cmd)
                 "  --seeds N                seeds per dimension (sgd.seeds)\n"
                 "  --generic                quasi-random rule for every output map\n"
                 "                           (ode.rule = generic)\n"
-                "  --order M                tied: a truncation order (repeatable, increasing;\n"
+                "  --order M                tied, untied: a truncation order (repeatable, increasing;\n"
                 "                           default hierarchy.order): one ODE per order,\n"
                 "                           files NAME-MM-..., every order in the figure\n"
                 "                           and in the agreement table\n"
@@ -123,11 +123,14 @@ static void print_usage(FILE *out, const char *cmd)
         fprintf(out,
                 "usage: aimdyn hierarchy [CONFIG.ini] [--order M] [--latex] [--set ...]\n\n"
                 "Prints the moment hierarchy that `ode` integrates for a tied student\n"
-                "(S = W W^T): for every tracked word w (length 1..M, at least one S)\n"
-                "the generated right-hand side of d m(w)/dtau, m(w) = Tr(w)/d, in\n"
-                "terms of the scalar kernels of the expectation engine, and the number\n"
-                "of equations and terms. Words of length M + 1 are closed with\n"
-                "hierarchy.closure. Derivation: theory/tied.md.\n\n"
+                "(S = W W^T, letters S and T = S*) or an untied one (S = U V^T, letters\n"
+                "A = U U^T, B = V V^T, K = U V^T, k = V U^T, T and t = S*^T): for every\n"
+                "tracked word w (length 1..M, at least one student letter) the\n"
+                "generated right-hand side of d m(w)/dtau, m(w) = Tr(w)/d, in terms of\n"
+                "the scalar kernels of the expectation engine (lambda: the raw mean),\n"
+                "and the number of equations and terms. Words of length M + 1 are\n"
+                "closed with hierarchy.closure. Derivation: theory/tied.md,\n"
+                "theory/untied.md.\n\n"
                 "options:\n"
                 "  --order M                truncation order (hierarchy.order, default 4)\n"
                 "  --latex                  LaTeX (align*) instead of plain text\n"
@@ -338,8 +341,15 @@ static int write_ode_file(const aim_config *cfg, int d, const double *tau,
         return -1;
     FILE *f = aim_tsv_stream(tsv);
     aim_tsv_metadata(tsv, "ode", cfg);
-    fprintf(f, "# ode: limit d -> infinity%s; n = tau d^2 / eta and t = tau d for d = %d\n",
-            cfg->centring == AIM_RAW ? " for the order parameters, finite d for the raw mean" : "",
+    const int untied_stiff = cfg->decomposition == AIM_UNTIED && cfg->centring == AIM_RAW &&
+                             cfg->mean_mode == AIM_MEAN_STIFF;
+    fprintf(f, "# ode: %s; n = tau d^2 / eta and t = tau d for d = %d\n",
+            untied_stiff ? "the stiff system at the finite d of ode.d (or sgd.d)"
+            : cfg->centring == AIM_RAW && cfg->decomposition == AIM_UNTIED
+                ? "limit d -> infinity; the mean's start and fast phase at this d"
+            : cfg->centring == AIM_RAW ? "limit d -> infinity for the order parameters, finite d "
+                                         "for the raw mean"
+                                       : "limit d -> infinity",
             d);
     const char *start_text =
         cfg->start == AIM_START_SEED ? "measured from SGD seed sgd.seed at sgd.d" : "exact";
@@ -800,7 +810,7 @@ static int cmd_compare(int argc, char **argv)
             cfg->seeds);
     fprintf(f, "# gap_ratio: this d's largest gap over the previous d's, same order "
                "(1/d bias: ~ d_prev/d)\n");
-    fprintf(f, "# order: the hierarchy's truncation order M (tied); 0 for a closed ODE\n");
+    fprintf(f, "# order: the hierarchy's truncation order M (tied, untied); 0 for a closed ODE\n");
     for (int j = 0; j < ro.ndims; j++)
         for (int q = 0; q < nord; q++)
             fprintf(f, "# weak recovery (|overlap| >= %g) at d = %d, order %d: ODE tau = %.6g, "
