@@ -331,6 +331,48 @@ void aim_hierarchy_eval(const aim_hierarchy *h, const double *moments,
     }
 }
 
+void aim_hierarchy_kernels(const aim_gauss *g, double eta, double gamma,
+                           double k[AIM_KERNEL_COUNT])
+{
+    /* regression coefficients: the error's covariance with a unit of
+     * Omega or Psi of the student or of the teacher ({omega_b, psi_b}) */
+    static const double unit[4][2][2] = {{{1, 0}, {0, 0}},
+                                         {{0, 0}, {1, 0}},
+                                         {{0, 1}, {0, 0}},
+                                         {{0, 0}, {0, 1}}};
+    for (int i = 0; i < 4; i++)
+        k[AIM_KERNEL_A_S + i] = aim_gauss_error_index(g, unit[i][0], unit[i][1], 0.0, 0);
+    k[AIM_KERNEL_NOISE_O] = eta * aim_gauss_noise_omega(g);
+    k[AIM_KERNEL_NOISE_P] = eta * aim_gauss_noise_psi(g);
+    k[AIM_KERNEL_DECAY] = gamma;
+    k[AIM_KERNEL_MEAN] = 0.0;
+}
+
+int aim_hierarchy_order_parameters(const aim_hierarchy *h)
+{
+    int n = 0;
+    for (int i = 0; i < h->n_tracked; i++)
+        n += aim_wordset_len(h->words, h->tracked[i]) <= 2;
+    return n;
+}
+
+char **aim_hierarchy_state_names(const aim_hierarchy *h)
+{
+    char **names = calloc((size_t)h->n_tracked + 1, sizeof *names);
+    for (int i = 0; names && i < h->n_tracked; i++) {
+        const char *w = aim_wordset_word(h->words, h->tracked[i]);
+        const size_t len = strlen(w) + 4;
+        if (!(names[i] = malloc(len))) {
+            for (int j = 0; j < i; j++)
+                free(names[j]);
+            free(names);
+            return NULL;
+        }
+        snprintf(names[i], len, "m(%s)", w);
+    }
+    return names;
+}
+
 /* --- printing --- */
 
 /* A moment as text, m(SST), or LaTeX, m(S^{2} S^{*}) with runs as powers. */

@@ -28,6 +28,7 @@
 
 #include <stdio.h>
 
+#include "gauss.h"
 #include "words.h"
 
 #define AIM_RULE_TERMS 8 /* most first- or second-order terms per letter */
@@ -117,6 +118,20 @@ int aim_hierarchy_terms(const aim_hierarchy *h);
 void aim_hierarchy_eval(const aim_hierarchy *h, const double *moments,
                         const double kernels[AIM_KERNEL_COUNT],
                         double *gradient, double *noise, double *decay);
+
+/* The kernels a_S .. gamma from an engine evaluated at the current order
+ * parameters (aim_gauss_eval); the noise kernels times eta. The mean
+ * kernel lambda is set to 0 (raw centring sets it itself). */
+void aim_hierarchy_kernels(const aim_gauss *g, double eta, double gamma,
+                           double k[AIM_KERNEL_COUNT]);
+
+/* Number of tracked words of length <= 2 (the order parameters, first in
+ * the state). */
+int aim_hierarchy_order_parameters(const aim_hierarchy *h);
+
+/* "m(w)" for every tracked word, malloc'ed (free each and the array);
+ * NULL when out of memory. */
+char **aim_hierarchy_state_names(const aim_hierarchy *h);
 
 /* Prints the generated equations: plain text, or LaTeX (an align*
  * environment) when latex is non-zero. */

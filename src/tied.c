@@ -117,7 +117,7 @@ aim_tied *aim_tied_create(const aim_config *cfg, aim_gauss_rule rule,
     m->start_cum = calloc(c, sizeof *m->start_cum);
     m->mom = calloc(c, sizeof *m->mom);
     m->cum = calloc(c, sizeof *m->cum);
-    m->names = calloc((size_t)m->size, sizeof *m->names);
+    m->names = aim_hierarchy_state_names(m->h);
     m->work = malloc(sizeof *m->work * 2 * (size_t)m->size);
     if (!m->work || !m->fc || !m->gauss || !m->pure_student || !m->start ||
         !m->start_cum || !m->mom || !m->cum || !m->names) {
@@ -126,19 +126,7 @@ aim_tied *aim_tied_create(const aim_config *cfg, aim_gauss_rule rule,
         aim_tied_free(m);
         return NULL;
     }
-    for (int i = 0; i < m->size; i++) {
-        const char *w = aim_wordset_word(m->words, aim_hierarchy_tracked(m->h, i));
-        size_t len = strlen(w) + 4;
-        m->names[i] = malloc(len);
-        if (!m->names[i]) {
-            snprintf(err, n, "out of memory");
-            aim_tied_free(m);
-            return NULL;
-        }
-        snprintf(m->names[i], len, "m(%s)", w);
-        if (strlen(w) <= 2)
-            m->n_params++;
-    }
+    m->n_params = aim_hierarchy_order_parameters(m->h);
     m->w_s = aim_wordset_find(m->words, "S");
     m->w_t = aim_wordset_find(m->words, "T");
     m->w_ss = aim_wordset_find(m->words, "SS");
@@ -292,17 +280,7 @@ int aim_tied_terms_at(aim_tied *m, const double *mom, double *gradient,
         snprintf(m->error, sizeof m->error, "%s", aim_gauss_error(m->gauss));
         return -1;
     }
-    static const double unit[4][2][2] = {/* {omega_b, psi_b} */
-                                         {{1, 0}, {0, 0}},
-                                         {{0, 0}, {1, 0}},
-                                         {{0, 1}, {0, 0}},
-                                         {{0, 0}, {0, 1}}};
-    for (int i = 0; i < 4; i++)
-        k[AIM_KERNEL_A_S + i] =
-            aim_gauss_error_index(m->gauss, unit[i][0], unit[i][1], 0.0, 0);
-    k[AIM_KERNEL_NOISE_O] = m->cfg.eta * aim_gauss_noise_omega(m->gauss);
-    k[AIM_KERNEL_NOISE_P] = m->cfg.eta * aim_gauss_noise_psi(m->gauss);
-    k[AIM_KERNEL_DECAY] = m->cfg.gamma;
+    aim_hierarchy_kernels(m->gauss, m->cfg.eta, m->cfg.gamma, k);
     m->cached_q = q;
     m->cached = 1;
     aim_hierarchy_eval(m->h, mom, k, gradient, noise, decay);

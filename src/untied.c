@@ -310,7 +310,7 @@ aim_untied *aim_untied_create(const aim_config *cfg, double d, aim_gauss_rule ru
     m->close_target = calloc(nl, sizeof *m->close_target);
     m->close_power = calloc(nl, sizeof *m->close_power);
     m->mixed = calloc(c, 1);
-    m->names = calloc((size_t)m->size, sizeof *m->names);
+    m->names = aim_hierarchy_state_names(m->h);
     if (!m->fc || !m->gauss || !m->start || !m->start_cum || !m->mom || !m->cum ||
         !m->vlam || !m->work || !m->close_kind || !m->close_target || !m->close_power ||
         !m->mixed || !m->names) {
@@ -336,25 +336,12 @@ aim_untied *aim_untied_create(const aim_config *cfg, double d, aim_gauss_rule ru
         aim_untied_free(m);
         return NULL;
     }
-    for (int i = 0; i < m->size; i++) {
-        const int w = aim_hierarchy_tracked(m->h, i);
-        const char *word = aim_wordset_word(m->words, w);
-        if (w == m->w_k)
+    m->n_params = aim_hierarchy_order_parameters(m->h);
+    for (int i = 0; i < m->size; i++)
+        if (aim_hierarchy_tracked(m->h, i) == m->w_k)
             m->slot_k = i;
-        const int is_mean = w == m->w_k && m->d > 0.0;
-        size_t len = strlen(word) + 4;
-        if (!(m->names[i] = malloc(len < 5 ? 5 : len))) {
-            snprintf(err, n, "out of memory");
-            aim_untied_free(m);
-            return NULL;
-        }
-        if (is_mean)
-            snprintf(m->names[i], 5, "mean");
-        else
-            snprintf(m->names[i], len, "m(%s)", word);
-        if (strlen(word) <= 2)
-            m->n_params++;
-    }
+    if (m->d > 0.0) /* "m(K)" -> "mean": the slot carries Tr S/sqrt d */
+        snprintf(m->names[m->slot_k], 5, "mean");
     if (plan_closure(m) || planar_start(m, err, n)) {
         if (!*err)
             snprintf(err, n, "the closure's teacher word is missing from the word set");
@@ -609,15 +596,7 @@ static int kernels_at(aim_untied *m, const double *mom, double mean, double *k)
         snprintf(m->error, sizeof m->error, "%s", aim_gauss_error(m->gauss));
         return -1;
     }
-    static const double unit[4][2][2] = {{{1, 0}, {0, 0}},
-                                         {{0, 0}, {1, 0}},
-                                         {{0, 1}, {0, 0}},
-                                         {{0, 0}, {0, 1}}};
-    for (int i = 0; i < 4; i++)
-        k[AIM_KERNEL_A_S + i] = aim_gauss_error_index(m->gauss, unit[i][0], unit[i][1], 0.0, 0);
-    k[AIM_KERNEL_NOISE_O] = m->cfg.eta * aim_gauss_noise_omega(m->gauss);
-    k[AIM_KERNEL_NOISE_P] = m->cfg.eta * aim_gauss_noise_psi(m->gauss);
-    k[AIM_KERNEL_DECAY] = m->cfg.gamma;
+    aim_hierarchy_kernels(m->gauss, m->cfg.eta, m->cfg.gamma, k);
     k[AIM_KERNEL_MEAN] = m->d > 0.0 ? m->sqrt_d * aim_gauss_error_mean(m->gauss) : 0.0;
     if (m->adiabatic)
         m->root = root;
