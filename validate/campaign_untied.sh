@@ -1,12 +1,14 @@
 #!/bin/sh
 # Untied attention campaign (issue 4; results in validate/RESULTS_untied.md):
 #   fig3  - the paper's Figure 3: He1, He1 + He2/sqrt 2, He2, He3 at d = 400
-#           (8 seeds, tau <= 0.1) and He1 at d = 800 (tau <= 0.03);
+#           (8 seeds, tau <= 0.1); fig3-800: He1 and the mixture at d = 800
+#           (tau <= 0.03);
 #   raw   - raw centring, He2: teacher mean 1 (the fast mean unlocks
-#           recovery) and 0 (locked), d = 400, stiff and adiabatic ODEs.
+#           recovery) and 0 (locked), d = 400 (tau <= 0.05); raw-800: the
+#           unlocked case at d = 800 (tau <= 0.015); stiff and adiabatic ODEs.
 # Resumable: a step whose result file exists is skipped, so an interrupted
 # run continues where it stopped. Usage:
-#   sh validate/campaign_untied.sh [fig3|fig3-800|raw|ode|all]   (default all)
+#   sh validate/campaign_untied.sh [fig3|fig3-800|raw|raw-800|ode|all]   (default all)
 # AIMDYN (default build/aimdyn) and OUT (default validate/runs_untied) can
 # be set; SGD seeds run one after another on one core.
 set -eu
@@ -49,11 +51,17 @@ if [ "$what" = fig3 ] || [ "$what" = all ]; then
     done
 fi
 if [ "$what" = fig3-800 ] || [ "$what" = all ]; then
-    sgd fig3-he1 800 "$fig3" $(act_sets he1) --set training.horizon=0.03 --set training.points=31
+    for a in he1 mix; do
+        # shellcheck disable=SC2046
+        sgd "fig3-$a" 800 "$fig3" $(act_sets $a) --set training.horizon=0.03 --set training.points=31
+    done
 fi
 if [ "$what" = raw ] || [ "$what" = all ]; then
     sgd raw-unlocked 400 "$raw"
     sgd raw-locked 400 "$raw" --set teacher.mean=0
+fi
+if [ "$what" = raw-800 ] || [ "$what" = all ]; then
+    sgd raw-unlocked 800 "$raw" --set training.horizon=0.015 --set training.points=31
 fi
 if [ "$what" = ode ] || [ "$what" = all ]; then
     for a in he1 mix he2 he3; do
@@ -62,14 +70,21 @@ if [ "$what" = ode ] || [ "$what" = all ]; then
             ode "fig3-$a" 400 $M "$fig3" $(act_sets $a)
         done
     done
-    for M in 2 3 4 5; do
-        ode fig3-he1 800 $M "$fig3" $(act_sets he1) --set training.horizon=0.03 --set training.points=31
+    for a in he1 mix; do
+        for M in 2 3 4 5; do
+            # shellcheck disable=SC2046
+            ode "fig3-$a" 800 $M "$fig3" $(act_sets $a) --set training.horizon=0.03 \
+                --set training.points=31
+        done
     done
     for M in 3 4; do
         for mode in stiff adiabatic; do
             ode "raw-unlocked-$mode" 400 $M "$raw" --set hierarchy.mean=$mode
             ode "raw-locked-$mode" 400 $M "$raw" --set teacher.mean=0 --set hierarchy.mean=$mode
         done
-        ode raw-unlocked-stiff 800 $M "$raw" --set hierarchy.mean=stiff
+        for mode in stiff adiabatic; do
+            ode "raw-unlocked-$mode" 800 $M "$raw" --set hierarchy.mean=$mode \
+                --set training.horizon=0.015 --set training.points=31
+        done
     done
 fi
