@@ -66,56 +66,77 @@ static int bad_name(const char *s)
     return strchr(s, '\n') != NULL || strchr(s, '\r') != NULL;
 }
 
-/* The ODE curves (one per file: e.g. one per truncation order) share a
- * blue-to-green ramp so that convergence reads as a colour sequence. */
-typedef struct {
-    const char *const *ode;
-    const char *const *labels;
-    int n_ode;
-    const char *sgd;
-} figure_files;
-
-static void put_panel(FILE *f, const figure_files *ff, const char *col,
-                      const char *ylabel, const char *key)
+/* The ODE curves of one SGD run (e.g. one per truncation order) share a
+ * blue-to-green ramp so that convergence reads as a colour sequence;
+ * paired cases (one SGD file per ODE file) get a categorical colour
+ * each. */
+static const char *curve_colour(const aim_plot_spec *sp, int i)
 {
     static const char *const ramp[] = {"#9ecae1", "#6baed6", "#4292c6",
                                        "#2171b5", "#08519c", "#08306b",
                                        "#2ca25f", "#006d2c"};
+    static const char *const cases[] = {"#1f4e9c", "#c0392b", "#2ca02c", "#8e44ad",
+                                        "#e67e22", "#17becf", "#7f7f7f", "#bcbd22"};
     const int nramp = (int)(sizeof ramp / sizeof ramp[0]);
+    if (sp->n_sgd > 1)
+        return cases[i % (int)(sizeof cases / sizeof cases[0])];
+    return sp->n_ode == 1 ? "#1f4e9c"
+                          : ramp[(i * (nramp - 1)) / (sp->n_ode > 1 ? sp->n_ode - 1 : 1)];
+}
+
+/* The x column: tau, or n / d^2. */
+static void put_x(FILE *f, const aim_plot_spec *sp)
+{
+    if (sp->samples_d > 0)
+        fprintf(f, "(column(\"n\")/%.17g)", sp->samples_d * sp->samples_d);
+    else
+        fputs("\"tau\"", f);
+}
+
+static void put_panel(FILE *f, const aim_plot_spec *sp, const char *col,
+                      const char *ylabel, const char *key)
+{
     fprintf(f, "set key %s opaque\nset ylabel \"%s\"\nplot ", key, ylabel);
-    for (int i = 0; i < ff->n_ode; i++) {
-        const char *colour = ff->n_ode == 1
-                                 ? "#1f4e9c"
-                                 : ramp[(i * (nramp - 1)) / (ff->n_ode > 1 ? ff->n_ode - 1 : 1)];
-        if (i)
+    int first = 1;
+    for (int i = 0; i < sp->n_ode; i++, first = 0) {
+        if (!first)
             fputs(", \\\n     ", f);
-        put_quoted(f, ff->ode[i]);
-        fprintf(f, " using \"tau\":\"%s\" with lines lw 2 lc rgb \"%s\" title ",
-                col, colour);
-        put_quoted(f, ff->labels ? ff->labels[i] : "limit ODE");
+        put_quoted(f, sp->ode[i]);
+        fputs(" using ", f);
+        put_x(f, sp);
+        fprintf(f, ":\"%s\" with lines lw 2 lc rgb \"%s\" title ", col, curve_colour(sp, i));
+        put_quoted(f, sp->labels ? sp->labels[i] : "limit ODE");
     }
-    if (ff->sgd) {
-        if (ff->n_ode)
+    for (int i = 0; i < sp->n_sgd; i++, first = 0) {
+        if (!first)
             fputs(", \\\n     ", f);
-        put_quoted(f, ff->sgd);
-        fprintf(f, " using \"tau\":\"%s_mean\":\"%s_se\" with yerrorbars "
-                   "pt 7 ps 0.5 lc rgb \"#c0392b\" title \"SGD mean +- s.e.\"",
-                col, col);
+        put_quoted(f, sp->sgd[i]);
+        fputs(" using ", f);
+        put_x(f, sp);
+        fprintf(f, ":\"%s_mean\":\"%s_se\" with yerrorbars pt 7 ps 0.5 lc rgb \"%s\" ", col,
+                col, sp->n_sgd > 1 ? curve_colour(sp, i) : "#c0392b");
+        if (sp->n_sgd > 1)
+            fputs("notitle", f);
+        else
+            fputs("title \"SGD mean +- s.e.\"", f);
     }
     fputc('\n', f);
 }
 
-static void put_figure(FILE *f, const figure_files *ff, int flags)
+static void put_figure(FILE *f, const aim_plot_spec *sp)
 {
-    fprintf(f, "set multiplot layout %d,1\n"
-               "set grid\nset xlabel \"tau\"\n",
-            flags & AIM_PLOT_MEAN ? 3 : 2);
-    if (flags & AIM_PLOT_LOG_TAU) /* tau = 0 has no place on it: left out */
+    fprintf(f, "set multiplot layout %d,1\nset grid\n", sp->flags & AIM_PLOT_MEAN ? 3 : 2);
+    if (sp->samples_d > 0)
+        fprintf(f, "set xlabel \"samples n / d^2 (d = %g%s)\"\n", sp->samples_d,
+                sp->n_sgd > 1 ? "; lines: ODE, points: SGD mean +- s.e." : "");
+    else
+        fputs("set xlabel \"tau\"\n", f);
+    if (sp->flags & AIM_PLOT_LOG_TAU || sp->samples_d > 0) /* 0 has no place on it */
         fputs("set logscale x\nset format x \"10^{%L}\"\n", f);
-    put_panel(f, ff, "risk", "risk R", "top right");
-    put_panel(f, ff, "overlap", "teacher overlap", "bottom right");
-    if (flags & AIM_PLOT_MEAN)
-        put_panel(f, ff, "mean", "student mean m = Tr S / sqrt d", "bottom right");
+    put_panel(f, sp, "risk", "risk R", "top right");
+    put_panel(f, sp, "overlap", "teacher overlap", sp->n_sgd > 1 ? "top left" : "bottom right");
+    if (sp->flags & AIM_PLOT_MEAN)
+        put_panel(f, sp, "mean", "student mean m = Tr S / sqrt d", "bottom right");
     fputs("unset multiplot\nunset output\n", f);
 }
 
@@ -185,6 +206,14 @@ int aim_plot_trajectories(const char *ode_tsv, const char *sgd_tsv,
                            sgd_tsv, stem, flags);
 }
 
+int aim_plot_orders(const char *const *ode_tsv, const char *const *labels,
+                    int n_ode, const char *sgd_tsv, const char *stem, int flags)
+{
+    const aim_plot_spec sp = {ode_tsv, labels, n_ode, sgd_tsv ? &sgd_tsv : NULL,
+                              sgd_tsv ? 1 : 0, 0.0, flags};
+    return aim_plot_figure(&sp, stem);
+}
+
 static int readable(const char *name)
 {
     if (bad_name(name)) {
@@ -201,10 +230,10 @@ static int readable(const char *name)
     return 1;
 }
 
-int aim_plot_orders(const char *const *ode_tsv, const char *const *labels,
-                    int n_ode, const char *sgd_tsv, const char *stem, int flags)
+int aim_plot_figure(const aim_plot_spec *sp, const char *stem)
 {
-    if (n_ode == 0 && !sgd_tsv) {
+    const int n_ode = sp->n_ode;
+    if (n_ode == 0 && sp->n_sgd == 0) {
         fprintf(stderr, "aimdyn: plot: no ODE or SGD file to plot\n");
         return -1;
     }
@@ -213,16 +242,16 @@ int aim_plot_orders(const char *const *ode_tsv, const char *const *labels,
         return -1;
     }
     for (int i = 0; i < n_ode; i++) {
-        if (!readable(ode_tsv[i]))
+        if (!readable(sp->ode[i]))
             return -1;
-        if (labels && bad_name(labels[i])) {
+        if (sp->labels && bad_name(sp->labels[i])) {
             fprintf(stderr, "aimdyn: plot: --label %d contains a line break\n", i + 1);
             return -1;
         }
     }
-    if (sgd_tsv && !readable(sgd_tsv))
-        return -1;
-    const figure_files ff = {ode_tsv, labels, n_ode, sgd_tsv};
+    for (int i = 0; i < sp->n_sgd; i++)
+        if (!readable(sp->sgd[i]))
+            return -1;
     if (!aim_plot_available()) {
         fputs(not_found_msg, stderr);
         return -1;
@@ -270,13 +299,13 @@ int aim_plot_orders(const char *const *ode_tsv, const char *const *labels,
           f);
     put_quoted(f, png_tmp);
     fputc('\n', f);
-    put_figure(f, &ff, flags);
+    put_figure(f, sp);
     fputs("set terminal svg size 900,1000 dynamic enhanced font \"sans,11\" "
           "background rgb \"white\"\nset output ",
           f);
     put_quoted(f, svg_tmp);
     fputc('\n', f);
-    put_figure(f, &ff, flags);
+    put_figure(f, sp);
     int werr = ferror(f);
     if (fclose(f) != 0 || werr) {
         fprintf(stderr, "aimdyn: cannot write the gnuplot script '%s'\n",

@@ -19,6 +19,24 @@ int aim_plot_trajectories(const char *ode_tsv, const char *sgd_tsv,
 int aim_plot_orders(const char *const *ode_tsv, const char *const *labels,
                     int n_ode, const char *sgd_tsv, const char *stem, int flags);
 
+/* A general figure: ODE curves over SGD means. With one SGD file (or
+ * none) the ODE curves share a blue ramp (e.g. truncation orders); with
+ * as many SGD files as ODE files (n_sgd == n_ode > 1) file i of each
+ * kind is one case (e.g. one activation), drawn in its own colour and
+ * named by labels[i]. samples_d > 0 puts n / d^2 with d = samples_d on
+ * a log x axis instead of tau (every file must then be for that d). */
+typedef struct {
+    const char *const *ode;
+    const char *const *labels; /* NULL: "limit ODE" */
+    int n_ode;
+    const char *const *sgd;
+    int n_sgd;
+    double samples_d;
+    int flags;
+} aim_plot_spec;
+
+int aim_plot_figure(const aim_plot_spec *spec, const char *stem);
+
 /* 1 when a gnuplot executable is on PATH, else 0. */
 int aim_plot_available(void);
 

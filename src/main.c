@@ -137,14 +137,22 @@ static void print_usage(FILE *out, const char *cmd)
                 "  --set section.key=value  override one configuration key (repeatable)\n");
     else if (!strcmp(cmd, "plot"))
         fprintf(out,
-                "usage: aimdyn plot [--ode FILE [--label L]]... [--sgd FILE] --figure STEM\n"
-                "                   [--log-tau] [--mean]\n\n"
+                "usage: aimdyn plot [--ode FILE [--label L]]... [--sgd FILE]... --figure STEM\n"
+                "                   [--log-tau] [--samples D] [--mean]\n\n"
                 "Draws risk and teacher overlap against tau from existing result\n"
                 "files (either may be omitted) into STEM.png and STEM.svg; several\n"
                 "--ode files (e.g. one per hierarchy order) share the figure, each\n"
-                "with its --label if given;\n"
+                "with its --label if given, over one SGD summary; with one --sgd per\n"
+                "--ode (paired in order, e.g. one per activation) each pair is a case\n"
+                "in its own colour;\n"
                 "--log-tau puts tau on a log axis (for log grids: the fast phase);\n"
-                "--mean adds a panel with the student mean (raw centring).\n");
+                "--samples D puts the samples n / d^2 on a log axis, the files being\n"
+                "for d = D (NAME-ode.tsv written with --d D, NAME-sgd-dD.tsv);\n"
+                "--mean adds a panel with the student mean (raw centring).\n"
+                "example (the paper's Figure 3 from validate/campaign_untied.sh):\n"
+                "  aimdyn plot --samples 400 --figure fig3 \\\n"
+                "      --ode fig3-he1-M4-d400-ode.tsv --sgd fig3-he1-sgd-d400.tsv --label He1 \\\n"
+                "      --ode fig3-he2-M4-d400-ode.tsv --sgd fig3-he2-sgd-d400.tsv --label He2\n");
     else if (!strcmp(cmd, "agreement"))
         fprintf(out,
                 "usage: aimdyn agreement --sgd FILE --ode FILE [--ode FILE]... [--upto TAU]\n\n"
@@ -874,36 +882,48 @@ static int cmd_plot(int argc, char **argv)
                                              {"figure", required_argument, NULL, 'f'},
                                              {"log-tau", no_argument, NULL, 'l'},
                                              {"mean", no_argument, NULL, 'm'},
+                                             {"samples", required_argument, NULL, 'n'},
                                              {"help", no_argument, NULL, 'h'},
                                              {NULL, 0, NULL, 0}};
-    const char *ode[MAX_ORDERS], *labels[MAX_ORDERS], *sgd = NULL, *stem = NULL;
-    int c, flags = 0, nodes = 0, nlabels = 0;
+    const char *ode[MAX_ORDERS], *labels[MAX_ORDERS], *sgd[MAX_ORDERS], *stem = NULL;
+    int c, flags = 0, nodes = 0, nlabels = 0, nsgd = 0;
+    double samples_d = 0.0;
     optind = 1;
     while ((c = getopt_long(argc, argv, "h", longopts, NULL)) != -1) {
         switch (c) {
         case 'o':
         case 'L':
-            if ((c == 'o' ? nodes : nlabels) == MAX_ORDERS) {
+        case 's': {
+            int *count = c == 'o' ? &nodes : c == 'L' ? &nlabels : &nsgd;
+            const char **list = c == 'o' ? ode : c == 'L' ? labels : sgd;
+            if (*count == MAX_ORDERS) {
                 fprintf(stderr, "aimdyn plot: %s given more than %d times\n",
-                        c == 'o' ? "--ode" : "--label", MAX_ORDERS);
+                        c == 'o' ? "--ode" : c == 'L' ? "--label" : "--sgd", MAX_ORDERS);
                 return EXIT_USAGE;
             }
-            if (c == 'o')
-                ode[nodes++] = optarg;
-            else
-                labels[nlabels++] = optarg;
+            list[(*count)++] = optarg;
             break;
-        case 's': sgd = optarg; break;
+        }
         case 'f': stem = optarg; break;
         case 'l': flags |= AIM_PLOT_LOG_TAU; break;
         case 'm': flags |= AIM_PLOT_MEAN; break;
+        case 'n': {
+            char *end;
+            samples_d = strtod(optarg, &end);
+            if (end == optarg || *end || !(samples_d >= 1.0) || !isfinite(samples_d)) {
+                fprintf(stderr, "aimdyn plot: --samples \"%s\": the dimension d of the files; "
+                                "allowed: a number >= 1\n", optarg);
+                return EXIT_USAGE;
+            }
+            break;
+        }
         case 'h': print_usage(stdout, "plot"); return 0;
         default:
             fprintf(stderr, "aimdyn plot: see `aimdyn plot --help`\n");
             return EXIT_USAGE;
         }
     }
-    if (optind < argc || !stem || (!nodes && !sgd)) {
+    if (optind < argc || !stem || (!nodes && !nsgd)) {
         fprintf(stderr, "aimdyn plot: needs --figure STEM and at least one of --ode FILE, "
                         "--sgd FILE (see `aimdyn plot --help`)\n");
         return EXIT_USAGE;
@@ -919,7 +939,13 @@ static int cmd_plot(int argc, char **argv)
                         "ODE file, or none\n", nlabels, nodes);
         return EXIT_USAGE;
     }
-    if (aim_plot_orders(ode, nlabels ? labels : NULL, nodes, sgd, stem, flags))
+    if (nsgd > 1 && nsgd != nodes) {
+        fprintf(stderr, "aimdyn plot: %d --sgd for %d --ode files: give one SGD file for all "
+                        "ODE files, or one per ODE file (paired in order)\n", nsgd, nodes);
+        return EXIT_USAGE;
+    }
+    const aim_plot_spec sp = {ode, nlabels ? labels : NULL, nodes, sgd, nsgd, samples_d, flags};
+    if (aim_plot_figure(&sp, stem))
         return EXIT_RUNTIME;
     printf("wrote %s.png and %s.svg\n", stem, stem);
     return 0;

@@ -190,6 +190,23 @@ expect_exit "untied ode from a seed's measured start" 0 "$exe" ode "$work/untied
     --set training.points=3
 contains "untied seed start recorded" "$work/u5/aimdyn-ode.tsv" "start measured from SGD seed"
 
+# untied SGD with its moment columns; plot cases paired ODE/SGD on n / d^2
+expect_exit "untied sgd" 0 "$exe" sgd "$work/untied.ini" --set hierarchy.order=2 --out "$work/u6" --d 16 \
+    --seeds 2 --set training.horizon=0.02 --set training.points=5
+contains "untied sgd has tA columns" "$work/u6/aimdyn-sgd-d16.tsv" "	m(A)_mean	m(A)_se"
+expect_exit "plot pairs on n/d^2" 0 "$exe" plot --samples 16 --figure "$work/pairs" \
+    --ode "$work/u1/aimdyn-ode.tsv" --label a --ode "$work/u2/aimdyn-ode.tsv" --label b \
+    --sgd "$work/u6/aimdyn-sgd-d16.tsv" --sgd "$work/u6/aimdyn-sgd-d16.tsv"
+[ -s "$work/pairs.png" ] && [ -s "$work/pairs.svg" ]
+check "plot pairs wrote png and svg" $?
+expect_exit "plot: two --sgd for three --ode" 1 "$exe" plot --figure "$work/p3" \
+    --ode "$work/u1/aimdyn-ode.tsv" --ode "$work/u1/aimdyn-ode.tsv" --ode "$work/u1/aimdyn-ode.tsv" \
+    --sgd "$work/u1/aimdyn-ode.tsv" --sgd "$work/u2/aimdyn-ode.tsv"
+contains "plot pairing explained" "$work/err" "one per ODE file"
+expect_exit "plot: bad --samples" 1 "$exe" plot --samples 0 --figure "$work/p4" \
+    --ode "$work/u1/aimdyn-ode.tsv"
+contains "bad --samples explained" "$work/err" "allowed: a number >= 1"
+
 # plot needs inputs
 expect_exit "plot without inputs" 1 "$exe" plot --figure "$work/fig"
 
