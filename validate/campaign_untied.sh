@@ -8,7 +8,9 @@
 #           unlocked case at d = 800 (tau <= 0.015); stiff and adiabatic ODEs.
 # Resumable: a step whose result file exists is skipped, so an interrupted
 # run continues where it stopped. Usage:
-#   sh validate/campaign_untied.sh [fig3|fig3-800|raw|raw-800|ode|all]   (default all)
+#   sh validate/campaign_untied.sh [fig3|fig3-800|raw|raw-800|ode|report|all]
+# (default all; report: figures into validate/figures and agreement
+# tables into $OUT/*.agreement.txt)
 # AIMDYN (default build/aimdyn) and OUT (default validate/runs_untied) can
 # be set; SGD seeds run one after another on one core.
 set -eu
@@ -85,6 +87,52 @@ if [ "$what" = ode ] || [ "$what" = all ]; then
         for mode in stiff adiabatic; do
             ode "raw-unlocked-$mode" 800 $M "$raw" --set hierarchy.mean=$mode \
                 --set training.horizon=0.015 --set training.points=31
+        done
+    done
+fi
+if [ "$what" = ode ] || [ "$what" = all ]; then
+    # He2, He3: the limit ODE from each SGD seed's measured start (the
+    # finite-d escape through the seed's own initial overlap)
+    for a in he2 he3; do
+        for seed in 1 2 3 4 5 6 7 8; do
+            # shellcheck disable=SC2046
+            ode "fig3-$a-seed$seed" 400 4 "$fig3" $(act_sets $a) --set hierarchy.start=seed \
+                --set sgd.seed=$seed
+        done
+    done
+fi
+if [ "$what" = report ] || [ "$what" = all ]; then
+    fig=$root/validate/figures
+    mkdir -p "$fig"
+    for d in 400 800; do
+        set --
+        for a in he1 mix he2 he3; do
+            [ -f "$OUT/fig3-$a-sgd-d$d.tsv" ] || continue
+            label=$a
+            [ $a = mix ] && label="He1+He2/sqrt2"
+            set -- "$@" --ode "$OUT/fig3-$a-M4-d$d-ode.tsv" --label "$label" \
+                --sgd "$OUT/fig3-$a-sgd-d$d.tsv"
+        done
+        [ $# -gt 0 ] && "$B" plot --samples $d --figure "$fig/untied_fig3_d$d" "$@"
+        for a in he1 mix he2 he3; do
+            [ -f "$OUT/fig3-$a-sgd-d$d.tsv" ] || continue
+            "$B" agreement --sgd "$OUT/fig3-$a-sgd-d$d.tsv" \
+                --ode "$OUT/fig3-$a-M2-d$d-ode.tsv" --ode "$OUT/fig3-$a-M3-d$d-ode.tsv" \
+                --ode "$OUT/fig3-$a-M4-d$d-ode.tsv" --ode "$OUT/fig3-$a-M5-d$d-ode.tsv" \
+                >"$OUT/fig3-$a-d$d.agreement.txt"
+        done
+    done
+    for c in unlocked locked; do
+        for d in 400 800; do
+            [ -f "$OUT/raw-$c-sgd-d$d.tsv" ] || continue
+            "$B" plot --log-tau --mean --figure "$fig/untied_raw_${c}_d$d" \
+                --sgd "$OUT/raw-$c-sgd-d$d.tsv" \
+                --ode "$OUT/raw-$c-stiff-M4-d$d-ode.tsv" --label "stiff, d = $d" \
+                --ode "$OUT/raw-$c-adiabatic-M4-d$d-ode.tsv" --label "adiabatic limit"
+            "$B" agreement --sgd "$OUT/raw-$c-sgd-d$d.tsv" \
+                --ode "$OUT/raw-$c-stiff-M3-d$d-ode.tsv" --ode "$OUT/raw-$c-stiff-M4-d$d-ode.tsv" \
+                --ode "$OUT/raw-$c-adiabatic-M3-d$d-ode.tsv" \
+                --ode "$OUT/raw-$c-adiabatic-M4-d$d-ode.tsv" >"$OUT/raw-$c-d$d.agreement.txt"
         done
     done
 fi
