@@ -295,7 +295,7 @@ static aim_ode_status run_untied(const aim_config *cfg, int d, const double *tau
     aim_ode_integrate(cfg, &om, y0, tau, points, states, report);
     report->start_mean = mean0;
     memcpy(report->warning, warning, sizeof warning);
-    if (report->invalid) {
+    if (report->invalid || (report->status == AIM_ODE_FAILED && aim_untied_left_valid(model))) {
         snprintf(report->message, sizeof report->message,
                  "the order-%d hierarchy left the valid moments by tau = %.6g: %s; the "
                  "closure error has grown too large (raise hierarchy.order, or shorten "

@@ -41,6 +41,7 @@ struct aim_untied {
     aim_overlaps cached_q;
     double cached_k[AIM_KERNEL_COUNT];
     double cached_root;
+    int invalid; /* the last evaluation met moments of no pair of matrices */
     char error[320];
 };
 
@@ -374,6 +375,7 @@ const char *aim_untied_state_name(void *m, int i)
 }
 const double *aim_untied_start_moments(const aim_untied *m) { return m->start; }
 const char *aim_untied_error(const aim_untied *m) { return m->error; }
+int aim_untied_left_valid(const aim_untied *m) { return m->invalid; }
 double aim_untied_start_mean(const aim_untied *m) { return m->mean0; }
 
 void aim_untied_set_start(aim_untied *m, const double *moments, double mean)
@@ -593,6 +595,7 @@ static int kernels_at(aim_untied *m, const double *mom, double mean, double *k)
         q.mean[0] = root;
     }
     if (aim_gauss_eval(m->gauss, &q)) {
+        m->invalid = 1; /* the engine refuses only a non-covariance */
         snprintf(m->error, sizeof m->error, "%s", aim_gauss_error(m->gauss));
         return -1;
     }
@@ -652,8 +655,10 @@ int aim_untied_terms_at(aim_untied *m, const double *mom, double mean, double *g
 
 static int finite_state(aim_untied *m, const double *y)
 {
+    m->invalid = 0;
     for (int i = 0; i < m->size; i++)
         if (!isfinite(y[i])) {
+            m->invalid = 1;
             snprintf(m->error, sizeof m->error, "%s is not finite", m->names[i]);
             return -1;
         }

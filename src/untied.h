@@ -87,6 +87,10 @@ int aim_untied_settle(aim_untied *m, double mean);
  * m(B^k) of positive semi-definite matrices, k <= 2) and the teacher
  * overlap is within [-1, 1]; else -1 with the reason. */
 int aim_untied_check(aim_untied *m, const double *y);
+/* 1 when the last right-hand side failed because its moments were not
+ * those of any pair of matrices (the order parameters not a covariance):
+ * a truncation that left the valid moments. */
+int aim_untied_left_valid(const aim_untied *m);
 /* Observables at y; with a given mean (not NAN) instead of
  * aim_untied_mean's. Returns 0 or -1. */
 int aim_untied_observables(aim_untied *m, const double *y, double obs[AIM_OBS_COUNT]);
