@@ -122,14 +122,18 @@ if [ "$what" = report ] || [ "$what" = all ]; then
                 >"$OUT/fig3-$a-d$d.agreement.txt"
         done
     done
+    # He2 is even: seeds whose mean left 0 downwards are mirror images
+    # (S -> -S) of the ODE's positive branch; fold them (fold_mirror.sh)
     for c in unlocked locked; do
         for d in 400 800; do
-            [ -f "$OUT/raw-$c-sgd-d$d.tsv" ] || continue
+            [ -f "$OUT/raw-$c-sgd-d$d-seeds.tsv" ] || continue
+            sh "$root/validate/fold_mirror.sh" "$OUT/raw-$c-sgd-d$d-seeds.tsv" \
+                >"$OUT/raw-$c-folded-sgd-d$d.tsv"
             "$B" plot --log-tau --mean --figure "$fig/untied_raw_${c}_d$d" \
-                --sgd "$OUT/raw-$c-sgd-d$d.tsv" \
+                --sgd "$OUT/raw-$c-folded-sgd-d$d.tsv" \
                 --ode "$OUT/raw-$c-stiff-M4-d$d-ode.tsv" --label "stiff, d = $d" \
                 --ode "$OUT/raw-$c-adiabatic-M4-d$d-ode.tsv" --label "adiabatic limit"
-            "$B" agreement --sgd "$OUT/raw-$c-sgd-d$d.tsv" \
+            "$B" agreement --sgd "$OUT/raw-$c-folded-sgd-d$d.tsv" \
                 --ode "$OUT/raw-$c-stiff-M3-d$d-ode.tsv" --ode "$OUT/raw-$c-stiff-M4-d$d-ode.tsv" \
                 --ode "$OUT/raw-$c-adiabatic-M3-d$d-ode.tsv" \
                 --ode "$OUT/raw-$c-adiabatic-M4-d$d-ode.tsv" >"$OUT/raw-$c-d$d.agreement.txt"
