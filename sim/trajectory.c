@@ -309,9 +309,14 @@ static aim_ode_status run_untied(const aim_config *cfg, int d, const double *tau
     } else if (fill_observables(points, tau, states, n, obs, report, model,
                                 untied_observables, untied_error))
         goto done;
-    if (moments)
-        keep_moments(moments, points, n, report->reached, states, aim_untied_state_name,
+    if (moments) {
+        /* the output's m(K) = mean / sqrt d, as SGD measures it */
+        const int slot = aim_untied_mean_slot(model);
+        for (int i = 0; slot >= 0 && i < report->reached; i++)
+            states[(size_t)i * n + slot] /= sqrt(d_out);
+        keep_moments(moments, points, n, report->reached, states, aim_untied_moment_name,
                      model, report);
+    }
 done:
     free(states);
     free(y0);

@@ -35,6 +35,7 @@ struct aim_untied {
     int *close_target, *close_power;
     unsigned char *mixed;      /* per word: student and teacher letters */
     char **names;
+    char **moment_names; /* "m(w)" for every slot, K included */
     double mean0;      /* raw: the student mean at the start */
     double root;       /* adiabatic: the last critical point found */
     int cached;
@@ -219,10 +220,14 @@ void aim_untied_free(aim_untied *m)
 {
     if (!m)
         return;
-    if (m->names)
-        for (int i = 0; i < m->size; i++)
+    for (int i = 0; i < m->size; i++) {
+        if (m->names)
             free(m->names[i]);
+        if (m->moment_names)
+            free(m->moment_names[i]);
+    }
     free(m->names);
+    free(m->moment_names);
     free(m->start);
     free(m->start_cum);
     free(m->mom);
@@ -312,7 +317,8 @@ aim_untied *aim_untied_create(const aim_config *cfg, double d, aim_gauss_rule ru
     m->close_power = calloc(nl, sizeof *m->close_power);
     m->mixed = calloc(c, 1);
     m->names = aim_hierarchy_state_names(m->h);
-    if (!m->fc || !m->gauss || !m->start || !m->start_cum || !m->mom || !m->cum ||
+    m->moment_names = aim_hierarchy_state_names(m->h);
+    if (!m->moment_names || !m->fc || !m->gauss || !m->start || !m->start_cum || !m->mom || !m->cum ||
         !m->vlam || !m->work || !m->close_kind || !m->close_target || !m->close_power ||
         !m->mixed || !m->names) {
         snprintf(err, n, "out of memory, or the quasi-random point set could not be "
@@ -375,6 +381,11 @@ const char *aim_untied_state_name(void *m, int i)
 }
 const double *aim_untied_start_moments(const aim_untied *m) { return m->start; }
 const char *aim_untied_error(const aim_untied *m) { return m->error; }
+const char *aim_untied_moment_name(void *m, int i)
+{
+    return ((const aim_untied *)m)->moment_names[i];
+}
+int aim_untied_mean_slot(const aim_untied *m) { return m->d > 0.0 ? m->slot_k : -1; }
 int aim_untied_left_valid(const aim_untied *m) { return m->invalid; }
 double aim_untied_start_mean(const aim_untied *m) { return m->mean0; }
 

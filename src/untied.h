@@ -43,6 +43,11 @@ void aim_untied_free(aim_untied *m);
 const aim_hierarchy *aim_untied_hierarchy(const aim_untied *m);
 int aim_untied_size(const aim_untied *m);
 const char *aim_untied_state_name(void *m, int i);
+/* "m(w)" for state component i, also for the slot of K that carries
+ * the mean in the stiff raw system (output files write m(K) = mean /
+ * sqrt d there, comparable with SGD's m(K)); -1 or that slot. */
+const char *aim_untied_moment_name(void *m, int i);
+int aim_untied_mean_slot(const aim_untied *m);
 /* Leading state components of length <= 2 (watched for blow-up). */
 int aim_untied_order_parameters(const aim_untied *m);
 

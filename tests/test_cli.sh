@@ -175,7 +175,10 @@ check "no balance warning with unequal scales" $?
 expect_exit "untied raw stiff" 0 "$exe" ode "$work/untied.ini" --order 2 --out "$work/u3" \
     --set model.centring=raw --set teacher.mean=1 --set training.grid=log \
     --set training.grid_start=1e-4 --set training.horizon=0.01 --set training.points=7
-contains "untied raw state has the mean" "$work/u3/aimdyn-ode.tsv" "	m(B)	mean	m(AA)"
+contains "untied raw file has m(K) = mean / sqrt d" "$work/u3/aimdyn-ode.tsv" "	m(B)	m(K)	m(AA)"
+last_mk=$(grep -v '^#' "$work/u3/aimdyn-ode.tsv" | awk -F'\t' 'NR == 1 {for (i = 1; i <= NF; i++) c[$i] = i} END {printf "%.6g %.6g", $c["mean"] / sqrt(200), $c["m(K)"]}')
+awk -v p="$last_mk" 'BEGIN {split(p, v, " "); exit !(v[1] == v[2] && v[1] > 0)}'
+check "m(K) is the mean over sqrt d (got $last_mk)" $?
 contains "untied raw records the stiff mean" "$work/u3/aimdyn-ode.tsv" "^# mean: stiff"
 expect_exit "untied raw adiabatic" 0 "$exe" ode "$work/untied.ini" --order 2 --out "$work/u4" \
     --set model.centring=raw --set teacher.mean=1 --set hierarchy.mean=adiabatic \
