@@ -110,7 +110,7 @@ if [ "$what" = report ] || [ "$what" = all ]; then
             [ -f "$OUT/fig3-$a-sgd-d$d.tsv" ] || continue
             label=$a
             [ $a = mix ] && label="He1+He2/sqrt2"
-            set -- "$@" --ode "$OUT/fig3-$a-M4-d$d-ode.tsv" --label "$label" \
+            set -- "$@" --ode "$OUT/fig3-$a-M5-d$d-ode.tsv" --label "$label, M = 5" \
                 --sgd "$OUT/fig3-$a-sgd-d$d.tsv"
         done
         [ $# -gt 0 ] && "$B" plot --samples $d --figure "$fig/untied_fig3_d$d" "$@"
