@@ -1069,7 +1069,12 @@ static int cmd_agreement(int argc, char **argv)
         aim_gap gaps[AIM_OBS_COUNT];
         aim_compare_gaps(ns, tau_s, obs, mean, se, gaps);
         const char *base = strrchr(ode[j], '/') ? strrchr(ode[j], '/') + 1 : ode[j];
-        for (int k = 0; k < AIM_OBS_COUNT - 1; k++) {
+        for (int k = 0; k < AIM_OBS_COUNT; k++) {
+            int raw_mean = 0; /* the mean is a row of its own in raw centring only */
+            for (int i = 0; k == AIM_OBS_MEAN && i < ns; i++)
+                raw_mean |= mean[(size_t)i * AIM_OBS_COUNT + k] != 0.0;
+            if (k == AIM_OBS_MEAN && !raw_mean)
+                continue;
             double scale = 0.0;
             for (int i = 0; i < no; i++)
                 scale = fmax(scale, fabs(obs[(size_t)i * AIM_OBS_COUNT + k]));
@@ -1077,7 +1082,7 @@ static int cmd_agreement(int argc, char **argv)
                    gaps[k].max_abs, gaps[k].tau_abs, gaps[k].max_z,
                    scale > 0 ? gaps[k].max_abs / scale : NAN);
         }
-        /* tracked moments m(w) present in both files (tied students) */
+        /* tracked moments m(w) present in both files (tied and untied) */
         for (int c = 0; c < to.ncols; c++) {
             char name[160];
             if (strncmp(to.names[c], "m(", 2) != 0)
