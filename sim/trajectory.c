@@ -186,7 +186,7 @@ static const char *untied_fast_name(void *ctx, int i)
  * t = d tau with the moments frozen) and the slow one (the moments on
  * tau with the mean on the critical manifold m*(q)),
  *     mean(tau) = m_fast(d tau) + m*(q(tau)) - m*(q(0)),
- * which is uniformly valid to leading order (theory/untied.md sec. 4). */
+ * which is uniformly valid to leading order (theory/untied.md sec. 3). */
 static int untied_composite(const aim_config *cfg, aim_untied *model, double d,
                             const double *tau, const double *states, int n, double mean0,
                             double *obs, aim_ode_report *report)
@@ -270,7 +270,7 @@ static aim_ode_status run_untied(const aim_config *cfg, int d, const double *tau
     if (start) {
         /* the seed's mean Tr S/sqrt d, from its m(K) = Tr S/d */
         const int wk = aim_wordset_find(aim_hierarchy_words(aim_untied_hierarchy(model)), "K");
-        mean0 = start[wk] * sqrt((double)d);
+        mean0 = cfg->centring == AIM_RAW ? start[wk] * sqrt((double)d) : 0.0;
         aim_untied_set_start(model, start, mean0);
     }
     char warning[sizeof report->warning];
@@ -295,7 +295,14 @@ static aim_ode_status run_untied(const aim_config *cfg, int d, const double *tau
     aim_ode_integrate(cfg, &om, y0, tau, points, states, report);
     report->start_mean = mean0;
     memcpy(report->warning, warning, sizeof warning);
-    if (report->invalid || (report->status == AIM_ODE_FAILED && aim_untied_left_valid(model))) {
+    if (report->status == AIM_ODE_FAILED &&
+        aim_untied_left_valid(model) == AIM_UNTIED_RUNAWAY) {
+        snprintf(report->message, sizeof report->message,
+                 "blow-up of the student mean by tau = %.6g: %s", report->tau,
+                 aim_untied_error(model));
+        report->status = AIM_ODE_BLOWUP;
+    } else if (report->invalid ||
+               (report->status == AIM_ODE_FAILED && aim_untied_left_valid(model))) {
         snprintf(report->message, sizeof report->message,
                  "the order-%d hierarchy left the valid moments by tau = %.6g: %s; the "
                  "closure error has grown too large (raise hierarchy.order, or shorten "
@@ -310,10 +317,12 @@ static aim_ode_status run_untied(const aim_config *cfg, int d, const double *tau
                                 untied_observables, untied_error))
         goto done;
     if (moments) {
-        /* the output's m(K) = mean / sqrt d, as SGD measures it */
-        const int slot = aim_untied_mean_slot(model);
-        for (int i = 0; slot >= 0 && i < report->reached; i++)
-            states[(size_t)i * n + slot] /= sqrt(d_out);
+        /* raw centring: the output's m(K) = mean / sqrt d at the d of the
+         * runs, as SGD measures it (the adiabatic state holds its limit 0) */
+        const int slot = aim_untied_k_slot(model);
+        for (int i = 0; cfg->centring == AIM_RAW && i < report->reached; i++)
+            states[(size_t)i * n + slot] =
+                obs[(size_t)i * AIM_OBS_COUNT + AIM_OBS_MEAN] / sqrt(d_out);
         keep_moments(moments, points, n, report->reached, states, aim_untied_moment_name,
                      model, report);
     }

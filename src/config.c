@@ -804,7 +804,8 @@ static const key_def keys[] = {
         "(theory/tied.md, theory/untied.md)"),
     ENUM("hierarchy", "closure", closure, "aligned", closure_names,
          "aligned | cumulant | free | initial",
-         "tied: words longer than M get: aligned = the mixed free cumulants "
+         "tied (untied: theory/untied.md sec. 5): words longer than M get: "
+         "aligned = the mixed free cumulants "
          "of S = c S* + X, X free from S*, c the spectral regression "
          "coefficient; cumulant = mixed free cumulants above M set to 0; "
          "free = their value if S and S* were free; initial = their value "
@@ -814,7 +815,8 @@ static const key_def keys[] = {
          "or measured from the initial matrices of SGD seed sgd.seed at sgd.d"),
     ENUM("hierarchy", "mean", mean_mode, "stiff", mean_names, "stiff | adiabatic",
          "untied, raw centring: the fast mean integrated with the moments at "
-         "the finite d of ode.d (stiff), or on its critical manifold dR/dm = 0 "
+         "the finite d of ode.d (0: --d or sgd.d) (stiff), or on its critical "
+         "manifold dR/dm = 0 "
          "after a fast phase with frozen moments (adiabatic limit)"),
     REAL("hierarchy", "balance", balance, "0.01", 0, 0, NO_HI,
          "a real number >= 0",

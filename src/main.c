@@ -85,7 +85,7 @@ static void print_usage(FILE *out, const char *cmd)
                 "                           (ode.rule = generic)\n"
                 "                           (default: Gauss-Hermite for elementwise maps)\n"
                 "  --order M                tied, untied: truncation order (hierarchy.order)\n"
-                "Tied students also get one column per tracked moment m(w) = Tr(w)/d.\n"
+                "Tied and untied students also get one column per tracked moment m(w) = Tr(w)/d.\n"
                 "%s",
                 usage_common);
     else if (!strcmp(cmd, "sgd"))
@@ -377,6 +377,11 @@ static int write_ode_file(const aim_config *cfg, int d, const double *tau,
                           "then the critical manifold dR/dm = 0 on tau (composite)"
                         : "stiff system at finite d, integrated with the moments");
     }
+    if (cfg->decomposition == AIM_UNTIED && cfg->centring == AIM_RAW)
+        fprintf(f, "# start: student mean Tr S/sqrt d = %.6g (0, or its typical size "
+                   "sqrt(rho v v_V/d) when 0 is an unstable critical point of the fast "
+                   "flow; measured for a seed start)\n",
+                rep->start_mean);
     if (rep->warning[0])
         fprintf(f, "# warning: balance condition (hierarchy.balance = %g) violated: %s\n",
                 cfg->balance, rep->warning);

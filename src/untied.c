@@ -42,7 +42,8 @@ struct aim_untied {
     aim_overlaps cached_q;
     double cached_k[AIM_KERNEL_COUNT];
     double cached_root;
-    int invalid; /* the last evaluation met moments of no pair of matrices */
+    int invalid; /* the last evaluation met moments of no pair of matrices (1)
+                    or a mean that runs away (AIM_UNTIED_RUNAWAY) */
     char error[320];
 };
 
@@ -255,21 +256,23 @@ static int find_word(const aim_untied *m, const char *w, int sym)
 
 static void overlaps_of(const aim_untied *m, const double *mom, double mean, aim_overlaps *q);
 
-/* m->mean0: 0, or typical when 0 is an unstable critical point. */
+/* m->mean0: typical when the fast flow leaves 0 in both directions (0
+ * an unstable critical point: dR/dm < 0 at +typical and > 0 at
+ * -typical), else 0. A sign test, so quadrature error in E_C(0) does not
+ * decide. */
 static int start_mean(aim_untied *m, double typical, char *err, size_t n)
 {
     aim_overlaps q;
     double slope[2];
     for (int i = 0; i < 2; i++) {
-        overlaps_of(m, m->start, i ? typical : 0.0, &q);
+        overlaps_of(m, m->start, i ? -typical : typical, &q);
         if (aim_gauss_eval(m->gauss, &q)) {
             snprintf(err, n, "the start: %s", aim_gauss_error(m->gauss));
             return -1;
         }
         slope[i] = aim_gauss_error_mean(m->gauss);
     }
-    const int critical = fabs(slope[0]) <= 1e-12 * (fabs(slope[1]) + 1e-300);
-    m->mean0 = critical && slope[1] < 0.0 ? typical : 0.0;
+    m->mean0 = slope[0] < 0.0 && slope[1] > 0.0 ? typical : 0.0;
     return 0;
 }
 
@@ -385,7 +388,7 @@ const char *aim_untied_moment_name(void *m, int i)
 {
     return ((const aim_untied *)m)->moment_names[i];
 }
-int aim_untied_mean_slot(const aim_untied *m) { return m->d > 0.0 ? m->slot_k : -1; }
+int aim_untied_k_slot(const aim_untied *m) { return m->slot_k; }
 int aim_untied_left_valid(const aim_untied *m) { return m->invalid; }
 double aim_untied_start_mean(const aim_untied *m) { return m->mean0; }
 
@@ -394,6 +397,8 @@ void aim_untied_set_start(aim_untied *m, const double *moments, double mean)
     memcpy(m->start, moments, sizeof *m->start * (size_t)m->count);
     m->start[0] = 1.0;
     m->mean0 = m->raw ? mean : 0.0;
+    m->cached = 0;
+    m->root = m->mean0;
     if (m->adiabatic)
         m->start[m->w_k] = 0.0; /* Tr S/d = mean/sqrt d -> 0 */
     set_start_cumulants(m);
@@ -533,9 +538,12 @@ static int critical_mean(aim_untied *m, aim_overlaps *q, double guess, double *r
     if (p.failed)
         goto engine;
     const double dir = fa > 0.0 ? -1.0 : 1.0;
+    /* steps grow to at most 0.05 (1 + |guess|), so that the search does
+     * not jump over a pair of roots of the slope */
+    const double step_max = 0.05 * (1.0 + fabs(guess));
     double step = 1e-3 * (1.0 + fabs(guess)), b = a, fb = fa;
     int found = 0;
-    for (int it = 0; it < 60 && !found; it++, step *= 2.0) {
+    for (int it = 0; it < 400 && !found; it++, step = fmin(2.0 * step, step_max)) {
         a = b;
         fa = fb;
         b = a + dir * step;
@@ -545,9 +553,10 @@ static int critical_mean(aim_untied *m, aim_overlaps *q, double guess, double *r
         found = (fa > 0.0) != (fb > 0.0) || fb == 0.0;
     }
     if (!found) {
+        m->invalid = AIM_UNTIED_RUNAWAY;
         snprintf(m->error, sizeof m->error,
-                 "the risk has no critical point in the mean beyond m = %.6g (dR/dm keeps "
-                 "its sign): the mean runs away", guess);
+                 "the risk has no critical point in the mean within %.6g of m = %.6g (dR/dm "
+                 "keeps its sign): the mean runs away", fabs(b - guess), guess);
         return -1;
     }
     if (fb == 0.0) {
@@ -562,15 +571,16 @@ static int critical_mean(aim_untied *m, aim_overlaps *q, double guess, double *r
         return -1;
     }
     gsl_error_handler_t *old = gsl_set_error_handler_off();
-    int status = gsl_root_fsolver_set(s, &fn, lo, hi);
-    for (int it = 0; status == GSL_SUCCESS && it < 200; it++) {
+    int status = gsl_root_fsolver_set(s, &fn, lo, hi), converged = 0;
+    for (int it = 0; status == GSL_SUCCESS && !converged && it < 200; it++) {
         status = gsl_root_fsolver_iterate(s);
         lo = gsl_root_fsolver_x_lower(s);
         hi = gsl_root_fsolver_x_upper(s);
-        if (status == GSL_SUCCESS &&
-            gsl_root_test_interval(lo, hi, 1e-13, 1e-12) == GSL_SUCCESS)
-            break;
+        converged = status == GSL_SUCCESS &&
+                    gsl_root_test_interval(lo, hi, 1e-13, 1e-12) == GSL_SUCCESS;
     }
+    if (status == GSL_SUCCESS && !converged)
+        status = GSL_EMAXITER;
     *root = gsl_root_fsolver_root(s);
     gsl_set_error_handler(old);
     gsl_root_fsolver_free(s);
@@ -583,6 +593,7 @@ static int critical_mean(aim_untied *m, aim_overlaps *q, double guess, double *r
     }
     return 0;
 engine:
+    m->invalid = 1; /* the engine refuses only a non-covariance */
     snprintf(m->error, sizeof m->error, "%s", aim_gauss_error(m->gauss));
     return -1;
 }

@@ -32,7 +32,8 @@ void aim_untied_alphabet(const aim_config *cfg, aim_alphabet *ab);
 /* d: the dimension of the runs, needed in raw centring (> 0): the stiff
  * system (cfg->mean_mode) is integrated at that finite d (mean equation,
  * teacher-mean terms), the adiabatic one in the limit; in both the start
- * mean is the typical size sqrt(rho v v_V/d) of Tr S/sqrt d. Centred
+ * mean is 0, or the typical size sqrt(rho v v_V/d) of Tr S/sqrt d when 0
+ * is an unstable critical point of the fast flow. Centred
  * indices ignore d (limit). NULL with a message in err (size n) on
  * failure. The start is the exact large-d one of independent Gaussian
  * U, V, S*. */
@@ -43,11 +44,12 @@ void aim_untied_free(aim_untied *m);
 const aim_hierarchy *aim_untied_hierarchy(const aim_untied *m);
 int aim_untied_size(const aim_untied *m);
 const char *aim_untied_state_name(void *m, int i);
-/* "m(w)" for state component i, also for the slot of K that carries
+/* "m(w)" for state component i, also for the slot of K, which carries
  * the mean in the stiff raw system (output files write m(K) = mean /
- * sqrt d there, comparable with SGD's m(K)); -1 or that slot. */
+ * sqrt d in raw centring, comparable with SGD's m(K)); the index of that
+ * slot. */
 const char *aim_untied_moment_name(void *m, int i);
-int aim_untied_mean_slot(const aim_untied *m);
+int aim_untied_k_slot(const aim_untied *m);
 /* Leading state components of length <= 2 (watched for blow-up). */
 int aim_untied_order_parameters(const aim_untied *m);
 
@@ -94,7 +96,10 @@ int aim_untied_settle(aim_untied *m, double mean);
 int aim_untied_check(aim_untied *m, const double *y);
 /* 1 when the last right-hand side failed because its moments were not
  * those of any pair of matrices (the order parameters not a covariance):
- * a truncation that left the valid moments. */
+ * a truncation that left the valid moments; AIM_UNTIED_RUNAWAY when the
+ * adiabatic mean found no critical point (the risk decreases without
+ * bound in the mean); 0 otherwise. */
+#define AIM_UNTIED_RUNAWAY 2
 int aim_untied_left_valid(const aim_untied *m);
 /* Observables at y; with a given mean (not NAN) instead of
  * aim_untied_mean's. Returns 0 or -1. */

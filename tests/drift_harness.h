@@ -9,7 +9,9 @@
  * measured rate, plus the finite-size bias of the hierarchies, of order
  * 1/sqrt d for the noise terms and 1/d for the first-order and decay
  * terms (theory/tied.md sec. 8, theory/untied.md sec. 8): 4/sqrt d of
- * the noise term plus 4/d of the others. Included by a test file after
+ * the noise term plus 4/d of the others; the factor 4 is an
+ * order-of-magnitude allowance for the unknown prefactors, like the 4
+ * standard errors, not a derived constant. Included by a test file after
  * cmocka.h; header-only because each test is one executable. */
 #ifndef AIM_DRIFT_HARNESS_H
 #define AIM_DRIFT_HARNESS_H
@@ -49,9 +51,13 @@ typedef struct {
 
 static double drift_overlap(const aim_wordset *ws, const char *const w[5], const double *m)
 {
-    const double s = m[aim_wordset_find(ws, w[0])], t = m[aim_wordset_find(ws, w[1])];
-    return (m[aim_wordset_find(ws, w[2])] - s * t) /
-           sqrt((m[aim_wordset_find(ws, w[3])] - s * s) * (m[aim_wordset_find(ws, w[4])] - t * t));
+    int k[5];
+    for (int i = 0; i < 5; i++) {
+        k[i] = aim_wordset_find(ws, w[i]);
+        assert_true(k[i] >= 0); /* the words must be in the model's alphabet */
+    }
+    const double s = m[k[0]], t = m[k[1]];
+    return (m[k[2]] - s * t) / sqrt((m[k[3]] - s * s) * (m[k[4]] - t * t));
 }
 
 static void drift_measure(const aim_sgd *s, const aim_wordset *ws, double *mom)

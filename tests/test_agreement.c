@@ -1,6 +1,8 @@
 /* CI-sized agreement of the limit ODE with online SGD (MODEL.md sec. 8):
  * direct, centred, T = 2, sigma = He1 + He2/sqrt 2, d = 200, 8 seeds;
- * the convergence of the tied and untied hierarchies with their order M,
+ * the convergence of the tied and untied hierarchies with their order M
+ * (the allowance 0.6/sqrt d there: the measured first-order bias of the
+ * tied hierarchy, 2-3 % at d = 200-400, i.e. about 0.5/sqrt d),
  * and the fast relaxation of the untied raw mean (below).
  *
  * Tolerance per grid point: 4 standard errors of the SGD mean over the
@@ -217,9 +219,12 @@ static void test_untied_convergence(void **state)
  * its change (the moments move by O(1/d) during the fast phase, which the
  * ODE's start does not see), and a clock 30 % slower must be rejected.
  * The adiabatic composite must agree with the stiff system within 5 % of
- * the change: the stiff mean settles where sqrt(d) E[sum e h^c(A + B)]
- * balances d (m(A) + m(B)) E_C, O(1/sqrt d) = 10 % of its slope away
- * from the limit's critical point dR/dm = 0 (theory/untied.md sec. 3). */
+ * the change: the two differ by the terms of order 1/sqrt d = 10 % of
+ * the stiff mean equation (the teacher mean's m* over sqrt d in the
+ * moments, m(K) = mean/sqrt d, and sqrt(d) E[sum e h^c(A + B)] against
+ * d (m(A) + m(B)) E_C), measured at 1.7 % here (theory/untied.md sec. 3).
+ * The slower clock must fail at two points at least (it does at three:
+ * t = 0.38, 0.63, 1.06, by 1.3-1.5 times the tolerance). */
 static void test_untied_fast_mean(void **state)
 {
     (void)state;
@@ -260,7 +265,7 @@ static void test_untied_fast_mean(void **state)
     assert_true(change > 0.5); /* the mean really moved */
     assert_int_equal(bad, 0);
     assert_int_equal(bad_adia, 0);
-    assert_true(bad_slow > 0);
+    assert_true(bad_slow >= 2);
 }
 
 int main(void)

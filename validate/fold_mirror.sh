@@ -41,6 +41,14 @@ awk -F'\t' '
     last[s] = $cmean
 }
 END {
+    for (k = 1; k <= ns; k++) {
+        s = seeds[k]
+        if (rows[s] != rows[seeds[1]] || last[s] == "" || last[s] ~ /nan|inf/) {
+            printf "fold_mirror.sh: seed %s has %d rows (seed %s: %d) or a non-finite final mean; every seed must reach every point\n", s, rows[s], seeds[1], rows[seeds[1]] > "/dev/stderr"
+            bad = 1
+        }
+    }
+    if (bad) exit 1
     print "# folded by validate/fold_mirror.sh: seeds with a negative final student mean mirrored (S -> -S)"
     printf "tau\tn"
     for (i = 1; i <= ncol; i++)
