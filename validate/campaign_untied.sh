@@ -1,7 +1,7 @@
 #!/bin/sh
 # Untied attention campaign (issue 4; results in validate/RESULTS_untied.md):
 #   fig3  - the paper's Figure 3: He1, He1 + He2/sqrt 2, He2, He3 at d = 400
-#           (8 seeds, tau <= 0.1); fig3-800: He1 and the mixture at d = 800
+#           (8 seeds, tau <= 0.1); fig3-800: the same four at d = 800
 #           (tau <= 0.02);
 #   raw   - raw centring, He2: teacher mean 1 (the fast mean unlocks
 #           recovery) and 0 (locked), d = 400 (tau <= 0.05); raw-800: the
@@ -53,7 +53,7 @@ if [ "$what" = fig3 ] || [ "$what" = all ]; then
     done
 fi
 if [ "$what" = fig3-800 ] || [ "$what" = all ]; then
-    for a in he1 mix; do
+    for a in he1 mix he2 he3; do
         # shellcheck disable=SC2046
         sgd "fig3-$a" 800 "$fig3" $(act_sets $a) --set training.horizon=0.02 --set training.points=31
     done
@@ -72,7 +72,7 @@ if [ "$what" = ode ] || [ "$what" = all ]; then
             ode "fig3-$a" 400 $M "$fig3" $(act_sets $a)
         done
     done
-    for a in he1 mix; do
+    for a in he1 mix he2 he3; do
         for M in 2 3 4 5; do
             # shellcheck disable=SC2046
             ode "fig3-$a" 800 $M "$fig3" $(act_sets $a) --set training.horizon=0.02 \
