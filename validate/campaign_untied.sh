@@ -108,8 +108,12 @@ if [ "$what" = report ] || [ "$what" = all ]; then
         set --
         for a in he1 mix he2 he3; do
             [ -f "$OUT/fig3-$a-sgd-d$d.tsv" ] || continue
-            label=$a
-            [ $a = mix ] && label="He1+He2/sqrt2"
+            case $a in
+            he1) label=He1 ;;
+            he2) label=He2 ;;
+            he3) label=He3 ;;
+            mix) label="He1+He2/sqrt2" ;;
+            esac
             set -- "$@" --ode "$OUT/fig3-$a-M5-d$d-ode.tsv" --label "$label, M = 5" \
                 --sgd "$OUT/fig3-$a-sgd-d$d.tsv"
         done
