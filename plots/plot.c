@@ -133,7 +133,9 @@ static void put_figure(FILE *f, const aim_plot_spec *sp)
         fputs("set xlabel \"tau\"\n", f);
     if (sp->flags & AIM_PLOT_LOG_TAU || sp->samples_d > 0) /* 0 has no place on it */
         fputs("set logscale x\nset format x \"10^{%L}\"\n", f);
-    put_panel(f, sp, "risk", "risk R", "top right");
+    /* cases of very different risk (e.g. one per activation) leave the
+     * middle of the panel free; an opaque key at the top would hide one */
+    put_panel(f, sp, "risk", "risk R", sp->n_sgd > 1 ? "center right" : "top right");
     put_panel(f, sp, "overlap", "teacher overlap", sp->n_sgd > 1 ? "top left" : "bottom right");
     if (sp->flags & AIM_PLOT_MEAN)
         put_panel(f, sp, "mean", "student mean m = Tr S / sqrt d", "bottom right");
