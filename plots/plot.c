@@ -201,13 +201,6 @@ static int run_gnuplot(const char *script)
     return 0;
 }
 
-int aim_plot_trajectories(const char *ode_tsv, const char *sgd_tsv,
-                          const char *stem, int flags)
-{
-    return aim_plot_orders(ode_tsv ? &ode_tsv : NULL, NULL, ode_tsv ? 1 : 0,
-                           sgd_tsv, stem, flags);
-}
-
 int aim_plot_orders(const char *const *ode_tsv, const char *const *labels,
                     int n_ode, const char *sgd_tsv, const char *stem, int flags)
 {

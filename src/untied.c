@@ -382,7 +382,6 @@ const char *aim_untied_state_name(void *m, int i)
 {
     return ((const aim_untied *)m)->names[i];
 }
-const double *aim_untied_start_moments(const aim_untied *m) { return m->start; }
 const char *aim_untied_error(const aim_untied *m) { return m->error; }
 const char *aim_untied_moment_name(void *m, int i)
 {

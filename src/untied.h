@@ -53,8 +53,6 @@ int aim_untied_k_slot(const aim_untied *m);
 /* Leading state components of length <= 2 (watched for blow-up). */
 int aim_untied_order_parameters(const aim_untied *m);
 
-/* Moments of every word of the hierarchy's word set at the start. */
-const double *aim_untied_start_moments(const aim_untied *m);
 /* Replaces the start by measured moments (e.g. of an SGD seed; same
  * indexing) and, in raw centring, the student mean measured with them. */
 void aim_untied_set_start(aim_untied *m, const double *moments, double mean);

@@ -8,9 +8,10 @@
 #           unlocked case at d = 800 (tau <= 0.015); stiff and adiabatic ODEs.
 # Resumable: a step whose result file exists is skipped, so an interrupted
 # run continues where it stopped. Usage:
-#   sh validate/campaign_untied.sh [fig3|fig3-800|raw|raw-800|ode|report|all]
-# (default all; report: figures into validate/figures and agreement
-# tables into $OUT/*.agreement.txt)
+#   sh validate/campaign_untied.sh [fig3|fig3-800|raw|raw-800|ode|scan|report|all]
+# (default all; scan: stiff against adiabatic for d = 100 .. 6400, ODE
+# only, into $OUT/scan.txt; report: figures into validate/figures and
+# agreement tables into $OUT/*.agreement.txt)
 # AIMDYN (default build/aimdyn) and OUT (default validate/runs_untied) can
 # be set; SGD seeds run one after another on one core.
 set -eu
@@ -142,5 +143,25 @@ if [ "$what" = report ] || [ "$what" = all ]; then
                 --ode "$OUT/raw-$c-adiabatic-M3-d$d-ode.tsv" \
                 --ode "$OUT/raw-$c-adiabatic-M4-d$d-ode.tsv" >"$OUT/raw-$c-d$d.agreement.txt"
         done
+    done
+fi
+if [ "$what" = scan ] || [ "$what" = all ]; then
+    # largest |stiff - adiabatic| over the grid of the unlocked raw example
+    echo "d mean_gap overlap_gap risk_gap" >"$OUT/scan.txt"
+    for d in 100 200 400 800 1600 3200 6400; do
+        for mode in stiff adiabatic; do
+            [ -f "$OUT/scan-$mode-d$d-ode.tsv" ] ||
+                "$B" ode "$raw" --out "$OUT" --name "scan-$mode-d$d" --d $d \
+                    --set hierarchy.mean=$mode >/dev/null
+        done
+        awk -F'\t' -v d=$d '
+            /^#/ { next }
+            !seen[FILENAME]++ { for (i = 1; i <= NF; i++) c[$i] = i; next }
+            FILENAME ~ /stiff/ { m[FNR] = $c["mean"]; o[FNR] = $c["overlap"]; r[FNR] = $c["risk"]; next }
+            { x = $c["mean"] - m[FNR]; y = $c["overlap"] - o[FNR]; z = $c["risk"] - r[FNR]
+              if (x < 0) x = -x; if (y < 0) y = -y; if (z < 0) z = -z
+              if (x > gm) gm = x; if (y > go) go = y; if (z > gr) gr = z }
+            END { printf "%d %.4g %.4g %.4g\n", d, gm, go, gr }' \
+            "$OUT/scan-stiff-d$d-ode.tsv" "$OUT/scan-adiabatic-d$d-ode.tsv" >>"$OUT/scan.txt"
     done
 fi
