@@ -5,6 +5,7 @@
 #include "plot.h"
 
 #include <errno.h>
+#include <math.h>
 #include <spawn.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -333,5 +334,469 @@ out:
     free(svg_tmp);
     free(png);
     free(svg);
+    return rc;
+}
+
+/* ---- the scaling figure (aimdyn scaling) ---- */
+
+/* Datablock $name (gnuplot 5) of the rows i < n whose ncols columns are
+ * all finite, so that undefined values draw nothing; a blank line in
+ * their place breaks a connecting line there (one only: two would start
+ * a new data set). Returns the rows written: gnuplot refuses to plot an
+ * empty block. */
+static int scaling_block(FILE *f, const char *name, int n, const double *const *cols,
+                         int ncols)
+{
+    int rows = 0, gap = 0;
+    fprintf(f, "$%s << EOD\n", name);
+    for (int i = 0; i < n; i++) {
+        int finite = 1;
+        for (int k = 0; k < ncols; k++)
+            finite &= isfinite(cols[k][i]);
+        if (!finite) {
+            if (rows && !gap)
+                fputc('\n', f);
+            gap = 1;
+            continue;
+        }
+        gap = 0;
+        for (int k = 0; k < ncols; k++)
+            fprintf(f, "%s%.17g", k ? " " : "", cols[k][i]);
+        fputc('\n', f);
+        rows++;
+    }
+    fputs("EOD\n", f);
+    return rows;
+}
+
+/* Rows of each datablock, for choosing the plot elements. */
+typedef struct {
+    int seeds, medians, bars, preds;
+} scaling_rows;
+
+/* The data once at the top of the script (both terminals use it), the
+ * axis range over every d, the d values as x tics. */
+static void scaling_data(FILE *f, const aim_plot_scaling_spec *sp, scaling_rows *rows)
+{
+    const double *seeds[] = {sp->seed_d, sp->seed_n};
+    const double *medians[] = {sp->d, sp->median};
+    const double *bars[] = {sp->d, sp->median, sp->ci_lo, sp->ci_hi};
+    const double *preds[] = {sp->pred_d, sp->pred_n};
+    rows->seeds = scaling_block(f, "seeds", sp->n_seeds, seeds, 2);
+    rows->medians = scaling_block(f, "medians", sp->n_dims, medians, 2);
+    rows->bars = scaling_block(f, "bars", sp->n_dims, bars, 4);
+    rows->preds = scaling_block(f, "predictions", sp->n_pred, preds, 2);
+    double lo = INFINITY, hi = 0.0;
+    fputs("set xtics (", f);
+    for (int i = 0; i < sp->n_dims + sp->n_pred; i++) {
+        double d = i < sp->n_dims ? sp->d[i] : sp->pred_d[i - sp->n_dims];
+        fprintf(f, "%s%.17g", i ? ", " : "", d);
+        lo = fmin(lo, d);
+        hi = fmax(hi, d);
+    }
+    /* a margin of a quarter octave each side keeps the end points off the frame */
+    fprintf(f, ")\nset xrange [%.17g:%.17g]\n", lo / 1.19, hi * 1.19);
+    if (isfinite(sp->fit_c) && isfinite(sp->fit_a))
+        fprintf(f, "fit_c = %.17g\nfit_a = %.17g\n", sp->fit_c, sp->fit_a);
+    /* a single value (one d, one seed) leaves gnuplot an empty y range */
+    const double *ys[] = {sp->seed_n, sp->median, sp->ci_lo, sp->ci_hi, sp->pred_n};
+    const int ny[] = {sp->n_seeds, sp->n_dims, sp->n_dims, sp->n_dims, sp->n_pred};
+    lo = INFINITY;
+    hi = -INFINITY;
+    for (int k = 0; k < 5; k++)
+        for (int i = 0; i < ny[k]; i++)
+            if (isfinite(ys[k][i])) {
+                lo = fmin(lo, ys[k][i]);
+                hi = fmax(hi, ys[k][i]);
+            }
+    if (lo == hi && !isfinite(sp->fit_a))
+        fprintf(f, "set yrange [%.17g:%.17g]\n", lo / 3, hi * 3);
+}
+
+static void scaling_element(FILE *f, int *first)
+{
+    fputs(*first ? "plot " : ", \\\n     ", f);
+    *first = 0;
+}
+
+static void scaling_figure(FILE *f, const aim_plot_scaling_spec *sp, const scaling_rows *rows)
+{
+    fputs("set logscale xy\nset grid\nset key top left opaque\nset samples 200\n"
+          "set format y \"10^{%L}\"\n"
+          "set xlabel \"dimension d\"\n"
+          "set ylabel \"samples to weak recovery n_{wr}\"\n",
+          f);
+    if (sp->title) {
+        fputs("set title ", f);
+        put_quoted(f, sp->title);
+        fputs(" noenhanced\n", f);
+    }
+    int first = 1;
+    if (rows->seeds) {
+        scaling_element(f, &first);
+        fputs("$seeds using 1:2 with points pt 7 ps 0.8 lc rgb \"#a0c0392b\" "
+              "title \"seeds (recovered)\"", f);
+    }
+    if (rows->bars) {
+        scaling_element(f, &first);
+        fputs("$bars using 1:2:3:4 with yerrorbars ps 0 lw 1.5 lc rgb \"#c0392b\" "
+              "title \"confidence interval of the median\"", f);
+    }
+    if (rows->medians) {
+        scaling_element(f, &first);
+        fputs("$medians using 1:2 with points pt 7 ps 1.4 lc rgb \"#c0392b\" "
+              "title \"median\"", f);
+    }
+    if (isfinite(sp->fit_c) && isfinite(sp->fit_a)) {
+        scaling_element(f, &first);
+        fputs("fit_c * x**fit_a with lines lw 2 lc rgb \"#1f4e9c\" title ", f);
+        put_quoted(f, sp->fit_key ? sp->fit_key : "power law");
+    }
+    if (rows->preds) {
+        scaling_element(f, &first);
+        fputs("$predictions using 1:2 with linespoints pt 6 ps 1.4 lw 2 dt 2 "
+              "lc rgb \"#2ca02c\" title \"prediction (aimdyn recovery)\"", f);
+    }
+    if (first) /* nothing finite to draw: an empty frame says so */
+        fputs("set label 1 \"no recovered seed, no prediction\" at graph 0.5, 0.5 center\n"
+              "set yrange [1:10]\nplot 1/0 notitle", f);
+    fputs("\nunset output\n", f);
+}
+
+int aim_plot_scaling(const aim_plot_scaling_spec *sp, const char *stem)
+{
+    if (bad_name(stem) || (sp->title && bad_name(sp->title)) ||
+        (sp->fit_key && bad_name(sp->fit_key))) {
+        fprintf(stderr, "aimdyn: plot: unusable figure name or text (line break)\n");
+        return -1;
+    }
+    if (sp->n_dims + sp->n_pred == 0) {
+        fprintf(stderr, "aimdyn: plot: no dimension to plot\n");
+        return -1;
+    }
+    if (!aim_plot_available()) {
+        fputs(not_found_msg, stderr);
+        return -1;
+    }
+    int rc = -1;
+    size_t n = strlen(stem) + 8;
+    char *png = malloc(n), *svg = malloc(n);
+    char *png_tmp = NULL, *svg_tmp = NULL, script[64] = "";
+    FILE *f = NULL;
+    if (!png || !svg) {
+        fprintf(stderr, "aimdyn: out of memory\n");
+        goto out;
+    }
+    snprintf(png, n, "%s.png", stem);
+    snprintf(svg, n, "%s.svg", stem);
+    if (!(png_tmp = reserve_temp(png)) || !(svg_tmp = reserve_temp(svg)))
+        goto out;
+    const char *tmpdir = getenv("TMPDIR");
+    if (!tmpdir || !*tmpdir || strlen(tmpdir) > 40)
+        tmpdir = "/tmp";
+    snprintf(script, sizeof script, "%s/aimdyn-plot-XXXXXX", tmpdir);
+    int fd = mkstemp(script);
+    if (fd < 0 || !(f = fdopen(fd, "w"))) {
+        fprintf(stderr, "aimdyn: cannot create a gnuplot script in %s: %s\n", tmpdir,
+                strerror(errno));
+        if (fd >= 0) {
+            close(fd);
+            unlink(script);
+        }
+        script[0] = '\0';
+        goto out;
+    }
+    scaling_rows rows;
+    fputs("# generated by aimdyn (scaling)\n", f);
+    scaling_data(f, sp, &rows);
+    fputs("if (strstrt(GPVAL_TERMINALS, \"pngcairo\") > 0) {\n"
+          "    set terminal pngcairo size 800,600 enhanced font \"sans,11\"\n"
+          "} else {\n"
+          "    set terminal png size 800,600\n"
+          "}\n"
+          "set output ",
+          f);
+    put_quoted(f, png_tmp);
+    fputc('\n', f);
+    scaling_figure(f, sp, &rows);
+    fputs("set terminal svg size 800,600 dynamic enhanced font \"sans,11\" "
+          "background rgb \"white\"\nset output ",
+          f);
+    put_quoted(f, svg_tmp);
+    fputc('\n', f);
+    scaling_figure(f, sp, &rows);
+    int werr = ferror(f);
+    if (fclose(f) != 0 || werr) {
+        fprintf(stderr, "aimdyn: cannot write the gnuplot script '%s'\n", script);
+        goto out;
+    }
+    if (run_gnuplot(script) != 0)
+        goto out;
+    if (rename(png_tmp, png) != 0 || rename(svg_tmp, svg) != 0) {
+        fprintf(stderr, "aimdyn: cannot rename the figure files into place at '%s': %s\n",
+                stem, strerror(errno));
+        goto out;
+    }
+    rc = 0;
+out:
+    if (script[0])
+        unlink(script);
+    if (png_tmp)
+        unlink(png_tmp); /* no-op once renamed */
+    if (svg_tmp)
+        unlink(svg_tmp);
+    free(png_tmp);
+    free(svg_tmp);
+    free(png);
+    free(svg);
+    return rc;
+}
+
+/* ---- the heatmap (aimdyn sweep) ---- */
+
+/* The colour scale over the finite values of every panel: one scale, so
+ * that equal colours mean equal values across panels; logarithmic when
+ * they span more than a factor 10 (weak-recovery times often span
+ * decades, and a linear scale would paint all but the slowest alike),
+ * else linear from 0, so that values a few per cent apart do not look
+ * like opposite ends of the scale. */
+static void heatmap_scale(FILE *f, const aim_plot_heatmap_spec *sp)
+{
+    double lo = INFINITY, hi = -INFINITY;
+    const int cells = sp->npanels * sp->ny * sp->nx;
+    for (int c = 0; c < cells; c++)
+        if (isfinite(sp->value[c])) {
+            lo = fmin(lo, sp->value[c]);
+            hi = fmax(hi, sp->value[c]);
+        }
+    if (!(lo <= hi)) { /* no coloured cell */
+        fputs("unset colorbox\nset cbrange [0:1]\n", f);
+        return;
+    }
+    if (lo > 0.0 && hi > 10.0 * lo) { /* whole decades: labelled at both ends */
+        fputs("set logscale cb\n", f);
+        lo = pow(10.0, floor(log10(lo)));
+        hi = pow(10.0, ceil(log10(hi)));
+    } else if (lo > 0.0)
+        lo = 0.0;
+    if (lo == hi) { /* gnuplot refuses an empty range */
+        const double pad = lo == 0.0 ? 1.0 : 0.1 * fabs(lo);
+        lo -= pad;
+        hi += pad;
+    }
+    fprintf(f, "set cbrange [%.17g:%.17g]\nset format cb \"%%g\"\n", lo, hi);
+}
+
+/* Datablocks $cK (coloured cells: i j value), $gK (grey cells: i j) and
+ * $tK (i j "text") of panel k; returns the number of grey cells (an
+ * empty block cannot be plotted). */
+static int heatmap_blocks(FILE *f, const aim_plot_heatmap_spec *sp, int k, int *coloured)
+{
+    int grey = 0;
+    *coloured = 0;
+    const int base = k * sp->ny * sp->nx;
+    fprintf(f, "$c%d << EOD\n", k);
+    for (int c = 0; c < sp->ny * sp->nx; c++)
+        if (isfinite(sp->value[base + c])) {
+            fprintf(f, "%d %d %.17g\n", c % sp->nx, c / sp->nx, sp->value[base + c]);
+            ++*coloured;
+        }
+    fprintf(f, "EOD\n$g%d << EOD\n", k);
+    for (int c = 0; c < sp->ny * sp->nx; c++)
+        if (!isfinite(sp->value[base + c])) {
+            fprintf(f, "%d %d\n", c % sp->nx, c / sp->nx);
+            grey++;
+        }
+    fprintf(f, "EOD\n$t%d << EOD\n", k);
+    for (int c = 0; c < sp->ny * sp->nx; c++)
+        fprintf(f, "%d %d \"%s\"\n", c % sp->nx, c / sp->nx, sp->text[base + c]);
+    fputs("EOD\n", f);
+    return grey;
+}
+
+/* Categorical tics: the labels in the given order at 0, 1, ... */
+static void heatmap_tics(FILE *f, const char *axis, const char *const *labels, int n)
+{
+    fprintf(f, "set %stics (", axis);
+    for (int i = 0; i < n; i++) {
+        fputs(i ? ", " : "", f);
+        put_quoted(f, labels[i]);
+        fprintf(f, " %d", i);
+    }
+    fputs(")\n", f);
+}
+
+static void heatmap_figure(FILE *f, const aim_plot_heatmap_spec *sp, const int *coloured,
+                           const int *grey, int cols)
+{
+    const int rows = (sp->npanels + cols - 1) / cols;
+    /* a multiplot title is centred on the canvas, not on the plot area
+     * (which the colour box narrows), so a long title fits */
+    fprintf(f, "set multiplot layout %d,%d title ", rows, cols);
+    put_quoted(f, sp->title);
+    fputc('\n', f);
+    fprintf(f, "unset key\nset tics scale 0\nset style fill solid 1.0 noborder\n"
+               "set xrange [-0.5:%d.5]\nset yrange [-0.5:%d.5]\n",
+            sp->nx - 1, sp->ny - 1);
+    /* light to dark blue: short times (fast learning) light; the black
+     * annotations stay readable on every colour */
+    fputs("set palette defined (0 \"#f7fcf0\", 1 \"#ccebc5\", 2 \"#7bccc4\", "
+          "3 \"#4eb3d3\")\n", f);
+    heatmap_scale(f, sp);
+    fputs("set cblabel ", f);
+    put_quoted(f, sp->cblabel);
+    fputs("\nset xlabel ", f);
+    put_quoted(f, sp->xlabel);
+    fputc('\n', f);
+    heatmap_tics(f, "x", sp->x, sp->nx);
+    if (sp->ny > 1) {
+        heatmap_tics(f, "y", sp->y, sp->ny);
+        fputs("set ylabel ", f);
+        put_quoted(f, sp->ylabel);
+        fputc('\n', f);
+    } else {
+        fputs("unset ytics\nunset ylabel\n", f);
+    }
+    for (int k = 0; k < sp->npanels; k++) {
+        if (sp->npanels > 1) {
+            fputs("set title sprintf('%s = %s', ", f);
+            put_quoted(f, sp->panel_key);
+            fputs(", ", f);
+            put_quoted(f, sp->panel[k]);
+            fputs(")\n", f);
+        }
+        fputs("plot ", f);
+        if (coloured[k])
+            fprintf(f, "$c%d using 1:2:(0.5):(0.5):3 with boxxyerror lc palette, ", k);
+        if (grey[k])
+            fprintf(f, "$g%d using 1:2:(0.5):(0.5) with boxxyerror lc rgb \"#c8c8c8\", ", k);
+        fprintf(f, "$t%d using 1:2:3 with labels font \",9\"\n", k);
+    }
+    fputs("unset multiplot\nunset output\n", f);
+}
+
+/* Writes the script of the heatmap into f: the data once at the top (both
+ * terminals use it), then the figure for the PNG and for the SVG. */
+static void heatmap_script(FILE *f, const aim_plot_heatmap_spec *sp, const char *png,
+                           const char *svg, int *coloured, int *grey)
+{
+    const int cols = sp->npanels < 3 ? sp->npanels : 3;
+    const int rows = (sp->npanels + cols - 1) / cols;
+    /* room for every cell's annotation and the tick labels */
+    int width = cols * (260 + 90 * sp->nx), height = 60 + rows * (150 + 60 * sp->ny);
+    width = width < 600 ? 600 : width > 6000 ? 6000 : width;
+    height = height < 300 ? 300 : height > 6000 ? 6000 : height;
+    fputs("# generated by aimdyn (heatmap)\n", f);
+    for (int k = 0; k < sp->npanels; k++)
+        grey[k] = heatmap_blocks(f, sp, k, &coloured[k]);
+    /* keys and values are shown verbatim: no enhanced text (an '_' would
+     * turn into a subscript) */
+    fprintf(f,
+            "if (strstrt(GPVAL_TERMINALS, \"pngcairo\") > 0) {\n"
+            "    set terminal pngcairo size %d,%d noenhanced font \"sans,11\"\n"
+            "} else {\n"
+            "    set terminal png size %d,%d\n"
+            "}\n"
+            "set output ",
+            width, height, width, height);
+    put_quoted(f, png);
+    fputc('\n', f);
+    heatmap_figure(f, sp, coloured, grey, cols);
+    fprintf(f, "set terminal svg size %d,%d dynamic noenhanced font \"sans,11\" "
+               "background rgb \"white\"\nset output ",
+            width, height);
+    put_quoted(f, svg);
+    fputc('\n', f);
+    heatmap_figure(f, sp, coloured, grey, cols);
+}
+
+/* Texts go into gnuplot strings and datablocks: no line breaks, and no
+ * double quote in a cell's text. */
+static int heatmap_bad_text(const aim_plot_heatmap_spec *sp)
+{
+    const char *const *lists[] = {sp->x, sp->y, sp->panel};
+    const int counts[] = {sp->nx, sp->ny > 1 ? sp->ny : 0, sp->npanels > 1 ? sp->npanels : 0};
+    int bad = bad_name(sp->title) || bad_name(sp->xlabel) || bad_name(sp->cblabel) ||
+              (sp->ny > 1 && bad_name(sp->ylabel)) ||
+              (sp->npanels > 1 && bad_name(sp->panel_key));
+    for (int l = 0; l < 3; l++)
+        for (int i = 0; i < counts[l]; i++)
+            bad |= bad_name(lists[l][i]);
+    for (int c = 0; c < sp->npanels * sp->ny * sp->nx; c++)
+        bad |= bad_name(sp->text[c]) || strchr(sp->text[c], '"') != NULL;
+    return bad;
+}
+
+int aim_plot_heatmap(const aim_plot_heatmap_spec *sp, const char *stem)
+{
+    if (sp->nx < 1 || sp->ny < 1 || sp->npanels < 1) {
+        fprintf(stderr, "aimdyn: plot: empty heatmap\n");
+        return -1;
+    }
+    if (bad_name(stem) || heatmap_bad_text(sp)) {
+        fprintf(stderr, "aimdyn: plot: unusable figure name or text (line break or '\"')\n");
+        return -1;
+    }
+    if (!aim_plot_available()) {
+        fputs(not_found_msg, stderr);
+        return -1;
+    }
+    int rc = -1;
+    size_t n = strlen(stem) + 8;
+    char *png = malloc(n), *svg = malloc(n);
+    int *coloured = malloc(sizeof(int) * (size_t)sp->npanels);
+    int *grey = malloc(sizeof(int) * (size_t)sp->npanels);
+    char *png_tmp = NULL, *svg_tmp = NULL, script[64] = "";
+    FILE *f = NULL;
+    if (!png || !svg || !coloured || !grey) {
+        fprintf(stderr, "aimdyn: out of memory\n");
+        goto out;
+    }
+    snprintf(png, n, "%s.png", stem);
+    snprintf(svg, n, "%s.svg", stem);
+    if (!(png_tmp = reserve_temp(png)) || !(svg_tmp = reserve_temp(svg)))
+        goto out;
+    const char *tmpdir = getenv("TMPDIR");
+    if (!tmpdir || !*tmpdir || strlen(tmpdir) > 40)
+        tmpdir = "/tmp";
+    snprintf(script, sizeof script, "%s/aimdyn-plot-XXXXXX", tmpdir);
+    int fd = mkstemp(script);
+    if (fd < 0 || !(f = fdopen(fd, "w"))) {
+        fprintf(stderr, "aimdyn: cannot create a gnuplot script in %s: %s\n", tmpdir,
+                strerror(errno));
+        if (fd >= 0) {
+            close(fd);
+            unlink(script);
+        }
+        script[0] = '\0';
+        goto out;
+    }
+    heatmap_script(f, sp, png_tmp, svg_tmp, coloured, grey);
+    int werr = ferror(f);
+    if (fclose(f) != 0 || werr) {
+        fprintf(stderr, "aimdyn: cannot write the gnuplot script '%s'\n", script);
+        goto out;
+    }
+    if (run_gnuplot(script) != 0)
+        goto out;
+    if (rename(png_tmp, png) != 0 || rename(svg_tmp, svg) != 0) {
+        fprintf(stderr, "aimdyn: cannot rename the figure files into place at '%s': %s\n",
+                stem, strerror(errno));
+        goto out;
+    }
+    rc = 0;
+out:
+    if (script[0])
+        unlink(script);
+    if (png_tmp)
+        unlink(png_tmp); /* no-op once renamed */
+    if (svg_tmp)
+        unlink(svg_tmp);
+    free(png_tmp);
+    free(svg_tmp);
+    free(png);
+    free(svg);
+    free(coloured);
+    free(grey);
     return rc;
 }

@@ -33,7 +33,48 @@ typedef struct {
 
 int aim_plot_figure(const aim_plot_spec *spec, const char *stem);
 
+/* A categorical heatmap, e.g. a sweep's phase diagram: on each panel an
+ * nx x ny grid of cells, column i labelled x[i] and row j labelled y[j]
+ * (in the given order), coloured by value (one colour scale for all
+ * panels, logarithmic when the finite values span more than a factor
+ * 10); a NaN cell is grey. Every cell is annotated with its text. With
+ * npanels > 1 one panel per panel[k], titled "panel_key = panel[k]".
+ * Cell (k, j, i) is element (k * ny + j) * nx + i of value and text.
+ * Writes stem.png and stem.svg (through temporary files). Returns 0, or
+ * -1 with a message on stderr (e.g. gnuplot missing). */
+typedef struct {
+    const char *title;
+    const char *xlabel, *ylabel, *cblabel; /* ylabel unused when ny == 1 */
+    const char *panel_key;
+    const char *const *x, *const *y, *const *panel;
+    int nx, ny, npanels;
+    const double *value;
+    const char *const *text;
+} aim_plot_heatmap_spec;
+
+int aim_plot_heatmap(const aim_plot_heatmap_spec *spec, const char *stem);
+
 /* 1 when a gnuplot executable is on PATH, else 0. */
 int aim_plot_available(void);
+
+/* The figure of `aimdyn scaling`: samples to weak recovery n_wr against
+ * the dimension d on log-log axes. Non-finite values are left out (a
+ * median that is not defined, an open confidence bound, a prediction of
+ * no escape). */
+typedef struct {
+    int n_dims;
+    const double *d, *median, *ci_lo, *ci_hi; /* per d */
+    int n_seeds;
+    const double *seed_d, *seed_n; /* the recovered seeds, faint points */
+    double fit_c, fit_a;           /* the power law c d^a; NaN: no fit */
+    const char *fit_key;           /* its key entry (gnuplot enhanced text) */
+    int n_pred;
+    const double *pred_d, *pred_n; /* predictions (aimdyn recovery) */
+    const char *title;             /* NULL: none */
+} aim_plot_scaling_spec;
+
+/* Writes stem.png and stem.svg (through temporary files). Returns 0, or
+ * -1 with a message on stderr (e.g. gnuplot missing). */
+int aim_plot_scaling(const aim_plot_scaling_spec *spec, const char *stem);
 
 #endif

@@ -333,6 +333,41 @@ done:
     return report->status;
 }
 
+/* q: measured start (student and teacher), NULL for the exact one. */
+static aim_ode_status run_direct(const aim_config *cfg, int d, const double *tau,
+                                 const aim_overlaps *q, double *obs, aim_ode_report *report)
+{
+    /* the raw-mode mean equation needs d; the centred limit does not */
+    const double d_model =
+        cfg->centring == AIM_RAW ? (cfg->ode_d > 0 ? cfg->ode_d : (double)d) : 0.0;
+    const int n = AIM_DIRECT_SIZE, points = cfg->points;
+    aim_direct *model = aim_direct_create(cfg, d_model, cfg->rule);
+    double *states = malloc(sizeof(double) * (size_t)points * n);
+    if (!model || !states) {
+        snprintf(report->message, sizeof report->message,
+                 "could not set up the direct model: out of memory, or the "
+                 "quasi-random point set could not be whitened (raise ode.qmc_points)");
+        goto done;
+    }
+    double y0[AIM_DIRECT_SIZE];
+    if (q)
+        aim_direct_state_from(model, q, y0);
+    else
+        aim_direct_initial(model, y0);
+    const aim_ode_model om = {.size = n,
+                              .ctx = model,
+                              .rhs = direct_rhs,
+                              .error = direct_error,
+                              .state_name = aim_direct_state_name};
+    aim_ode_integrate(cfg, &om, y0, tau, points, states, report);
+    fill_observables(points, tau, states, n, obs, report, model, direct_observables,
+                     direct_error);
+done:
+    free(states);
+    aim_direct_free(model);
+    return report->status;
+}
+
 aim_ode_status aim_trajectory_run(const aim_config *cfg, int d,
                                   const double *tau, double *obs,
                                   aim_ode_report *report)
@@ -353,32 +388,16 @@ aim_ode_status aim_trajectory_run_full(const aim_config *cfg, int d,
         return run_tied(cfg, tau, start, obs, moments, report);
     if (cfg->decomposition == AIM_UNTIED)
         return run_untied(cfg, d, tau, start, obs, moments, report);
-    /* the raw-mode mean equation needs d; the centred limit does not */
-    const double d_model =
-        cfg->centring == AIM_RAW ? (cfg->ode_d > 0 ? cfg->ode_d : (double)d) : 0.0;
-    const int n = AIM_DIRECT_SIZE, points = cfg->points;
-    aim_direct *model = aim_direct_create(cfg, d_model, cfg->rule);
-    double *states = malloc(sizeof(double) * (size_t)points * n);
-    if (!model || !states) {
-        snprintf(report->message, sizeof report->message,
-                 "could not set up the direct model: out of memory, or the "
-                 "quasi-random point set could not be whitened (raise ode.qmc_points)");
-        goto done;
-    }
-    double y0[AIM_DIRECT_SIZE];
-    aim_direct_initial(model, y0);
-    const aim_ode_model om = {.size = n,
-                              .ctx = model,
-                              .rhs = direct_rhs,
-                              .error = direct_error,
-                              .state_name = aim_direct_state_name};
-    aim_ode_integrate(cfg, &om, y0, tau, points, states, report);
-    fill_observables(points, tau, states, n, obs, report, model, direct_observables,
-                     direct_error);
-done:
-    free(states);
-    aim_direct_free(model);
-    return report->status;
+    return run_direct(cfg, d, tau, NULL, obs, report);
+}
+
+aim_ode_status aim_trajectory_run_direct_from(const aim_config *cfg, int d,
+                                              const double *tau, const aim_overlaps *q,
+                                              double *obs, aim_ode_report *report)
+{
+    memset(report, 0, sizeof *report);
+    report->status = AIM_ODE_FAILED;
+    return run_direct(cfg, d, tau, q, obs, report);
 }
 
 double aim_trajectory_recovery_time(int points, const double *tau,

@@ -38,6 +38,17 @@ aim_ode_status aim_trajectory_run_full(const aim_config *cfg, int d,
                                        double *obs, aim_trajectory_moments *moments,
                                        aim_ode_report *report);
 
+/* aim_trajectory_run for a direct student started from measured order
+ * parameters q of student and teacher (e.g. an SGD seed's initial
+ * matrices: the finite-d start). */
+aim_ode_status aim_trajectory_run_direct_from(const aim_config *cfg, int d,
+                                              const double *tau, const aim_overlaps *q,
+                                              double *obs, aim_ode_report *report);
+
+/* Weak recovery: the first tau with |teacher overlap| >= this (MODEL.md
+ * sec. 6). */
+#define AIM_RECOVERY_THRESHOLD 0.1
+
 /* First tau at which |overlap| reaches threshold, linearly interpolated
  * between grid points; NaN when never (or NaN first). overlap[i * stride]. */
 double aim_trajectory_recovery_time(int points, const double *tau,

@@ -703,8 +703,7 @@ static int set_name(const key_def *k, aim_config *cfg, const char *text,
 static const key_def keys[] = {
     /* [model] */
     {"model", "decomposition", "direct", "direct | tied | untied",
-     "student attention: S, W W^T or U V^T (untied: not implemented yet in "
-     "this version)",
+     "student attention: S, W W^T or U V^T",
      set_model_decomposition, get_enum, offsetof(aim_config, decomposition), 0,
      0, 0, 0, decomposition_names},
     INT("model", "tokens", tokens, "2", 1, AIM_MAX_TOKENS, 0,

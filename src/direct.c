@@ -27,31 +27,6 @@ const char *aim_direct_state_name(void *ctx, int i)
     return state_names[i];
 }
 
-/* Large-d order parameters of a matrix drawn as cfg describes it
- * (theory/direct.md, "Initial values"). */
-static void family_moments(const aim_matrix_spec *s, double *omega, double *psi,
-                           double *trace)
-{
-    const double v = s->scale, rho = s->rho;
-    switch (s->decomposition) {
-    case AIM_TIED:
-        *trace = rho * v;
-        *omega = *psi = v * v * rho * (1.0 + rho);
-        break;
-    case AIM_UNTIED:
-        *trace = 0.0;
-        *omega = rho * v * v;
-        *psi = 0.0;
-        break;
-    case AIM_DIRECT:
-    default:
-        *trace = 0.0;
-        *omega = v;
-        *psi = s->symmetric ? v : 0.0;
-        break;
-    }
-}
-
 aim_direct *aim_direct_create(const aim_config *cfg, double d,
                               aim_gauss_rule rule)
 {
@@ -68,9 +43,9 @@ aim_direct *aim_direct_create(const aim_config *cfg, double d,
     m->d = d;
     m->eta = cfg->eta;
     m->gamma = cfg->gamma;
-    family_moments(&cfg->teacher, &m->omega_t, &m->psi_t, &m->trace_t);
+    aim_overlaps_family(&cfg->teacher, &m->omega_t, &m->psi_t, &m->trace_t);
     double trace_s0;
-    family_moments(&cfg->student, &m->omega_s0, &m->psi_s0, &trace_s0);
+    aim_overlaps_family(&cfg->student, &m->omega_s0, &m->psi_s0, &trace_s0);
     if (m->raw) {
         m->mean_t = cfg->teacher.mean;
         /* The teacher mean term m_t I / sqrt d adds m_t^2 / d to the

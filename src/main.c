@@ -11,6 +11,7 @@
 
 #include <gsl/gsl_errno.h>
 
+#include "cli.h"
 #include "compare.h"
 #include "config.h"
 #include "grid.h"
@@ -24,7 +25,7 @@
 #include "version.h"
 #include "words.h"
 
-enum { EXIT_USAGE = 1, EXIT_RUNTIME = 2, EXIT_BLOWUP = 3 };
+enum { EXIT_USAGE = AIM_EXIT_USAGE, EXIT_RUNTIME = AIM_EXIT_RUNTIME, EXIT_BLOWUP = AIM_EXIT_BLOWUP };
 #define MAX_DIMS 8
 #define MAX_ORDERS 10
 
@@ -40,6 +41,12 @@ static const char *const usage_main =
     "  hierarchy print the generated moment hierarchy (tied and untied students)\n"
     "  agreement the agreement table of existing ode and sgd result files\n"
     "  plot     draw the figure from existing ode/sgd result files\n"
+    "  recovery will it learn, and after how many samples: escape conditions,\n"
+    "           weak-recovery time, the finite-d escape and its scaling in d\n"
+    "  sweep    predicted weak-recovery times over a grid of configurations\n"
+    "           (parallel, resumable) and their heatmap\n"
+    "  scaling  weak-recovery samples against d from SGD runs: fitted\n"
+    "           exponents, the laws they support, the figure\n"
     "  keys     print every configuration key with its default and range\n"
     "\n"
     "Without CONFIG.ini the built-in default example is used (direct\n"
@@ -57,11 +64,7 @@ static const char *const usage_main =
     "Exit status: 0 done, 1 bad usage or configuration (nothing written),\n"
     "2 run-time failure (no result file left), 3 blow-up (recorded).\n";
 
-static const char *const usage_common =
-    "  --set section.key=value  override one configuration key (repeatable)\n"
-    "  --out DIR                output directory (output.dir, default out)\n"
-    "  --name NAME              file stem (output.name, default aimdyn)\n"
-    "  -h, --help               this help\n";
+#define usage_common aim_cli_usage_common
 
 static void print_usage(FILE *out, const char *cmd)
 {
@@ -222,7 +225,6 @@ static int parse_run_options(const char *cmd, int argc, char **argv,
     static char sets[MAX_SETS][SET_LEN];
     int nsets = 0;
     memset(ro, 0, sizeof *ro);
-    aim_config_defaults(&ro->cfg);
     optind = 1;
     int c;
     const int is_compare = !strcmp(cmd, "compare"), is_sgd = !strcmp(cmd, "sgd");
@@ -295,16 +297,11 @@ static int parse_run_options(const char *cmd, int argc, char **argv,
                 cmd, argv[optind]);
         return -1;
     }
-    aim_config_error err;
-    int rc = aim_config_load(&ro->cfg, path, &err);
-    for (int i = 0; rc == 0 && i < nsets; i++)
-        rc = aim_config_set(&ro->cfg, sets[i], &err);
-    if (rc == 0)
-        rc = aim_config_validate(&ro->cfg, &err);
-    if (rc) {
-        fprintf(stderr, "aimdyn %s: %s\n", cmd, err.message);
+    const char *set_list[MAX_SETS];
+    for (int i = 0; i < nsets; i++)
+        set_list[i] = sets[i];
+    if (aim_cli_load_config(cmd, path, set_list, nsets, &ro->cfg))
         return -1;
-    }
     if (ro->order_given && ro->cfg.decomposition == AIM_DIRECT && !is_hierarchy) {
         fprintf(stderr, "aimdyn %s: --order applies to tied and untied students only "
                         "(model.decomposition = tied | untied)\n", cmd);
@@ -319,16 +316,7 @@ static int parse_run_options(const char *cmd, int argc, char **argv,
     return 0;
 }
 
-#define RECOVERY_THRESHOLD 0.1
-
-/* The letters of the student's moment hierarchy (tied or untied). */
-static void hierarchy_alphabet(const aim_config *cfg, aim_alphabet *ab)
-{
-    if (cfg->decomposition == AIM_UNTIED)
-        aim_untied_alphabet(cfg, ab);
-    else
-        *ab = (aim_alphabet){"ST", "ST"};
-}
+#define RECOVERY_THRESHOLD AIM_RECOVERY_THRESHOLD
 
 static const char *closure_name(aim_closure c)
 {
@@ -430,7 +418,7 @@ static int cmd_ode(int argc, char **argv)
     aim_trajectory_moments mom;
     double *start = NULL;
     aim_alphabet ab;
-    hierarchy_alphabet(cfg, &ab);
+    aim_compare_alphabet(cfg, &ab);
     if (cfg->decomposition != AIM_DIRECT && cfg->start == AIM_START_SEED &&
         !(start = aim_compare_seed_moments(cfg, ro.dims[0], &ab, cfg->order + 1))) {
         free(tau);
@@ -568,7 +556,7 @@ static int run_sgd(const aim_config *cfg, int d, const double *tau, double *mean
     }
     if (cfg->decomposition != AIM_DIRECT) {
         aim_alphabet ab;
-        hierarchy_alphabet(cfg, &ab);
+        aim_compare_alphabet(cfg, &ab);
         ws = aim_wordset_create(&ab, cfg->order);
         int count = ws ? aim_wordset_count(ws) : 0;
         words = malloc(sizeof(int) * (size_t)(count + 1));
@@ -723,7 +711,7 @@ static int cmd_compare(int argc, char **argv)
     aim_config *cfg = &ro.cfg;
     const int points = cfg->points, tied = cfg->decomposition != AIM_DIRECT;
     aim_alphabet ab;
-    hierarchy_alphabet(cfg, &ab);
+    aim_compare_alphabet(cfg, &ab);
     const int nord = ro.norders, nruns = ro.ndims * nord;
     const size_t block = (size_t)points * AIM_OBS_COUNT;
     double *tau = malloc(sizeof(double) * (size_t)points);
@@ -1149,6 +1137,12 @@ int main(int argc, char **argv)
         return cmd_hierarchy(argc - 1, argv + 1);
     if (!strcmp(cmd, "agreement"))
         return cmd_agreement(argc - 1, argv + 1);
+    if (!strcmp(cmd, "recovery"))
+        return aim_cmd_recovery(argc - 1, argv + 1);
+    if (!strcmp(cmd, "sweep"))
+        return aim_cmd_sweep(argc - 1, argv + 1);
+    if (!strcmp(cmd, "scaling"))
+        return aim_cmd_scaling(argc - 1, argv + 1);
     if (!strcmp(cmd, "keys")) {
         if (argc > 2) {
             print_usage(stdout, "keys");
@@ -1157,7 +1151,7 @@ int main(int argc, char **argv)
         aim_config_describe(stdout);
         return 0;
     }
-    fprintf(stderr, "aimdyn: unknown command '%s'; allowed: ode, sgd, compare, hierarchy, agreement, plot, keys "
+    fprintf(stderr, "aimdyn: unknown command '%s'; allowed: ode, sgd, compare, hierarchy, agreement, plot, recovery, sweep, scaling, keys "
                     "(see aimdyn --help)\n", cmd);
     return EXIT_USAGE;
 }

@@ -5,6 +5,8 @@
 #ifndef AIM_OVERLAPS_H
 #define AIM_OVERLAPS_H
 
+#include "config.h"
+
 typedef struct {
     double omega[2][2]; /* Omega(S_i, S_j) = Tr(S_i S_j^T) / d */
     double psi[2][2];   /* Psi(S_i, S_j)   = Tr(S_i S_j) / d   */
@@ -35,5 +37,11 @@ double aim_overlaps_teacher_overlap(const aim_overlaps *q);
 /* Fills every observable but the risk (which needs the expectation
  * engine, see aim_gauss_observables). */
 void aim_overlaps_observables(const aim_overlaps *q, double obs[AIM_OBS_COUNT]);
+
+/* Exact large-d Omega(S, S), Psi(S, S) and Tr S / d of a matrix drawn
+ * as s describes it (independent Gaussian entries or factors;
+ * theory/direct.md, "Initial values"), without a raw teacher mean. */
+void aim_overlaps_family(const aim_matrix_spec *s, double *omega, double *psi,
+                         double *trace);
 
 #endif

@@ -49,7 +49,7 @@ expect_exit "keys" 0 "$exe" keys
 contains "keys lists training.eta with default" "$work/out" "training.eta"
 expect_exit "no command" 1 "$exe"
 expect_exit "unknown command" 1 "$exe" frobnicate
-contains "unknown command names allowed" "$work/err" "allowed: ode, sgd, compare, hierarchy, agreement, plot, keys"
+contains "unknown command names allowed" "$work/err" "allowed: ode, sgd, compare, hierarchy, agreement, plot, recovery, sweep, scaling, keys"
 
 # configuration errors: exit 1, nothing written
 out="$work/o1"
@@ -212,6 +212,361 @@ contains "bad --samples explained" "$work/err" "allowed: a number >= 1"
 
 # plot needs inputs
 expect_exit "plot without inputs" 1 "$exe" plot --figure "$work/fig"
+
+# recovery: escape conditions, limit weak recovery, the finite-d start
+expect_exit "recovery --help" 0 "$exe" recovery --help
+contains "recovery --help usage" "$work/out" "usage: aimdyn recovery"
+mkdir -p "$work/rec_bad"
+expect_exit "recovery: bad --d" 1 "$exe" recovery --d 4 --out "$work/rec_bad"
+contains "recovery --d range" "$work/err" "allowed: an integer from 8 to 20000"
+expect_exit "recovery: bad --finite" 1 "$exe" recovery --finite sometimes --out "$work/rec_bad"
+contains "recovery --finite values" "$work/err" "allowed: auto, always, never"
+expect_exit "recovery: bad key" 1 "$exe" recovery --set training.eta=-1 --out "$work/rec_bad"
+contains "recovery bad key named" "$work/err" "training.eta"
+[ -z "$(ls "$work/rec_bad")" ]
+check "recovery errors write nothing" $?
+# the default example (He1 + He2/sqrt 2) escapes at once
+expect_exit "recovery default" 0 "$exe" recovery --d 100 --d 200 --out "$work/rec"
+contains "recovery default verdict" "$work/out" "Verdict: escape"
+contains "recovery default tau_wr" "$work/out" "weak recovery (|overlap| >= 0.1) at tau_wr"
+grep -q "^escape	escape" "$work/rec/aimdyn-recovery-start.tsv"
+check "recovery start file verdict" $?
+# n_wr = tau_wr d^2 / eta on every row
+awk -F'\t' '!/^#/ && $1 != "d" { n++; if ($4 <= 0 || ($4 - $3 * $1 * $1 / $2) ^ 2 > 1e-12 * $4 ^ 2) bad = 1 }
+    END { exit !(n == 2 && !bad) }' "$work/rec/aimdyn-recovery.tsv"
+check "recovery n_wr = tau_wr d^2/eta" $?
+[ ! -e "$work/rec/aimdyn-recovery-seeds.tsv" ]
+check "recovery: no finite-d runs when the limit recovers" $?
+# He2: invariant in the limit; the finite-d seeds escape
+expect_exit "recovery he2 finite" 0 "$exe" recovery --set model.activation=he2 \
+    --set training.horizon=0.6 --d 16 --d 32 --seeds 2 --out "$work/rec2"
+contains "recovery he2 invariant" "$work/out" "Verdict: invariant"
+contains "recovery he2 no limit recovery" "$work/out" "Limit ODE: no weak recovery"
+contains "recovery he2 finite d" "$work/out" "Finite d: the limit ODE from the initial matrices"
+[ "$(grep -vc '^#' "$work/rec2/aimdyn-recovery-seeds.tsv")" -eq 5 ]
+check "recovery seeds file: header and 4 rows" $?
+head -n 1 "$work/rec2/aimdyn-recovery.tsv" | grep -q "^# aimdyn"
+check "recovery file records the version" $?
+grep -q "^d	eta	tau_wr_limit	n_wr_limit	seeds	escaped	tau_wr_median	n_wr_median	n_wr_predicted$" \
+    "$work/rec2/aimdyn-recovery.tsv"
+check "recovery table columns" $?
+expect_exit "recovery he2 rerun" 0 "$exe" recovery --set model.activation=he2 \
+    --set training.horizon=0.6 --d 16 --d 32 --seeds 2 --out "$work/rec2b"
+for f in recovery recovery-start recovery-seeds; do # all but the output directory
+    grep -v "^# config output.dir" "$work/rec2/aimdyn-$f.tsv" >"$work/rec2.a"
+    grep -v "^# config output.dir" "$work/rec2b/aimdyn-$f.tsv" >"$work/rec2.b"
+    cmp -s "$work/rec2.a" "$work/rec2.b"
+    check "recovery $f reproducible" $?
+done
+expect_exit "recovery --finite never" 0 "$exe" recovery --set model.activation=he2 \
+    --finite never --out "$work/rec3"
+[ ! -e "$work/rec3/aimdyn-recovery-seeds.tsv" ]
+check "recovery --finite never runs no seeds" $?
+# a blow-up of the limit ODE: exit 3, recorded
+expect_exit "recovery blow-up" 3 "$exe" recovery --set model.activation=he3 \
+    --set training.eta=0.1 --finite never --out "$work/rec4"
+grep -q "^status	blow-up" "$work/rec4/aimdyn-recovery-start.tsv"
+check "recovery blow-up recorded" $?
+
+# scaling: weak-recovery samples against d, from hand-made per-seed files
+# with known recovery times (|overlap| = 0.1 tau / tau_wr is linear in tau,
+# so the interpolated crossing is tau_wr to round-off)
+sc="$work/scaling"
+mkdir -p "$sc"
+sc_seeds() { # FILE D ETA TAU_WR... (one per seed; "never": censored)
+    f=$1 d=$2 eta=$3
+    shift 3
+    {
+        printf '# aimdyn test\n# command: sgd\n# config training.eta = %s\n' "$eta"
+        printf '# config sgd.d = %s\n# sgd: d = %s, seeds 1 .. %d\n' "$d" "$d" $#
+        printf 'seed\ttau\tn\trisk\toverlap\n'
+        awk -v d="$d" -v eta="$eta" -v list="$*" 'BEGIN {
+            n = split(list, tw, " ")
+            for (s = 1; s <= n; s++)
+                for (i = 0; i <= 100; i++) {
+                    tau = i / 100
+                    v = tw[s] == "never" ? 0.05 : 0.1 * tau / tw[s]
+                    if (s % 2 == 0) v = -v   # He2 escapes towards -S* as often as +S*
+                    printf "%d\t%.17g\t%d\t1\t%.17g\n", s, tau, tau * d * d / eta, v
+                }
+        }'
+    } >"$f"
+}
+sc_col() { # FILE D COLUMN: the value of COLUMN in the row of d
+    grep -v '^#' "$1" | awk -F'\t' -v d="$2" -v c="$3" \
+        'NR == 1 {for (i = 1; i <= NF; i++) k[$i] = i; next} $1 == d {print $k[c]}'
+}
+sc_near() { # name, value, expected, tolerance
+    awk -v x="$2" -v y="$3" -v t="$4" 'BEGIN {exit !(x != "" && x - y <= t && y - x <= t)}'
+    r=$?
+    [ $r -ne 0 ] && echo "  $1: got '$2', wanted $3 +- $4"
+    check "$1" $r
+}
+sc_fit() { # FILE LAW KEY: a number of a '# fit LAW: ...' line
+    grep "^# fit $2: " "$1" | sed 's/^[^:]*: //' | tr ',' '\n' | sed -n "s/^ *$3 = \([^ ]*\).*/\1/p"
+}
+# n_wr = 3 d^2 at the median, +-2 % scatter, the same at every d; d = 400
+# at twice the eta and twice the tau: n counts samples, so nothing changes
+tw="0.294 0.2955 0.297 0.2985 0.3015 0.303 0.3045 0.306"
+tw2=$(echo $tw | awk '{for (i = 1; i <= NF; i++) printf "%s%.17g", (i > 1 ? " " : ""), 2 * $i}')
+sc_seeds "$sc/a100.tsv" 100 0.1 $tw
+sc_seeds "$sc/a200.tsv" 200 0.1 $tw
+sc_seeds "$sc/a400.tsv" 400 0.2 $tw2
+expect_exit "scaling --help" 0 "$exe" scaling --help
+contains "scaling --help usage" "$work/out" "usage: aimdyn scaling"
+contains "scaling --help states the rule" "$work/out" "supported"
+contains "scaling --help example" "$work/out" "validate/runs_recovery/tied-he2-sgd-d100-seeds.tsv"
+expect_exit "scaling of n ~ d^2" 0 "$exe" scaling --out "$sc/o1" --label "synthetic d^2" \
+    --sgd "$sc/a400.tsv" --sgd "$sc/a100.tsv" --sgd "$sc/a200.tsv"
+cp "$work/out" "$sc/o1.stdout"
+t1="$sc/o1/aimdyn-scaling.tsv"
+cp "$t1" "$sc/o1.tsv"
+contains "scaling TSV header" "$t1" "^d	eta	seeds	recovered	n_horizon	median_n_wr	ci_lo	ci_hi	ci_level	median_tau_wr	n_wr_predicted	rel_gap$"
+contains "scaling TSV records the version" "$t1" "^# aimdyn "
+contains "scaling TSV records the command" "$t1" "^# command: aimdyn scaling --out"
+contains "scaling TSV records the threshold" "$t1" "^# threshold = 0.1$"
+contains "scaling TSV records an input" "$t1" "^# sgd $sc/a400.tsv: d = 400, eta = 0.2, seeds = 8"
+contains "scaling TSV records a seed" "$t1" "^# seed d = 200, seed = 4: tau_wr = 0.2985"
+rows=$(grep -v '^#' "$t1" | awk -F'\t' 'NR > 1 {printf "%s ", $1}')
+[ "$rows" = "100 200 400 " ]
+check "scaling rows sorted by d (got '$rows')" $?
+sc_near "scaling median n at d = 100" "$(sc_col "$t1" 100 median_n_wr)" 30000 1e-6
+sc_near "scaling median n at d = 400 uses that file's eta" "$(sc_col "$t1" 400 median_n_wr)" 480000 1e-5
+sc_near "scaling median tau at d = 400" "$(sc_col "$t1" 400 median_tau_wr)" 0.6 1e-12
+sc_near "scaling CI low = smallest of 8 seeds" "$(sc_col "$t1" 200 ci_lo)" 117600 1e-5
+sc_near "scaling CI high = largest of 8 seeds" "$(sc_col "$t1" 200 ci_hi)" 122400 1e-5
+sc_near "scaling CI coverage 1 - 2/2^8" "$(sc_col "$t1" 200 ci_level)" 0.9921875 1e-9
+sc_near "scaling exponent 2" "$(sc_fit "$t1" "n = c d^a" a)" 2 1e-9
+a_ci=$(grep "^# fit n = c d^a: " "$t1" | sed 's/.*a_ci95 = \([^,]*\),.*/\1/')
+awk -v l="${a_ci% *}" -v h="${a_ci#* }" 'BEGIN {exit !(l < 2 && h > 2 && h - l > 0.001 && h - l < 0.05)}'
+check "scaling exponent interval around 2, narrow (got $a_ci)" $?
+sc_near "scaling constant c of d^a" "$(sc_fit "$t1" "n = c d^a" c)" 3 0.001
+sc_near "scaling constant c of d^2" "$(sc_fit "$t1" "n = c d^2" c)" 3 0.001
+contains "scaling d^2 supported" "$t1" "^# fit n = c d^2: .*supported = yes"
+contains "scaling d^2 log d not supported" "$t1" "^# fit n = c d^2 log d: .*supported = no"
+sc_near "scaling local exponent of d^2 log d at d_geo = 200" \
+    "$(sc_fit "$t1" "n = c d^2 log d" exponent)" "$(awk 'BEGIN {printf "%.17g", 2 + 1 / log(200)}')" 1e-9
+contains "scaling stdout names the d^2 law" "$sc/o1.stdout" "n = c d^2 .*supported): yes"
+contains "scaling stdout has the runs' label" "$sc/o1.stdout" "runs: synthetic d^2"
+expect_exit "scaling again" 0 "$exe" scaling --out "$sc/o1" --label "synthetic d^2" \
+    --sgd "$sc/a400.tsv" --sgd "$sc/a100.tsv" --sgd "$sc/a200.tsv"
+cmp -s "$t1" "$sc/o1.tsv"
+check "scaling output identical across runs" $?
+expect_exit "scaling --threshold 0.05" 0 "$exe" scaling --out "$sc/o2" --threshold 0.05 \
+    --sgd "$sc/a100.tsv" --sgd "$sc/a200.tsv"
+sc_near "scaling threshold halves the linear crossing" "$(sc_col "$sc/o2/aimdyn-scaling.tsv" 100 median_n_wr)" 15000 1e-6
+contains "scaling TSV records --threshold" "$sc/o2/aimdyn-scaling.tsv" "^# threshold = 0.05$"
+
+# n ~ d^2 log d at a fixed eta: tau_wr = 0.05 ln d (the log-law in tau)
+for d in 100 200 400; do
+    sc_seeds "$sc/b$d.tsv" $d 0.1 $(echo $tw | awk -v d=$d '{for (i = 1; i <= NF; i++) printf "%.17g ", $i / 0.3 * 0.05 * log(d)}')
+done
+expect_exit "scaling of n ~ d^2 log d" 0 "$exe" scaling --out "$sc/o3" --name logd \
+    --sgd "$sc/b100.tsv" --sgd "$sc/b200.tsv" --sgd "$sc/b400.tsv"
+t3="$sc/o3/logd-scaling.tsv"
+contains "scaling --name" "$work/out" "wrote $t3"
+contains "scaling d^2 log d supported" "$t3" "^# fit n = c d^2 log d: .*supported = yes"
+contains "scaling d^2 not supported" "$t3" "^# fit n = c d^2: .*supported = no"
+sc_near "scaling tau log-law slope B" "$(sc_fit "$t3" "tau_wr = A + B log d" B)" 0.05 1e-9
+contains "scaling tau log-law excludes B = 0" "$t3" "B = 0 inside = no"
+contains "scaling tau log-law: B = 0 at a fixed eta and tau" "$sc/o2/aimdyn-scaling.tsv" "^# fit tau_wr.*B = 0 inside = yes"
+rss=$(sc_fit "$t3" "n = c d^2 log d" rss)
+awk -v r="$rss" 'BEGIN {exit !(r < 0.01)}'
+check "scaling d^2 log d law fits its own data (RSS $rss)" $?
+
+# censored seeds and the median rule: 4 of 8 recovered, no median; 5 of 8,
+# the mean of the 4th and 5th; the interval open above
+sc_seeds "$sc/c100.tsv" 100 0.1 0.2 never 0.3 never 0.4 never 0.5 never
+sc_seeds "$sc/c200.tsv" 200 0.1 0.2 never 0.3 never 0.4 0.6 0.5 never
+expect_exit "scaling with censored seeds" 0 "$exe" scaling --out "$sc/o4" \
+    --sgd "$sc/c100.tsv" --sgd "$sc/c200.tsv"
+t4="$sc/o4/aimdyn-scaling.tsv"
+contains "scaling names the censored seeds" "$work/out" "d = 100: censored (not recovered by n = 1e+05): seeds 2, 4, 6, 8"
+contains "scaling says the median is not reached" "$work/out" "d = 100: median not reached by n = 1e+05 (4 of 8"
+contains "scaling prints none, not nan" "$work/out" "^   100 .* none "
+grep -q -i "nan" "$work/out"
+[ $? -ne 0 ]
+check "scaling stdout has no NaN" $?
+[ "$(sc_col "$t4" 100 median_n_wr)" = nan ] && [ "$(sc_col "$t4" 100 recovered)" = 4 ]
+check "scaling TSV: no median with half the seeds censored" $?
+sc_near "scaling median of 5 of 8 = mean of 4th and 5th" "$(sc_col "$t4" 200 median_n_wr)" 220000 1e-5
+[ "$(sc_col "$t4" 200 ci_hi)" = inf ]
+check "scaling interval open above with censored seeds" $?
+contains "scaling censored seeds recorded" "$t4" "^# seed d = 200, seed = 2: censored, tau_end = 1, n_end = 400000"
+contains "scaling says censored seeds bias the fit" "$work/out" "censored seeds left out"
+# a seed stopped early (blow-up) is censored where it stopped
+head -n 10 "$sc/a100.tsv" >"$sc/e100.tsv"
+grep -v '^#' "$sc/a100.tsv" | awk -F'\t' '$1 != 1' | tail -n +2 >>"$sc/e100.tsv"
+expect_exit "scaling with a seed stopped early" 0 "$exe" scaling --out "$sc/o5" --sgd "$sc/e100.tsv"
+contains "scaling names the seed stopped early" "$work/out" "seed 1 (stopped early, at n = 3000)"
+contains "scaling: one d, no fit" "$work/out" "no fit: recovered seeds at 1 d"
+contains "scaling TSV: no fit" "$sc/o5/aimdyn-scaling.tsv" "^# fit: none"
+
+# predictions of `aimdyn recovery`, merged from two files
+printf '# aimdyn test\n# command: recovery\nd\tn_wr_predicted\ttau_wr_predicted\n100\t25000\t0.25\n200\t100000\t0.25\n' >"$sc/p1.tsv"
+printf '# aimdyn test\nd\tn_wr_predicted\n400\tnan\n800\t1920000\n' >"$sc/p2.tsv"
+fig="$sc/fig-scaling"
+expect_exit "scaling with predictions and a figure" 0 "$exe" scaling --out "$sc/o6" \
+    --sgd "$sc/a100.tsv" --sgd "$sc/a200.tsv" --sgd "$sc/a400.tsv" \
+    --predict "$sc/p2.tsv" --predict "$sc/p1.tsv" --figure "$fig" --label "with predictions"
+t6="$sc/o6/aimdyn-scaling.tsv"
+contains "scaling prints the relative gap" "$work/out" "^   100 .*2.5e+04 .*3e+04 .*0.2$"
+contains "scaling prints no escape predicted" "$work/out" "^   400 .*no escape"
+contains "scaling prediction without SGD" "$work/out" "^   800 .*no --sgd"
+sc_near "scaling TSV relative gap" "$(sc_col "$t6" 200 rel_gap)" 0.2 1e-9
+[ "$(sc_col "$t6" 800 seeds)" = 0 ] && [ "$(sc_col "$t6" 800 n_wr_predicted)" = 1920000 ]
+check "scaling TSV has the prediction-only d" $?
+contains "scaling TSV records the predictions" "$t6" "^# predict $sc/p2.tsv$"
+if command -v gnuplot >/dev/null 2>&1; then
+    [ -s "$fig.png" ] && [ -s "$fig.svg" ]
+    check "scaling figure png and svg" $?
+    contains "scaling figure has the fitted exponent" "$fig.svg" "a = 2"
+    contains "scaling figure has the predictions" "$fig.svg" "prediction"
+    [ -z "$(ls -A "$sc" | grep 'fig-scaling\.[ps][nv]g\.')" ]
+    check "scaling figure left no temporary file" $?
+else
+    contains "scaling warns without gnuplot" "$work/err" "gnuplot not found"
+    [ -s "$t6" ]
+    check "scaling TSV written without gnuplot" $?
+fi
+
+# errors: exit 1, the option and value named, nothing written
+se="$sc/none"
+expect_exit "scaling without --sgd" 1 "$exe" scaling --out "$se"
+contains "scaling without --sgd explained" "$work/err" "no --sgd FILE"
+expect_exit "scaling missing file" 1 "$exe" scaling --out "$se" --sgd "$sc/missing.tsv"
+contains "scaling missing file named" "$work/err" "--sgd $sc/missing.tsv: cannot read"
+expect_exit "scaling two files at one d" 1 "$exe" scaling --out "$se" --sgd "$sc/a100.tsv" \
+    --sgd "$sc/a200.tsv" --sgd "$sc/c100.tsv"
+contains "scaling same d names both files" "$work/err" "--sgd $sc/a100.tsv and --sgd $sc/c100.tsv are both at d = 100"
+for bad in 0 1 -0.1 abc 0.1x; do
+    expect_exit "scaling --threshold $bad" 1 "$exe" scaling --out "$se" --sgd "$sc/a100.tsv" --threshold $bad
+done
+contains "scaling bad threshold explained" "$work/err" "--threshold 0.1x: not allowed; allowed: a number X with 0 < X < 1"
+grep -v overlap "$sc/a100.tsv" | sed 's/\trisk/\trisk_only/' >"$sc/nooverlap.tsv"
+sed 's/\toverlap$/\toverlap_mean/' "$sc/a100.tsv" >"$sc/summary.tsv"
+expect_exit "scaling file without overlap" 1 "$exe" scaling --out "$se" --sgd "$sc/summary.tsv"
+contains "scaling names the missing column" "$work/err" "no column 'overlap'"
+grep -v '^# config sgd.d' "$sc/a100.tsv" >"$sc/nod.tsv"
+expect_exit "scaling file without sgd.d" 1 "$exe" scaling --out "$se" --sgd "$sc/nod.tsv"
+contains "scaling names the missing d" "$work/err" "no '# config sgd.d = ...' line"
+sed 's/^# config training.eta = 0.1/# config training.eta = -1/' "$sc/a100.tsv" >"$sc/badeta.tsv"
+expect_exit "scaling file with a bad eta" 1 "$exe" scaling --out "$se" --sgd "$sc/badeta.tsv"
+contains "scaling bad eta names the key" "$work/err" "training.eta"
+awk -F'\t' -v OFS='\t' '!/^#/ && ++row == 2 {$5 = 0.2} {print}' "$sc/a100.tsv" >"$sc/early.tsv"
+expect_exit "scaling recovery at tau = 0" 1 "$exe" scaling --out "$se" --sgd "$sc/early.tsv"
+contains "scaling recovery at the start explained" "$work/err" "--threshold above the initial overlap"
+expect_exit "scaling duplicate predicted d" 1 "$exe" scaling --out "$se" --sgd "$sc/a100.tsv" \
+    --predict "$sc/p1.tsv" --predict "$sc/p1.tsv"
+contains "scaling duplicate prediction explained" "$work/err" "both predict d = 100"
+expect_exit "scaling prediction without its column" 1 "$exe" scaling --out "$se" \
+    --sgd "$sc/a100.tsv" --predict "$sc/a200.tsv"
+contains "scaling prediction column named" "$work/err" "--predict $sc/a200.tsv: no column 'd'"
+expect_exit "scaling figure in a missing directory" 1 "$exe" scaling --out "$se" \
+    --sgd "$sc/a100.tsv" --figure "$sc/nodir/fig"
+contains "scaling figure directory explained" "$work/err" "--figure"
+expect_exit "scaling stray argument" 1 "$exe" scaling --out "$se" "$sc/a100.tsv"
+[ ! -e "$se" ]
+check "scaling wrote nothing after errors" $?
+
+# sweep: limit-ODE weak-recovery times over a grid of configurations
+# (direct students on a short horizon: every point takes milliseconds)
+sw="$work/sweep"
+sweep_grid="--vary model.activation=he1,he2 --vary training.eta=0.05,0.1"
+sweep_cheap="--set training.horizon=0.05 --set training.points=11"
+strip_time() { # the table without its ode_seconds column (wall times)
+    sed '/^#/!s/	[^	]*$//' "$1"
+}
+expect_exit "sweep --help" 0 "$exe" sweep --help
+contains "sweep --help usage" "$work/out" "usage: aimdyn sweep"
+contains "sweep --help resuming" "$work/out" "^Resuming"
+contains "sweep --help example" "$work/out" "aimdyn sweep examples/tied_he2.ini"
+expect_exit "sweep: bad value" 1 "$exe" sweep --out "$sw" --vary model.activation=he2,foo
+contains "sweep: bad value named" "$work/err" "--vary model.activation=he2,foo: value \"foo\""
+contains "sweep: bad value allowed" "$work/err" "allowed: he1 | he2"
+expect_exit "sweep: unknown key" 1 "$exe" sweep --out "$sw" --vary training.speed=1,2
+contains "sweep: unknown key named" "$work/err" "unknown key \"speed\""
+expect_exit "sweep: empty value list" 1 "$exe" sweep --out "$sw" --vary training.eta=
+contains "sweep: empty value list explained" "$work/err" "training.eta=: no values"
+expect_exit "sweep: empty value" 1 "$exe" sweep --out "$sw" --vary training.eta=0.1,,0.2
+contains "sweep: empty value explained" "$work/err" "an empty value"
+expect_exit "sweep: repeated value" 1 "$exe" sweep --out "$sw" --vary training.eta=0.1,0.1
+expect_exit "sweep: duplicate key" 1 "$exe" sweep --out "$sw" --vary training.eta=0.1 \
+    --vary training.eta=0.2
+contains "sweep: duplicate key explained" "$work/err" "training.eta is already varied"
+expect_exit "sweep: four --vary" 1 "$exe" sweep --out "$sw" --vary training.eta=0.1 \
+    --vary training.gamma=0 --vary model.noise=0 --vary student.scale=0.25
+contains "sweep: four --vary explained" "$work/err" "allowed: 1 to 3 varied keys"
+expect_exit "sweep: no --vary" 1 "$exe" sweep --out "$sw"
+expect_exit "sweep: output key" 1 "$exe" sweep --out "$sw" --vary output.name=a,b
+for jobs in 0 65 x 1.5; do
+    expect_exit "sweep: --jobs $jobs" 1 "$exe" sweep --out "$sw" --jobs $jobs $sweep_grid
+    contains "sweep: --jobs $jobs explained" "$work/err" "--jobs $jobs: not allowed; allowed: an integer from 1 to 64"
+done
+expect_exit "sweep: invalid point" 1 "$exe" sweep --out "$sw" --vary training.eta=0.1,0.2 \
+    --vary model.decomposition=direct,tied
+contains "sweep: invalid point named" "$work/err" "point 2/4 (training.eta=0.1, model.decomposition=tied)"
+contains "sweep: invalid point explained" "$work/err" "symmetric teacher"
+[ ! -e "$sw" ]
+check "sweep: nothing written after usage errors" $?
+
+# a 2 x 2 sweep on one worker
+expect_exit "sweep 2x2, --jobs 1" 0 "$exe" sweep --out "$sw" --jobs 1 $sweep_cheap $sweep_grid
+t="$sw/aimdyn-sweep.tsv"
+contains "sweep: table header" "$t" "^model.activation	training.eta	status	tau_wr	n_wr	tau_end	overlap_end	risk_end	message	ode_seconds$"
+rows=$(grep -vc '^#' "$t")
+[ "$rows" -eq 5 ]
+check "sweep: header and 4 rows (got $rows lines)" $?
+contains "sweep: rows in --vary order, he1 recovers" "$t" "^he1	0.05	recovered	0.012[0-9]*	99[0-9][0-9]\.[0-9]*	0.05	"
+contains "sweep: he2 never leaves the uninformative start" "$t" "^he2	0.1	not-by-horizon	nan	nan	0.05	0	"
+contains "sweep: varied keys recorded" "$t" "^# vary: training.eta = 0.05,0.1$"
+contains "sweep: base configuration recorded" "$t" "^# config training.horizon = 0.05$"
+contains "sweep: summary counts" "$work/out" "^4 points (4 computed, 0 kept from an earlier run), 1 jobs"
+contains "sweep: progress on stderr" "$work/err" "^sweep: 4/4 points ("
+files=$(ls "$sw/aimdyn-sweep.d" | grep -c '^point-000[1-4]\.tsv$')
+[ "$files" -eq 4 ] && [ -z "$(ls -A "$sw/aimdyn-sweep.d" | grep -v '^point-000[1-4]\.tsv$')" ]
+check "sweep: one point file each, nothing else (got $files)" $?
+contains "sweep: point file has the point's configuration" "$sw/aimdyn-sweep.d/point-0004.tsv" \
+    "^# config model.activation = he2$"
+if command -v gnuplot >/dev/null 2>&1; then
+    [ -s "$sw/aimdyn-sweep.png" ] && [ -s "$sw/aimdyn-sweep.svg" ]
+    check "sweep: heatmap png and svg" $?
+    contains "sweep: heatmap marks cells never recovered" "$sw/aimdyn-sweep.svg" "never"
+fi
+strip_time "$t" >"$work/sweep-jobs1.tsv"
+
+# the same sweep on two workers: the same table
+rm -rf "$sw/aimdyn-sweep.d"
+expect_exit "sweep 2x2, --jobs 2" 0 "$exe" sweep --out "$sw" --jobs 2 $sweep_cheap $sweep_grid
+strip_time "$t" | cmp -s - "$work/sweep-jobs1.tsv"
+check "sweep: --jobs 1 and --jobs 2 give the same table" $?
+
+# resume: only the missing point is computed, the table is the same
+rm "$sw/aimdyn-sweep.d/point-0003.tsv"
+expect_exit "sweep resumed" 0 "$exe" sweep --out "$sw" $sweep_cheap $sweep_grid
+kept=$(grep -c "kept from an earlier run$" "$work/err")
+computed=$(grep -c "^sweep: [0-9]/4 points" "$work/err")
+[ "$kept" -eq 3 ] && [ "$computed" -eq 1 ]
+check "sweep: 3 points kept, 1 computed (got $kept, $computed)" $?
+contains "sweep: kept point named" "$work/err" "^sweep: point 1/4 (model.activation=he1, training.eta=0.05): kept from an earlier run$"
+contains "sweep: the missing point recomputed" "$work/err" "^sweep: 4/4 points (model.activation=he2, training.eta=0.05): "
+strip_time "$t" | cmp -s - "$work/sweep-jobs1.tsv"
+check "sweep: resumed table identical" $?
+
+# a point file of another configuration: an error, nothing changed
+cp "$t" "$work/sweep-before.tsv"
+expect_exit "sweep: other configuration in the directory" 1 "$exe" sweep --out "$sw" \
+    --set training.horizon=0.06 --set training.points=11 $sweep_grid
+contains "sweep: other configuration explained" "$work/err" "records a different configuration"
+contains "sweep: other configuration names the key" "$work/err" "training.horizon = 0.05, here training.horizon = 0.06"
+contains "sweep: other configuration says what to do" "$work/err" "remove the directory"
+cmp -s "$t" "$work/sweep-before.tsv"
+check "sweep: table untouched after the error" $?
+
+# a blow-up is a result, not an error
+expect_exit "sweep with a blow-up" 0 "$exe" sweep --out "$work/sweep2" --vary training.eta=0.1,0.5 \
+    --set model.activation=he2 --set ode.blowup=1000 $sweep_cheap
+contains "sweep: blow-up row" "$work/sweep2/aimdyn-sweep.tsv" "^0.5	blow-up	nan	nan	.*	blow-up: |omega_ss| reached 1000"
 
 echo "$passes passed, $failures failed"
 [ "$failures" -eq 0 ]

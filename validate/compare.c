@@ -14,6 +14,7 @@
 #include "gauss.h"
 #include "sgd.h"
 #include "sgd_internal.h"
+#include "untied.h"
 #include "words.h"
 
 /* Dense d x d matrices of the letters of ab at the current state of sgd,
@@ -378,4 +379,12 @@ double *aim_compare_seed_moments(const aim_config *cfg, int d, const aim_alphabe
     aim_sgd_free(sgd);
     aim_wordset_free(ws);
     return moments;
+}
+
+void aim_compare_alphabet(const aim_config *cfg, aim_alphabet *ab)
+{
+    if (cfg->decomposition == AIM_UNTIED)
+        aim_untied_alphabet(cfg, ab);
+    else
+        *ab = (aim_alphabet){"ST", "ST"};
 }

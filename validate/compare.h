@@ -26,6 +26,10 @@ int aim_compare_run_sgd(const aim_config *cfg, int d, const double *tau,
 int aim_compare_measure_words(const aim_sgd *sgd, const aim_wordset *ws, int max_len,
                               double *moments);
 
+/* The letters of a tied ({"ST", "ST"}) or untied (aim_untied_alphabet)
+ * student's moment hierarchy. */
+void aim_compare_alphabet(const aim_config *cfg, aim_alphabet *ab);
+
 /* Moments Tr(w)/d of every word of the alphabet ab (tied {"ST", "ST"},
  * untied aim_untied_alphabet) of length 0..max_len, measured from the
  * initial matrices of SGD seed cfg->seed at dimension d (aim_wordset

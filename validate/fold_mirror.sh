@@ -1,5 +1,5 @@
 #!/bin/sh
-# fold_mirror.sh SEEDS.tsv > SUMMARY.tsv
+# fold_mirror.sh [--by COLUMN] SEEDS.tsv > SUMMARY.tsv
 #
 # For an output map even in the index (sigma(-h) = sigma(h), e.g. He2),
 # the loss of S and of -S is the same for every sample, so the SGD run
@@ -11,10 +11,18 @@
 # mirrors the seeds whose final mean is negative and writes the mean and
 # standard error over the seeds in the format of an SGD summary
 # (NAME-sgd-dD.tsv), for `aimdyn agreement` and `aimdyn plot`. Every
-# seed must reach every grid point (no blow-up).
+# seed must reach every grid point (no blow-up). --by overlap folds by
+# the sign of the final teacher overlap instead (centred indices, where
+# the mean is 0: a direct He2 student escapes towards +S* or -S*).
 set -eu
-[ $# -eq 1 ] || { echo "usage: fold_mirror.sh NAME-sgd-dD-seeds.tsv > SUMMARY.tsv" >&2; exit 1; }
-awk -F'\t' '
+by=mean
+if [ $# -eq 3 ] && [ "$1" = --by ]; then
+    by=$2
+    shift 2
+fi
+case $by in mean | overlap) ;; *) echo "fold_mirror.sh: --by $by: allowed: mean, overlap" >&2; exit 1 ;; esac
+[ $# -eq 1 ] || { echo "usage: fold_mirror.sh [--by mean|overlap] NAME-sgd-dD-seeds.tsv > SUMMARY.tsv" >&2; exit 1; }
+awk -F'\t' -v by="$by" '
 /^#/ { print; next }
 !header {
     header = 1; ncol = NF
@@ -27,7 +35,7 @@ awk -F'\t' '
             w = $i; gsub(/[^Kk]/, "", w)
             odd[i] = length(w) % 2
         }
-        if ($i == "mean") cmean = i
+        if ($i == by) cmean = i
         if ($i == "seed") cseed = i
         if ($i == "tau") ctau = i
         if ($i == "n") cn = i
@@ -44,12 +52,12 @@ END {
     for (k = 1; k <= ns; k++) {
         s = seeds[k]
         if (rows[s] != rows[seeds[1]] || last[s] == "" || last[s] ~ /nan|inf/) {
-            printf "fold_mirror.sh: seed %s has %d rows (seed %s: %d) or a non-finite final mean; every seed must reach every point\n", s, rows[s], seeds[1], rows[seeds[1]] > "/dev/stderr"
+            printf "fold_mirror.sh: seed %s has %d rows (seed %s: %d) or a non-finite final %s; every seed must reach every point\n", s, rows[s], seeds[1], rows[seeds[1]], by > "/dev/stderr"
             bad = 1
         }
     }
     if (bad) exit 1
-    print "# folded by validate/fold_mirror.sh: seeds with a negative final student mean mirrored (S -> -S)"
+    print "# folded by validate/fold_mirror.sh: seeds with a negative final " (by == "mean" ? "student mean" : "teacher overlap") " mirrored (S -> -S)"
     printf "tau\tn"
     for (i = 1; i <= ncol; i++)
         if (i != cseed && i != ctau && i != cn) printf "\t%s_mean\t%s_se", name[i], name[i]

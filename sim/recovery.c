@@ -1,0 +1,469 @@
+#include "recovery.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <gsl/gsl_integration.h>
+#include <gsl/gsl_sf_hermite.h>
+#include <gsl/gsl_sort.h>
+
+#include "compare.h"
+#include "direct.h"
+#include "gauss.h"
+#include "grid.h"
+#include "hierarchy.h"
+#include "outmap.h"
+#include "sgd.h"
+#include "tied.h"
+#include "trajectory.h"
+#include "untied.h"
+
+#define THRESHOLD AIM_RECOVERY_THRESHOLD
+
+/* ---- the start state of any student, through one interface ---- */
+
+typedef struct {
+    void *model;
+    int size;
+    int (*rhs)(void *, const double *, double *);
+    int (*observe)(void *, const double *, double *);
+    const char *(*error)(void *);
+    void (*release)(void *);
+} start_model;
+
+static int direct_rhs(void *m, const double *y, double *dy) { return aim_direct_rhs(m, y, dy); }
+static int direct_obs(void *m, const double *y, double *o) { return aim_direct_observables(m, y, o); }
+static const char *direct_err(void *m) { return aim_direct_error(m); }
+static void direct_release(void *m) { aim_direct_free(m); }
+static int tied_rhs(void *m, const double *y, double *dy) { return aim_tied_rhs(m, y, dy); }
+static int tied_obs(void *m, const double *y, double *o) { return aim_tied_observables(m, y, o); }
+static const char *tied_err(void *m) { return aim_tied_error(m); }
+static void tied_release(void *m) { aim_tied_free(m); }
+static int untied_rhs(void *m, const double *y, double *dy) { return aim_untied_rhs(m, y, dy); }
+static int untied_obs(void *m, const double *y, double *o) { return aim_untied_observables(m, y, o); }
+static const char *untied_err(void *m) { return aim_untied_error(m); }
+static void untied_release(void *m) { aim_untied_free(m); }
+
+/* Builds the configured model at its exact large-d start; y0 is
+ * malloc'ed. Returns 0, or -1 with the reason in err. */
+static int start_model_create(const aim_config *cfg, int d, start_model *sm, double **y0,
+                              char *err, size_t n)
+{
+    memset(sm, 0, sizeof *sm);
+    *y0 = NULL;
+    char why[256] = "out of memory";
+    if (cfg->decomposition == AIM_TIED) {
+        aim_tied *m = aim_tied_create(cfg, cfg->rule, why, sizeof why);
+        if (m)
+            *sm = (start_model){m, aim_tied_size(m), tied_rhs, tied_obs, tied_err, tied_release};
+    } else if (cfg->decomposition == AIM_UNTIED) {
+        aim_untied *m = aim_untied_create(cfg, d, cfg->rule, why, sizeof why);
+        if (m)
+            *sm = (start_model){m, aim_untied_size(m), untied_rhs, untied_obs, untied_err,
+                                untied_release};
+        if (m && cfg->centring == AIM_RAW && cfg->mean_mode == AIM_MEAN_ADIABATIC &&
+            aim_untied_settle(m, aim_untied_start_mean(m))) {
+            snprintf(why, sizeof why, "%s", aim_untied_error(m));
+            aim_untied_free(m);
+            sm->model = NULL;
+        }
+    } else {
+        aim_direct *m = aim_direct_create(cfg, cfg->centring == AIM_RAW ? d : 0.0, cfg->rule);
+        if (m)
+            *sm = (start_model){m, AIM_DIRECT_SIZE, direct_rhs, direct_obs, direct_err,
+                                direct_release};
+    }
+    if (sm->model)
+        *y0 = malloc(sizeof(double) * (size_t)sm->size);
+    if (!sm->model || !*y0) {
+        snprintf(err, n, "could not set up the model: %s", why);
+        if (sm->model)
+            sm->release(sm->model);
+        return -1;
+    }
+    if (cfg->decomposition == AIM_TIED)
+        aim_tied_initial(sm->model, *y0);
+    else if (cfg->decomposition == AIM_UNTIED)
+        aim_untied_initial(sm->model, *y0);
+    else
+        aim_direct_initial(sm->model, *y0);
+    return 0;
+}
+
+/* d overlap / d tau at y0: a central difference along the right-hand
+ * side (the overlap is a smooth function of the state; the step keeps
+ * the state change at 1e-6 of its size, so the O(h^2) error is far below
+ * the tolerance of the drift test). */
+static int rhs_drift(start_model *sm, const double *y0, double obs0[AIM_OBS_COUNT],
+                     double *drift, char *err, size_t n)
+{
+    const int size = sm->size;
+    double *dy = malloc(sizeof(double) * 2 * (size_t)size);
+    if (!dy) {
+        snprintf(err, n, "out of memory");
+        return -1;
+    }
+    double *y = dy + size, norm_y = 0.0, norm_dy = 0.0, plus[AIM_OBS_COUNT],
+           minus[AIM_OBS_COUNT];
+    int rc = sm->observe(sm->model, y0, obs0) || sm->rhs(sm->model, y0, dy);
+    for (int i = 0; i < size; i++) {
+        norm_y += y0[i] * y0[i];
+        norm_dy += dy[i] * dy[i];
+    }
+    const double h = norm_dy > 0.0 ? 1e-6 * sqrt(norm_y / norm_dy) : 0.0;
+    for (int s = 0; !rc && s < 2; s++) {
+        for (int i = 0; i < size; i++)
+            y[i] = y0[i] + (s ? -h : h) * dy[i];
+        rc = sm->observe(sm->model, y, s ? minus : plus);
+    }
+    if (rc)
+        snprintf(err, n, "the right-hand side at the start: %s", sm->error(sm->model));
+    else
+        *drift = h > 0.0 ? (plus[AIM_OBS_OVERLAP] - minus[AIM_OBS_OVERLAP]) / (2.0 * h) : 0.0;
+    free(dy);
+    return rc ? -1 : 0;
+}
+
+/* ---- the Hermite route ---- */
+
+enum { HERMITE_TERMS = 40, QUAD_NODES = 200 };
+
+/* alpha_k = E[sigma(mu + sqrt(q) z) He_k(z)] / k!, k = 0..kmax, by
+ * Gauss-Hermite quadrature for the weight exp(-z^2/2) (GSL). For a
+ * Hermite series sigma of degree p it is exact once the nodes integrate
+ * degree p + kmax; for tanh, erf and relu it converges with the nodes. */
+static void hermite_coefficients(const aim_outmap *map, const gsl_integration_fixed_workspace *w,
+                                 double mu, double q, int kmax, double *alpha)
+{
+    const size_t nodes = gsl_integration_fixed_n(w);
+    const double *x = gsl_integration_fixed_nodes(w), *wt = gsl_integration_fixed_weights(w);
+    double he[HERMITE_TERMS + 1];
+    for (int k = 0; k <= kmax; k++)
+        alpha[k] = 0.0;
+    for (size_t i = 0; i < nodes; i++) {
+        const double f = aim_outmap_sigma(map, mu + sqrt(q) * x[i]) * wt[i] / sqrt(2.0 * M_PI);
+        gsl_sf_hermite_prob_array(kmax, x[i], he);
+        for (int k = 0; k <= kmax; k++)
+            alpha[k] += f * he[k];
+    }
+    double factorial = 1.0;
+    for (int k = 1; k <= kmax; k++) {
+        factorial *= k;
+        alpha[k] /= factorial;
+    }
+}
+
+/* Cross-gradient from the Hermite coefficients: for an elementwise map
+ * and the square loss, dR/dCov(h_ab, h*_ab) = -E[sigma'(h_ab)
+ * sigma'(h*_ab)] = -sum_k k k! alpha_k alpha*_k r^(k-1) / sqrt(q q*)
+ * (theory/recovery.md sec. 2), and Cov(h_ab, h*_ab) = Omega(S,S*) +
+ * C_ab^2 Psi(S,S*). Also the largest |E[sigma'(h)]| = |alpha_1|/sqrt q of
+ * either side. */
+static int cross_hermite(const aim_config *cfg, const aim_overlaps *q, double cross[2],
+                         double *slope_student, double *slope_teacher, char *err, size_t n)
+{
+    const int polynomial = cfg->activation == AIM_ACT_HERMITE;
+    const int kmax = polynomial ? cfg->hermite_degree : HERMITE_TERMS;
+    const size_t nodes = polynomial ? (size_t)cfg->hermite_degree + 2 : QUAD_NODES;
+    aim_outmap *map = aim_outmap_create(cfg);
+    gsl_integration_fixed_workspace *w =
+        gsl_integration_fixed_alloc(gsl_integration_fixed_hermite, nodes, 0.0, 0.5, 0.0, 0.0);
+    if (!map || !w) {
+        aim_outmap_free(map);
+        if (w)
+            gsl_integration_fixed_free(w);
+        snprintf(err, n, "could not set up the Hermite quadrature");
+        return -1;
+    }
+    const int T = cfg->tokens;
+    double alpha[HERMITE_TERMS + 1], beta[HERMITE_TERMS + 1];
+    cross[0] = cross[1] = 0.0;
+    *slope_student = *slope_teacher = 0.0;
+    for (int a = 0; a < T; a++)
+        for (int b = 0; b < T; b++) {
+            const double c = cfg->cov[a * T + b], c2 = c * c;
+            const double qs = q->omega[0][0] + c2 * q->psi[0][0];
+            const double qt = q->omega[1][1] + c2 * q->psi[1][1];
+            const double r = (q->omega[0][1] + c2 * q->psi[0][1]) / sqrt(qs * qt);
+            hermite_coefficients(map, w, c * q->mean[0], qs, kmax, alpha);
+            hermite_coefficients(map, w, c * q->mean[1], qt, kmax, beta);
+            double sum = 0.0, factorial = 1.0, power = 1.0;
+            for (int k = 1; k <= kmax; k++) {
+                factorial *= k;
+                sum += k * factorial * alpha[k] * beta[k] * power;
+                power *= r;
+            }
+            const double slope_product = sum / sqrt(qs * qt);
+            cross[0] -= slope_product;
+            cross[1] -= c2 * slope_product;
+            *slope_student = fmax(*slope_student, fabs(alpha[1]) / sqrt(qs));
+            *slope_teacher = fmax(*slope_teacher, fabs(beta[1]) / sqrt(qt));
+        }
+    gsl_integration_fixed_free(w);
+    aim_outmap_free(map);
+    return 0;
+}
+
+/* ---- the drift of the overlap from the cross-gradient ---- */
+
+/* At a free start only the teacher part a_T S* + b_T S*^T of the
+ * gradient G moves the traceless cross moment Omega(S,S*) - t_S t_T
+ * (theory/recovery.md sec. 3): direct dS = -G, untied dS = -(G B + A G),
+ * tied dS = -((G + G^T) S + S (G + G^T)). */
+static double drift_formula(const aim_config *cfg, const aim_overlaps *q, const double cross[2])
+{
+    const double ts = q->trace[0], tt = q->trace[1];
+    const double omega_c = q->omega[1][1] - tt * tt, psi_c = q->psi[1][1] - tt * tt;
+    const double norm = sqrt((q->omega[0][0] - ts * ts) * omega_c);
+    double numerator;
+    if (cfg->decomposition == AIM_TIED) {
+        numerator = -2.0 * (cross[0] + cross[1]) * ts * (omega_c + psi_c);
+    } else if (cfg->decomposition == AIM_UNTIED) {
+        const double v_v = cfg->student.scale_v > 0 ? cfg->student.scale_v : cfg->student.scale;
+        const double ta_tb = cfg->student.rho * (cfg->student.scale + v_v);
+        numerator = -ta_tb * (cross[0] * omega_c + cross[1] * psi_c);
+    } else if (cfg->student.symmetric) {
+        numerator = -0.5 * (cross[0] + cross[1]) * (omega_c + psi_c);
+    } else {
+        numerator = -(cross[0] * omega_c + cross[1] * psi_c);
+    }
+    return norm > 0.0 ? numerator / norm : 0.0;
+}
+
+/* Order parameters of student (from the start's observables) and
+ * teacher (its family; in raw centring with the O(1/d) terms of its mean
+ * at the d of the raw mean's equation, as the models and SGD have them). */
+static void start_overlaps(const aim_config *cfg, int d, const double obs[AIM_OBS_COUNT],
+                           aim_overlaps *q)
+{
+    memset(q, 0, sizeof *q);
+    q->omega[0][0] = obs[AIM_OBS_OMEGA_SS];
+    q->psi[0][0] = obs[AIM_OBS_PSI_SS];
+    q->omega[0][1] = q->omega[1][0] = obs[AIM_OBS_OMEGA_ST];
+    q->psi[0][1] = q->psi[1][0] = obs[AIM_OBS_PSI_ST];
+    q->trace[0] = obs[AIM_OBS_TRACE];
+    q->mean[0] = obs[AIM_OBS_MEAN];
+    aim_overlaps_family(&cfg->teacher, &q->omega[1][1], &q->psi[1][1], &q->trace[1]);
+    q->mean[1] = cfg->centring == AIM_RAW ? cfg->teacher.mean : 0.0;
+    if (cfg->centring == AIM_RAW) {
+        const double m = cfg->teacher.mean, dd = cfg->ode_d > 0 ? cfg->ode_d : d;
+        q->omega[1][1] += m * m / dd;
+        q->psi[1][1] += m * m / dd;
+        q->trace[1] += m / sqrt(dd);
+    }
+}
+
+static int quasi_random_rule(const aim_config *cfg)
+{
+    return cfg->rule == AIM_RULE_GENERIC || cfg->output == AIM_SOFTMAX ||
+           cfg->activation == AIM_ACT_RELU;
+}
+
+/* The limit ODE on the training grid: tau_wr, where it stopped. */
+static int limit_run(const aim_config *cfg, int d, aim_recovery_limit *out, char *err, size_t n)
+{
+    const int points = cfg->points;
+    double *tau = malloc(sizeof(double) * (size_t)points);
+    double *obs = malloc(sizeof(double) * (size_t)points * AIM_OBS_COUNT);
+    if (!tau || !obs) {
+        free(tau);
+        free(obs);
+        snprintf(err, n, "out of memory");
+        return -1;
+    }
+    aim_grid_fill(cfg, tau);
+    aim_ode_report rep;
+    out->status = aim_trajectory_run(cfg, d, tau, obs, &rep);
+    snprintf(out->message, sizeof out->message, "%s", rep.message);
+    const int rc = out->status == AIM_ODE_FAILED || rep.reached < 1 ? -1 : 0;
+    if (rc) {
+        snprintf(err, n, "the limit ODE: %s", rep.message);
+    } else {
+        out->tau_wr = aim_trajectory_recovery_time(rep.reached, tau, obs + AIM_OBS_OVERLAP,
+                                                   AIM_OBS_COUNT, THRESHOLD);
+        out->tau_end = tau[rep.reached - 1];
+        out->overlap_end = obs[(size_t)(rep.reached - 1) * AIM_OBS_COUNT + AIM_OBS_OVERLAP];
+    }
+    free(tau);
+    free(obs);
+    return rc;
+}
+
+int aim_recovery_limit_analyse(const aim_config *cfg, int d, aim_recovery_limit *out,
+                               char *err, size_t n)
+{
+    memset(out, 0, sizeof *out);
+    start_model sm;
+    double *y0, obs0[AIM_OBS_COUNT];
+    if (start_model_create(cfg, d, &sm, &y0, err, n))
+        return -1;
+    int rc = rhs_drift(&sm, y0, obs0, &out->drift_rhs, err, n);
+    sm.release(sm.model);
+    free(y0);
+    if (rc)
+        return -1;
+    out->start_overlap = obs0[AIM_OBS_OVERLAP];
+
+    aim_overlaps q;
+    start_overlaps(cfg, d, obs0, &q);
+    aim_gauss *g = aim_gauss_create(cfg, cfg->rule);
+    if (!g || aim_gauss_eval(g, &q)) {
+        snprintf(err, n, "the expectation engine at the start: %s",
+                 g ? aim_gauss_error(g) : "could not be set up");
+        aim_gauss_free(g);
+        return -1;
+    }
+    double k[AIM_KERNEL_COUNT];
+    aim_hierarchy_kernels(g, cfg->eta, cfg->gamma, k);
+    aim_gauss_free(g);
+    out->cross_engine[0] = k[AIM_KERNEL_A_T];
+    out->cross_engine[1] = k[AIM_KERNEL_B_T];
+    out->drift_formula = drift_formula(cfg, &q, out->cross_engine);
+
+    const int elementwise = cfg->output == AIM_ELEMENTWISE;
+    out->cross_hermite[0] = out->cross_hermite[1] = NAN;
+    out->slope_student = out->slope_teacher = NAN;
+    if (elementwise && cross_hermite(cfg, &q, out->cross_hermite, &out->slope_student,
+                                     &out->slope_teacher, err, n))
+        return -1;
+
+    /* A drift is zero when it is below the engine's accuracy relative to
+     * the scale of the first-order drifts, |a_S| + |b_S| + |a_T| + |b_T|
+     * (Gauss-Hermite: exact up to round-off; quasi-random: 1e-3). */
+    const double scale = fabs(k[AIM_KERNEL_A_S]) + fabs(k[AIM_KERNEL_B_S]) +
+                         fabs(k[AIM_KERNEL_A_T]) + fabs(k[AIM_KERNEL_B_T]);
+    out->drift_tolerance = (quasi_random_rule(cfg) ? 1e-3 : 1e-9) * scale;
+    /* The manifold: independent student and teacher indices (r = 0: the
+     * free start of direct and untied students). There the cross-gradient
+     * is the product of E[sigma'] of both sides, and a teacher side that
+     * vanishes makes it vanish for every student state. */
+    const int uncorrelated = fabs(q.omega[0][1]) + fabs(q.psi[0][1]) <= 1e-12;
+    if (fabs(out->drift_rhs) > out->drift_tolerance)
+        out->escape = AIM_ESCAPE_DRIFT;
+    else if (elementwise && uncorrelated && out->slope_teacher <= 1e-9)
+        out->escape = AIM_ESCAPE_INVARIANT;
+    else
+        out->escape = AIM_ESCAPE_UNDECIDED;
+    return limit_run(cfg, d, out, err, n);
+}
+
+/* ---- the finite-d start ---- */
+
+double aim_recovery_median(int n, const double *x)
+{
+    double *v = malloc(sizeof(double) * (size_t)(n > 0 ? n : 1));
+    int m = 0;
+    for (int i = 0; v && i < n; i++)
+        if (isfinite(x[i]))
+            v[m++] = x[i];
+    double med = NAN;
+    if (v && 2 * m > n) {
+        gsl_sort(v, 1, (size_t)m);
+        /* the rest are larger: the median of all n is that of the
+         * sorted finite values at the overall middle */
+        med = n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
+    }
+    free(v);
+    return med;
+}
+
+/* The limit ODE from seed's initial matrices at dimension d. */
+static int seed_run(const aim_config *cfg, int d, uint64_t seed, const double *tau,
+                    double *obs, aim_ode_report *rep, char *err, size_t n)
+{
+    aim_config c = *cfg;
+    c.seed = seed;
+    if (cfg->decomposition == AIM_DIRECT) {
+        aim_sgd *sgd = aim_sgd_create(&c, d, seed);
+        if (!sgd) {
+            snprintf(err, n, "could not draw the matrices of seed %llu at d = %d",
+                     (unsigned long long)seed, d);
+            return -1;
+        }
+        aim_overlaps q;
+        aim_sgd_overlaps(sgd, &q);
+        aim_sgd_free(sgd);
+        aim_trajectory_run_direct_from(&c, d, tau, &q, obs, rep);
+    } else {
+        aim_alphabet ab;
+        aim_compare_alphabet(&c, &ab);
+        c.start = AIM_START_SEED;
+        double *start = aim_compare_seed_moments(&c, d, &ab, c.order + 1);
+        if (!start) {
+            snprintf(err, n, "could not measure the start of seed %llu at d = %d",
+                     (unsigned long long)seed, d);
+            return -1;
+        }
+        aim_trajectory_run_full(&c, d, tau, start, obs, NULL, rep);
+        free(start);
+    }
+    if (rep->status == AIM_ODE_FAILED || rep->reached < 1) {
+        snprintf(err, n, "the limit ODE from seed %llu at d = %d: %s",
+                 (unsigned long long)seed, d, rep->message);
+        return -1;
+    }
+    return 0;
+}
+
+void aim_recovery_finite_free(aim_recovery_finite *f)
+{
+    if (!f)
+        return;
+    free(f->start_overlap);
+    free(f->tau_wr);
+    free(f->tau_end);
+    free(f->overlap_end);
+    memset(f, 0, sizeof *f);
+}
+
+int aim_recovery_finite_run(const aim_config *cfg, int d, int seeds, int progress,
+                            aim_recovery_finite *out, char *err, size_t n)
+{
+    memset(out, 0, sizeof *out);
+    const int points = cfg->points;
+    out->d = d;
+    out->seeds = seeds;
+    out->start_overlap = malloc(sizeof(double) * (size_t)seeds);
+    out->tau_wr = malloc(sizeof(double) * (size_t)seeds);
+    out->tau_end = malloc(sizeof(double) * (size_t)seeds);
+    out->overlap_end = malloc(sizeof(double) * (size_t)seeds);
+    double *tau = malloc(sizeof(double) * (size_t)points);
+    double *obs = malloc(sizeof(double) * (size_t)points * AIM_OBS_COUNT);
+    int rc = out->start_overlap && out->tau_wr && out->tau_end && out->overlap_end && tau && obs
+                 ? 0
+                 : -1;
+    if (rc)
+        snprintf(err, n, "out of memory");
+    else
+        aim_grid_fill(cfg, tau);
+    for (int s = 0; !rc && s < seeds; s++) {
+        aim_ode_report rep;
+        const uint64_t seed = cfg->seed + (uint64_t)s;
+        rc = seed_run(cfg, d, seed, tau, obs, &rep, err, n);
+        if (rc)
+            break;
+        out->start_overlap[s] = obs[AIM_OBS_OVERLAP];
+        out->tau_wr[s] = aim_trajectory_recovery_time(rep.reached, tau, obs + AIM_OBS_OVERLAP,
+                                                      AIM_OBS_COUNT, THRESHOLD);
+        out->tau_end[s] = tau[rep.reached - 1];
+        out->overlap_end[s] = obs[(size_t)(rep.reached - 1) * AIM_OBS_COUNT + AIM_OBS_OVERLAP];
+        out->escaped += isfinite(out->tau_wr[s]);
+        out->blowups += !isfinite(out->tau_wr[s]) && rep.status == AIM_ODE_BLOWUP;
+        if (progress)
+            fprintf(stderr, "recovery: d = %d, seed %llu: start overlap %.3g, %s%.6g%s\n", d,
+                    (unsigned long long)seed, out->start_overlap[s],
+                    isfinite(out->tau_wr[s]) ? "tau_wr = " : "no recovery by tau = ",
+                    isfinite(out->tau_wr[s]) ? out->tau_wr[s] : out->tau_end[s],
+                    rep.status == AIM_ODE_BLOWUP ? " (blow-up)" : "");
+    }
+    free(tau);
+    free(obs);
+    if (rc) {
+        aim_recovery_finite_free(out);
+        return -1;
+    }
+    out->median_tau = aim_recovery_median(seeds, out->tau_wr);
+    return 0;
+}

@@ -1,0 +1,82 @@
+/* aim_recovery: will the configured attention layer learn from its
+ * uninformative start, and after how many samples (theory/recovery.md).
+ *
+ * At the start the student and the teacher are independent, and the
+ * teacher overlap moves only through the cross-gradient of the
+ * population risk, (dR/dOmega(S,S*), dR/dPsi(S,S*)) = (a_T, b_T), the
+ * kernels of the expectation engine. For elementwise maps the same
+ * numbers follow from the Hermite coefficients of sigma at the start's
+ * index laws; the two routes are computed independently and compared.
+ * Where the cross-gradient vanishes for every student state on the
+ * uninformative manifold (the teacher's E[sigma'(h*)] = 0), the limit
+ * ODE never leaves it, and only a finite-d start (a random overlap of
+ * order 1/d) can escape: the limit ODE started from the initial
+ * matrices of SGD seeds predicts when. */
+#ifndef AIM_RECOVERY_H
+#define AIM_RECOVERY_H
+
+#include <stddef.h>
+
+#include "config.h"
+#include "ode.h"
+
+typedef enum {
+    AIM_ESCAPE_DRIFT = 0,  /* the overlap moves at once */
+    AIM_ESCAPE_INVARIANT,  /* the start lies on a manifold the limit ODE
+                              never leaves */
+    AIM_ESCAPE_UNDECIDED   /* zero drift at the start, but no invariance:
+                              the limit ODE decides */
+} aim_escape;
+
+typedef struct {
+    /* (dR/dOmega(S,S*), dR/dPsi(S,S*)) at the start */
+    double cross_engine[2];
+    double cross_hermite[2]; /* NAN for row softmax */
+    /* largest |E[sigma'(h_ab)]| over the entries ab, teacher and student
+     * indices at the start (NAN for row softmax) */
+    double slope_teacher, slope_student;
+    /* d overlap / d tau at the start: from the cross-gradient (exact at
+     * a free start) and from the ODE right-hand side; the size against
+     * which a drift counts as zero */
+    double drift_formula, drift_rhs, drift_tolerance;
+    double start_overlap;
+    aim_escape escape;
+    /* the limit ODE on the training grid */
+    aim_ode_status status;
+    char message[768];
+    double tau_wr;  /* NAN: not reached */
+    double tau_end; /* the last tau reached */
+    double overlap_end;
+} aim_recovery_limit;
+
+/* Analyses the exact large-d start of cfg and integrates the limit ODE
+ * on the training grid (d: the dimension of a raw mean's equation).
+ * Returns 0, or -1 with the reason in err (size n). */
+int aim_recovery_limit_analyse(const aim_config *cfg, int d, aim_recovery_limit *out,
+                               char *err, size_t n);
+
+/* The finite-d start: the limit ODE from the initial matrices of SGD
+ * seeds cfg->seed .. cfg->seed + seeds - 1 at dimension d (the same
+ * matrices `aimdyn sgd` starts from), on the training grid. */
+typedef struct {
+    int d, seeds, escaped;
+    int blowups;           /* seeds whose ODE blew up before recovering */
+    double *start_overlap; /* per seed */
+    double *tau_wr;        /* per seed; NAN: not by the end */
+    double *tau_end;       /* per seed: where its ODE stopped */
+    double *overlap_end;   /* per seed: the overlap there */
+    double median_tau;     /* NAN unless more than half escaped */
+} aim_recovery_finite;
+
+/* Returns 0, or -1 with the reason in err; progress (one line per seed)
+ * on stderr when progress is non-zero. Free with
+ * aim_recovery_finite_free. */
+int aim_recovery_finite_run(const aim_config *cfg, int d, int seeds, int progress,
+                            aim_recovery_finite *out, char *err, size_t n);
+void aim_recovery_finite_free(aim_recovery_finite *f);
+
+/* Median of the finite values of x[0..n-1] when more than half are
+ * finite (the rest count as larger than every finite one), else NAN. */
+double aim_recovery_median(int n, const double *x);
+
+#endif

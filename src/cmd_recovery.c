@@ -1,0 +1,416 @@
+/* aimdyn recovery: will the configured attention layer learn, and after
+ * how many samples (sim/recovery.h, theory/recovery.md). */
+#include <getopt.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <gsl/gsl_fit.h>
+
+#include "cli.h"
+#include "recovery.h"
+#include "tsv.h"
+#include "version.h"
+
+#define MAX_DIMS 8
+#define MAX_SETS 64
+
+static const char *const usage =
+    "usage: aimdyn recovery [CONFIG.ini] [--d D]... [--seeds K] [--finite auto|always|never]\n"
+    "                       [--set section.key=value]... [--out DIR] [--name NAME]\n"
+    "\n"
+    "Will this attention layer learn from its uninformative start, and after\n"
+    "how many samples? (theory/recovery.md)\n"
+    "\n"
+    "1. The start. Student and teacher start independent, and the teacher\n"
+    "   overlap moves only through the cross-gradient of the population risk,\n"
+    "   (dR/dOmega(S,S*), dR/dPsi(S,S*)): computed by the expectation engine\n"
+    "   and, for elementwise maps, from the Hermite coefficients of sigma (by\n"
+    "   quadrature), the two routes compared. From it, the drift of the\n"
+    "   teacher overlap (the paper's Corollary 3 for tied, 4 for untied\n"
+    "   students), checked against the ODE right-hand side. Verdict: the\n"
+    "   overlap drifts (escape), or the start lies on a manifold the limit ODE\n"
+    "   never leaves (the teacher's E[sigma'(h*)] vanishes: information\n"
+    "   exponent >= 2 at a start with uncorrelated indices), or undecided.\n"
+    "2. The limit ODE on the training grid: the weak-recovery time tau_wr\n"
+    "   (|overlap| >= 0.1) and the samples n_wr = tau_wr d^2 / eta at each d.\n"
+    "3. The finite-d start (when the limit does not recover, or with\n"
+    "   --finite always): the limit ODE from the initial matrices of SGD\n"
+    "   seeds sgd.seed, sgd.seed + 1, ... at each d (the random overlap of\n"
+    "   order 1/d they start with): the escape time per seed, its median, and\n"
+    "   the fit tau_wr = A + B ln d (the d^2 log d sample scale at fixed eta).\n"
+    "\n"
+    "Writes DIR/NAME-recovery.tsv (one row per d: limit and finite-d\n"
+    "predictions, n_wr_predicted for `aimdyn scaling --predict`),\n"
+    "DIR/NAME-recovery-start.tsv (the start analysis, one quantity per row)\n"
+    "and DIR/NAME-recovery-seeds.tsv (finite d, one row per seed).\n"
+    "\n"
+    "options:\n"
+    "  --d D                    a dimension (repeatable, increasing; default sgd.d)\n"
+    "  --seeds K                seeds per dimension for the finite-d start\n"
+    "                           (sgd.seeds, default 8)\n"
+    "  --finite WHEN            auto (default: when the limit does not recover),\n"
+    "                           always, never\n"
+    "%s"
+    "\n"
+    "examples:\n"
+    "  aimdyn recovery examples/tied_he2.ini --d 400 --d 800\n"
+    "  aimdyn recovery examples/direct_he2.ini --d 100 --d 200 --d 400 --d 800\n"
+    "\n"
+    "Exit status: 0 done, 1 bad usage or configuration (nothing written),\n"
+    "2 run-time failure (nothing written), 3 the limit ODE blew up (recorded).\n";
+
+typedef enum { FINITE_AUTO = 0, FINITE_ALWAYS, FINITE_NEVER } finite_when;
+
+typedef struct {
+    aim_config cfg;
+    int dims[MAX_DIMS], ndims;
+    finite_when finite;
+} recovery_options;
+
+static int parse_options(int argc, char **argv, recovery_options *o)
+{
+    static const struct option longopts[] = {
+        {"set", required_argument, NULL, 's'},   {"out", required_argument, NULL, 'o'},
+        {"name", required_argument, NULL, 'n'},  {"d", required_argument, NULL, 'd'},
+        {"seeds", required_argument, NULL, 'S'}, {"finite", required_argument, NULL, 'f'},
+        {"help", no_argument, NULL, 'h'},        {NULL, 0, NULL, 0}};
+    static char sets[MAX_SETS][4096];
+    const char *set_list[MAX_SETS];
+    int nsets = 0, c;
+    memset(o, 0, sizeof *o);
+    optind = 1;
+    while ((c = getopt_long(argc, argv, "h", longopts, NULL)) != -1) {
+        const char *prefix = c == 's'   ? ""
+                             : c == 'o' ? "output.dir="
+                             : c == 'n' ? "output.name="
+                             : c == 'S' ? "sgd.seeds="
+                                        : NULL;
+        if (prefix) {
+            if (nsets == MAX_SETS) {
+                fprintf(stderr, "aimdyn recovery: too many overrides (at most %d)\n", MAX_SETS);
+                return -1;
+            }
+            int len = snprintf(sets[nsets], sizeof sets[nsets], "%s%s", prefix, optarg);
+            if (len < 0 || (size_t)len >= sizeof sets[nsets]) {
+                fprintf(stderr, "aimdyn recovery: override '%.60s...' too long\n", optarg);
+                return -1;
+            }
+            set_list[nsets] = sets[nsets];
+            nsets++;
+            continue;
+        }
+        if (c == 'd') {
+            char *end;
+            long v = strtol(optarg, &end, 10);
+            if (*end || end == optarg || v < 8 || v > 20000) {
+                fprintf(stderr, "aimdyn recovery: --d %s: not allowed; allowed: an integer "
+                                "from 8 to 20000\n", optarg);
+                return -1;
+            }
+            if (o->ndims == MAX_DIMS || (o->ndims && v <= o->dims[o->ndims - 1])) {
+                fprintf(stderr, "aimdyn recovery: --d %ld: at most %d dimensions, in "
+                                "increasing order without repeats\n", v, MAX_DIMS);
+                return -1;
+            }
+            o->dims[o->ndims++] = (int)v;
+        } else if (c == 'f') {
+            if (!strcmp(optarg, "auto"))
+                o->finite = FINITE_AUTO;
+            else if (!strcmp(optarg, "always"))
+                o->finite = FINITE_ALWAYS;
+            else if (!strcmp(optarg, "never"))
+                o->finite = FINITE_NEVER;
+            else {
+                fprintf(stderr, "aimdyn recovery: --finite %s: not allowed; allowed: auto, "
+                                "always, never\n", optarg);
+                return -1;
+            }
+        } else if (c == 'h') {
+            printf(usage, aim_cli_usage_common);
+            return 1;
+        } else {
+            fprintf(stderr, "aimdyn recovery: see `aimdyn recovery --help`\n");
+            return -1;
+        }
+    }
+    const char *path = optind < argc ? argv[optind++] : NULL;
+    if (optind < argc) {
+        fprintf(stderr, "aimdyn recovery: unexpected argument '%s' (one CONFIG.ini at most)\n",
+                argv[optind]);
+        return -1;
+    }
+    if (aim_cli_load_config("recovery", path, set_list, nsets, &o->cfg))
+        return -1;
+    if (aim_tsv_prepare_dir(&o->cfg))
+        return -1;
+    if (o->ndims == 0)
+        o->dims[o->ndims++] = o->cfg.d;
+    return 0;
+}
+
+static const char *escape_text(aim_escape e)
+{
+    return e == AIM_ESCAPE_DRIFT ? "escape" : e == AIM_ESCAPE_INVARIANT ? "invariant"
+                                                                        : "undecided";
+}
+
+static double samples(const aim_config *cfg, int d, double tau)
+{
+    return tau * d * (double)d / cfg->eta;
+}
+
+/* Relative difference of the two routes (0 when both vanish). */
+static double route_gap(const aim_recovery_limit *r)
+{
+    double gap = 0.0;
+    for (int i = 0; i < 2; i++) {
+        const double a = r->cross_engine[i], b = r->cross_hermite[i];
+        /* kernels are O(1): below 1e-12 both routes say zero */
+        const double size = fmax(fabs(r->cross_engine[0]) + fabs(r->cross_engine[1]), 1e-12);
+        gap = fmax(gap, fabs(a - b) / size);
+    }
+    return gap;
+}
+
+/* Round-off (below 1e-12 of O(1) quantities) printed as 0. */
+static double tidy(double x)
+{
+    return fabs(x) < 1e-12 ? 0.0 : x;
+}
+
+static void print_start(const aim_config *cfg, const aim_recovery_limit *r)
+{
+    printf("Start (exact large-d, student and teacher independent): teacher overlap %.3g\n",
+           r->start_overlap);
+    printf("  cross-gradient (dR/dOmega(S,S*), dR/dPsi(S,S*)):\n");
+    printf("    expectation engine    %12.6g %12.6g\n", tidy(r->cross_engine[0]), tidy(r->cross_engine[1]));
+    if (cfg->output == AIM_ELEMENTWISE) {
+        printf("    Hermite coefficients  %12.6g %12.6g   (relative difference %.2g)\n",
+               tidy(r->cross_hermite[0]), tidy(r->cross_hermite[1]), route_gap(r));
+        printf("  E[sigma'(h)] (largest over the entries): teacher %.6g, student %.6g\n",
+               tidy(r->slope_teacher), tidy(r->slope_student));
+    } else {
+        printf("    Hermite coefficients  (not for row softmax: not an elementwise map)\n");
+    }
+    printf("  d overlap/d tau at the start: %.6g (ODE right-hand side), %.6g (from the "
+           "cross-gradient); zero below %.2g\n",
+           tidy(r->drift_rhs), tidy(r->drift_formula), r->drift_tolerance);
+    switch (r->escape) {
+    case AIM_ESCAPE_DRIFT:
+        printf("Verdict: escape. The cross-gradient is non-zero at the start and the overlap "
+               "moves at once%s.\n",
+               cfg->decomposition == AIM_TIED     ? " (Corollary 3)"
+               : cfg->decomposition == AIM_UNTIED ? " (Corollary 4 (i))"
+                                                  : "");
+        break;
+    case AIM_ESCAPE_INVARIANT:
+        printf("Verdict: invariant. The teacher's E[sigma'(h*)] vanishes and the indices are "
+               "uncorrelated at the start, so the cross-gradient vanishes for every student "
+               "state on the uninformative manifold: the limit ODE never leaves it%s. Only a "
+               "finite-d start (a random overlap of order 1/d) can escape.\n",
+               cfg->decomposition == AIM_UNTIED ? " (Corollary 4 (ii))" : "");
+        break;
+    default:
+        printf("Verdict: undecided at the start. The drift vanishes there, but %s; the limit "
+               "ODE and the finite-d start decide.\n",
+               cfg->output == AIM_ELEMENTWISE
+                   ? "the teacher's E[sigma'(h*)] does not (or the indices are correlated): "
+                     "the student's side can move off zero (e.g. a raw mean's fast phase)"
+                   : "there is no invariance argument for row softmax");
+    }
+}
+
+static void print_limit(const aim_config *cfg, const recovery_options *o,
+                        const aim_recovery_limit *r)
+{
+    if (isfinite(r->tau_wr)) {
+        printf("Limit ODE: weak recovery (|overlap| >= %g) at tau_wr = %.6g; n_wr = tau_wr "
+               "d^2/eta =", AIM_RECOVERY_THRESHOLD, r->tau_wr);
+        for (int i = 0; i < o->ndims; i++)
+            printf("%s %.4g at d = %d", i ? "," : "", samples(cfg, o->dims[i], r->tau_wr),
+                   o->dims[i]);
+        printf(" (eta = %g)\n", cfg->eta);
+    } else {
+        printf("Limit ODE: no weak recovery by tau = %g (|overlap| = %.3g there)\n", r->tau_end,
+               fabs(r->overlap_end));
+    }
+    if (r->status == AIM_ODE_BLOWUP)
+        printf("  the limit ODE stopped: %s\n", r->message);
+    if (r->escape == AIM_ESCAPE_INVARIANT && isfinite(r->tau_wr))
+        printf("  WARNING: the limit ODE recovered although the start was found invariant: "
+               "please report this configuration\n");
+}
+
+/* tau_wr = A + B ln d over the dimensions with a median; returns the
+ * number of points used (B's standard error is NAN below 3). */
+static int log_fit(const aim_recovery_finite *f, int nd, double *A, double *B, double *se_B)
+{
+    double x[MAX_DIMS], y[MAX_DIMS], c00, c01, c11, sumsq;
+    int m = 0;
+    for (int i = 0; i < nd; i++)
+        if (isfinite(f[i].median_tau)) {
+            x[m] = log((double)f[i].d);
+            y[m++] = f[i].median_tau;
+        }
+    *se_B = NAN;
+    if (m < 2 || gsl_fit_linear(x, 1, y, 1, (size_t)m, A, B, &c00, &c01, &c11, &sumsq))
+        return m < 2 ? m : 0;
+    if (m > 2)
+        *se_B = sqrt(c11); /* GSL scales the covariance by the residual variance */
+    return m;
+}
+
+static void print_finite(const aim_config *cfg, const aim_recovery_finite *f, int nd)
+{
+    printf("Finite d: the limit ODE from the initial matrices of SGD seeds %llu .. %llu:\n",
+           (unsigned long long)cfg->seed, (unsigned long long)(cfg->seed + f[0].seeds - 1));
+    for (int i = 0; i < nd; i++) {
+        double so = 0.0;
+        for (int s = 0; s < f[i].seeds; s++)
+            so += fabs(f[i].start_overlap[s]) / f[i].seeds;
+        printf("  d = %4d: start |overlap| %.3g on average; %d of %d seeds recover", f[i].d, so,
+               f[i].escaped, f[i].seeds);
+        double grows = 0.0; /* seeds whose |overlap| ended above its start */
+        for (int s = 0; s < f[i].seeds; s++)
+            grows += fabs(f[i].overlap_end[s]) > fabs(f[i].start_overlap[s]);
+        if (isfinite(f[i].median_tau))
+            printf(", median tau_wr = %.4g, n_wr = %.4g\n", f[i].median_tau,
+                   samples(cfg, f[i].d, f[i].median_tau));
+        else
+            printf(" by tau = %g (n = %.4g): no median; |overlap| grew in %.0f\n",
+                   cfg->horizon, samples(cfg, f[i].d, cfg->horizon), grows);
+        if (f[i].blowups)
+            printf("    %d seed(s) blew up before recovering (noise-driven: lower "
+                   "training.eta)\n", f[i].blowups);
+    }
+    double A, B, se_B;
+    const int m = log_fit(f, nd, &A, &B, &se_B);
+    if (m >= 2) {
+        printf("  fit over %d dimensions: tau_wr = %.4g + %.4g ln d", m, A, B);
+        if (isfinite(se_B))
+            printf(" (B = %.4g +- %.2g)", B, se_B);
+        printf(": n_wr = tau_wr d^2/eta, %s\n",
+               B > 0 ? "the d^2 log d sample scale at fixed eta"
+                     : "no growth in ln d: the d^2 scale");
+    } else if (m == 0) {
+        printf("  No escape is predicted by tau = %g at any of these d: none on the d^2 log d "
+               "scale within the horizon (raise training.horizon to look further).\n",
+               cfg->horizon);
+    }
+}
+
+static double predicted(const aim_config *cfg, int d, const aim_recovery_limit *r,
+                        const aim_recovery_finite *f)
+{
+    if (isfinite(r->tau_wr))
+        return samples(cfg, d, r->tau_wr);
+    return f && isfinite(f->median_tau) ? samples(cfg, d, f->median_tau) : NAN;
+}
+
+static int write_files(const recovery_options *o, const aim_recovery_limit *r,
+                       const aim_recovery_finite *f, char paths[3][1024])
+{
+    const aim_config *cfg = &o->cfg;
+    static const char *const suffix[3] = {"recovery", "recovery-start", "recovery-seeds"};
+    aim_tsv *tsv[3] = {NULL, NULL, NULL};
+    int rc = 0;
+    for (int k = 0; !rc && k < 3; k++) {
+        if (k == 2 && !f)
+            break;
+        rc = aim_tsv_path(paths[k], sizeof paths[k], cfg, suffix[k], "tsv") ||
+             !(tsv[k] = aim_tsv_open(paths[k]));
+        if (!rc)
+            aim_tsv_metadata(tsv[k], "recovery", cfg);
+    }
+    if (rc) {
+        for (int k = 0; k < 3; k++)
+            if (tsv[k])
+                aim_tsv_abort(tsv[k]);
+        return -1;
+    }
+    FILE *t = aim_tsv_stream(tsv[0]);
+    fprintf(t, "# weak recovery: |overlap| >= %g; n = tau d^2/eta; n_wr_predicted: the limit's "
+               "n_wr, else the finite-d median's\n", AIM_RECOVERY_THRESHOLD);
+    fputs("d\teta\ttau_wr_limit\tn_wr_limit\tseeds\tescaped\ttau_wr_median\tn_wr_median\t"
+          "n_wr_predicted\n", t);
+    for (int i = 0; i < o->ndims; i++) {
+        const int d = o->dims[i];
+        const aim_recovery_finite *fi = f ? &f[i] : NULL;
+        fprintf(t, "%d\t%.10g\t%.10g\t%.10g\t%d\t%d\t%.10g\t%.10g\t%.10g\n", d, cfg->eta,
+                r->tau_wr, samples(cfg, d, r->tau_wr), fi ? fi->seeds : 0,
+                fi ? fi->escaped : 0, fi ? fi->median_tau : NAN,
+                fi ? samples(cfg, d, fi->median_tau) : NAN, predicted(cfg, d, r, fi));
+    }
+    FILE *s = aim_tsv_stream(tsv[1]);
+    fprintf(s, "quantity\tvalue\n");
+    fprintf(s, "start_overlap\t%.10g\n", r->start_overlap);
+    fprintf(s, "cross_omega_engine\t%.10g\ncross_psi_engine\t%.10g\n", r->cross_engine[0],
+            r->cross_engine[1]);
+    fprintf(s, "cross_omega_hermite\t%.10g\ncross_psi_hermite\t%.10g\n", r->cross_hermite[0],
+            r->cross_hermite[1]);
+    fprintf(s, "slope_teacher\t%.10g\nslope_student\t%.10g\n", r->slope_teacher,
+            r->slope_student);
+    fprintf(s, "drift_rhs\t%.10g\ndrift_formula\t%.10g\ndrift_tolerance\t%.10g\n", r->drift_rhs,
+            r->drift_formula, r->drift_tolerance);
+    fprintf(s, "escape\t%s\n", escape_text(r->escape));
+    fprintf(s, "tau_wr_limit\t%.10g\ntau_end\t%.10g\noverlap_end\t%.10g\n", r->tau_wr,
+            r->tau_end, r->overlap_end);
+    fprintf(s, "status\t%s\n", r->status == AIM_ODE_BLOWUP ? r->message : "complete");
+    if (f) {
+        FILE *p = aim_tsv_stream(tsv[2]);
+        fputs("d\tseed\tstart_overlap\ttau_wr\tn_wr\ttau_end\toverlap_end\n", p);
+        for (int i = 0; i < o->ndims; i++)
+            for (int k = 0; k < f[i].seeds; k++)
+                fprintf(p, "%d\t%llu\t%.10g\t%.10g\t%.10g\t%.10g\t%.10g\n", f[i].d,
+                        (unsigned long long)(cfg->seed + (uint64_t)k), f[i].start_overlap[k],
+                        f[i].tau_wr[k], samples(cfg, f[i].d, f[i].tau_wr[k]), f[i].tau_end[k],
+                        f[i].overlap_end[k]);
+    }
+    for (int k = 0; k < 3; k++)
+        if (tsv[k] && aim_tsv_commit(tsv[k]))
+            rc = -1;
+    return rc;
+}
+
+int aim_cmd_recovery(int argc, char **argv)
+{
+    recovery_options o;
+    int rc = parse_options(argc, argv, &o);
+    if (rc)
+        return rc > 0 ? 0 : AIM_EXIT_USAGE;
+    const aim_config *cfg = &o.cfg;
+    char err[1024];
+    aim_recovery_limit r;
+    if (aim_recovery_limit_analyse(cfg, o.dims[o.ndims - 1], &r, err, sizeof err)) {
+        fprintf(stderr, "aimdyn recovery: %s\n", err);
+        return AIM_EXIT_RUNTIME;
+    }
+    print_start(cfg, &r);
+    print_limit(cfg, &o, &r);
+    const int finite = o.finite == FINITE_ALWAYS ||
+                       (o.finite == FINITE_AUTO && !isfinite(r.tau_wr));
+    aim_recovery_finite f[MAX_DIMS];
+    memset(f, 0, sizeof f);
+    int exit_code = 0;
+    for (int i = 0; finite && i < o.ndims && !exit_code; i++)
+        if (aim_recovery_finite_run(cfg, o.dims[i], cfg->seeds, 1, &f[i], err, sizeof err)) {
+            fprintf(stderr, "aimdyn recovery: %s\n", err);
+            exit_code = AIM_EXIT_RUNTIME;
+        }
+    if (!exit_code && finite)
+        print_finite(cfg, f, o.ndims);
+    char paths[3][1024];
+    if (!exit_code && write_files(&o, &r, finite ? f : NULL, paths))
+        exit_code = AIM_EXIT_RUNTIME;
+    if (!exit_code) {
+        printf("wrote %s, %s%s%s\n", paths[0], paths[1], finite ? ", " : "",
+               finite ? paths[2] : "");
+        if (r.status == AIM_ODE_BLOWUP)
+            exit_code = AIM_EXIT_BLOWUP;
+    }
+    for (int i = 0; i < o.ndims; i++)
+        aim_recovery_finite_free(&f[i]);
+    return exit_code;
+}

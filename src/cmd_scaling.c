@@ -1,0 +1,1095 @@
+/* aimdyn scaling: how the number of samples to weak recovery grows with
+ * the dimension d, measured on per-seed SGD files at several d. Per d the
+ * median n_wr with an order-statistic confidence interval; over all
+ * recovered seeds a power-law fit of log n_wr against log d, the two
+ * one-constant laws of the theory (n ~ d^2, n ~ d^2 log d) and the
+ * log-law of the finite-d escape in tau; optionally compared with the
+ * predictions of `aimdyn recovery`. */
+#define _POSIX_C_SOURCE 200809L
+
+#include <errno.h>
+#include <getopt.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <gsl/gsl_cdf.h>
+#include <gsl/gsl_errno.h>
+#include <gsl/gsl_fit.h>
+
+#include "cli.h"
+#include "config.h"
+#include "plot.h"
+#include "trajectory.h"
+#include "tsv.h"
+
+#define CMD "aimdyn scaling"
+
+/* A confidence interval of the median needs binomial coverage of at
+ * least this; the fits' intervals are two-sided t intervals of it. */
+#define LEVEL 0.95
+
+/* A fitted exponent equal to a law's exponent up to round-off counts as
+ * inside the interval (exact synthetic data give an interval of width 0). */
+#define ROUNDOFF 1e-9
+
+static const char usage[] =
+    "usage: aimdyn scaling --sgd FILE [--sgd FILE]... [--predict FILE]... [--label TEXT]\n"
+    "                      [--figure STEM] [--threshold X] [--out DIR] [--name NAME]\n"
+    "\n"
+    "How does the number of samples needed for weak recovery grow with the\n"
+    "dimension d? Reads per-seed SGD files NAME-sgd-dD-seeds.tsv (written by\n"
+    "`aimdyn sgd` or `aimdyn compare`), one per d. For every seed the weak-recovery\n"
+    "time tau_wr is the first tau with |teacher overlap| >= X (default 0.1),\n"
+    "linearly interpolated between grid points, and its sample count is\n"
+    "n_wr = tau_wr d^2 / eta with the d (sgd.d) and learning rate (training.eta)\n"
+    "recorded in its file, so the files may follow an eta(d) schedule such as\n"
+    "eta ~ 1/log d. A seed that never reaches X is censored: n_wr > n at its\n"
+    "last grid point.\n"
+    "\n"
+    "Per d: seeds, recovered seeds, the median n_wr, defined when more than half\n"
+    "of the seeds recovered (censored seeds count as larger than every recovered\n"
+    "one), its distribution-free confidence interval [n_(l), n_(N+1-l)] from the\n"
+    "order statistics of the N seeds (the narrowest with binomial coverage\n"
+    ">= 95 %, printed with its exact coverage; needs N >= 6), the median tau_wr\n"
+    "and eta.\n"
+    "\n"
+    "Fits, by least squares on log n_wr of every recovered seed at every d\n"
+    "(they need recovered seeds at 2 or more d; censored seeds are left out,\n"
+    "which biases the exponent low when the largest d have censored seeds):\n"
+    "  n = c d^a           power law: a, its standard error, its 95 % t interval\n"
+    "  n = c d^2           one constant: tau_wr independent of d at a fixed eta\n"
+    "  n = c d^2 log d     one constant: the paper's weak-recovery scale\n"
+    "  tau_wr = A + B log d  on tau_wr per seed: the finite-d escape from a random\n"
+    "                      start overlap of order 1/d takes a time growing like log d\n"
+    "Each law's residual sum of squares of ln n_wr (RSS) is printed; the power\n"
+    "law's is never larger than that of n = c d^2 (it has one more parameter).\n"
+    "Rule: a law is \"supported\" when the 95 % interval of a contains its\n"
+    "exponent (to round-off): 2 for d^2; for d^2 log d its local exponent\n"
+    "2 + 1/ln d_g, d_g the geometric mean of d over the fitted seeds. B = 0\n"
+    "(tau_wr independent of d) is supported when B's 95 % interval contains 0.\n"
+    "Over a narrow range of d both laws can be supported: read the numbers.\n"
+    "\n"
+    "options:\n"
+    "  --sgd FILE       a per-seed SGD file (repeatable, at least one; one per d)\n"
+    "  --predict FILE   predictions of `aimdyn recovery`: a TSV with the columns d and\n"
+    "                   n_wr_predicted (nan: no escape predicted), one row per d;\n"
+    "                   repeatable, rows merged (each d once). Printed against the\n"
+    "                   measured medians (relative gap (measured - predicted) /\n"
+    "                   predicted) and drawn on the figure\n"
+    "  --label TEXT     what the runs are (the figure's title and the file's metadata)\n"
+    "  --threshold X    weak-recovery threshold on |overlap|; allowed 0 < X < 1\n"
+    "                   (default 0.1)\n"
+    "  --figure STEM    STEM.png and STEM.svg (gnuplot): n_wr against d on log-log axes,\n"
+    "                   medians with their intervals, the seeds as faint points, the\n"
+    "                   power law, the predictions (without gnuplot: a warning, the\n"
+    "                   TSV is still written)\n"
+    "  --out DIR        output directory (default out)\n"
+    "  --name NAME      file stem (default aimdyn: DIR/aimdyn-scaling.tsv)\n"
+    "  -h, --help       this help\n"
+    "\n"
+    "Writes DIR/NAME-scaling.tsv: one row per d (columns d, eta, seeds, recovered,\n"
+    "n_horizon, median_n_wr, ci_lo, ci_hi, ci_level, median_tau_wr, n_wr_predicted,\n"
+    "rel_gap; ci_hi = inf: open above because of censored seeds; nan: not\n"
+    "defined), and '#' lines with the inputs, the threshold, every seed's\n"
+    "tau_wr and n_wr, and the fits.\n"
+    "\n"
+    "Example (the runs of `sh validate/campaign_recovery.sh scaling`):\n"
+    "  aimdyn scaling --label \"tied He2, eta = 0.02\" \\\n"
+    "      --sgd validate/runs_recovery/tied-he2-sgd-d100-seeds.tsv \\\n"
+    "      --sgd validate/runs_recovery/tied-he2-sgd-d200-seeds.tsv \\\n"
+    "      --sgd validate/runs_recovery/tied-he2-sgd-d400-seeds.tsv \\\n"
+    "      --predict out/tied-recovery.tsv --figure fig/scaling-tied\n"
+    "\n"
+    "Exit status: 0 done, 1 bad usage or input (nothing written), 2 run-time\n"
+    "failure (a figure that gnuplot failed to draw: the TSV is kept).\n";
+
+typedef struct {
+    const char **sgd, **predict;
+    int nsgd, npredict;
+    const char *label, *figure;
+    double threshold;
+    aim_config out; /* output.dir and output.name only */
+} options;
+
+/* One --sgd file: its d and eta, and per seed the recovery time. */
+typedef struct {
+    const char *path;
+    int order; /* position among the --sgd files */
+    int d;
+    double eta;
+    int nseeds, recovered;
+    double *seed;    /* seed numbers, as recorded */
+    double *tau_wr;  /* NaN: censored */
+    double *tau_end; /* the last grid point the seed reached */
+    double tau_max;  /* the largest of them (the horizon) */
+} sgd_run;
+
+/* What is reported per d. NaN: not defined. */
+typedef struct {
+    double median_n, median_tau;
+    double ci_lo, ci_hi, ci_level; /* ci_hi = inf: open above (censored) */
+} dim_stats;
+
+/* One prediction row and the file it came from. */
+typedef struct {
+    int d;
+    double n;
+    const char *path;
+    int order; /* position among all rows read */
+} prediction;
+
+/* A row of the output: a d with SGD runs, a prediction, or both. */
+typedef struct {
+    int d;
+    const sgd_run *run; /* NULL: no --sgd at this d */
+    dim_stats st;
+    double predicted; /* NaN: none or no escape predicted */
+    int has_prediction;
+} dim_row;
+
+/* The fits over the recovered seeds; with points == 0 (no fit) only
+ * points and dims are set. NaN: not defined (no interval from 2 seeds). */
+typedef struct {
+    int points, dims;
+    double a, log_c, a_se, a_lo, a_hi, rss;   /* n = c d^a */
+    double log_c2, rss2;                      /* n = c d^2 */
+    double log_c2l, rss2l, a2l, d_geo;        /* n = c d^2 log d */
+    double A, B, B_se, B_lo, B_hi, tau_rss;   /* tau_wr = A + B log d */
+} fits;
+
+static int compare_doubles(const void *a, const void *b)
+{
+    const double x = *(const double *)a, y = *(const double *)b;
+    return (x > y) - (x < y);
+}
+
+/* By d, then in the order given (qsort need not be stable; a refusal of
+ * two files at one d names them in the order of the command line). */
+static int compare_ints(int x, int y)
+{
+    return (x > y) - (x < y);
+}
+
+static int compare_runs(const void *a, const void *b)
+{
+    const sgd_run *x = a, *y = b;
+    return x->d != y->d ? compare_ints(x->d, y->d) : compare_ints(x->order, y->order);
+}
+
+static int compare_predictions(const void *a, const void *b)
+{
+    const prediction *x = a, *y = b;
+    return x->d != y->d ? compare_ints(x->d, y->d) : compare_ints(x->order, y->order);
+}
+
+static int has_line_break(const char *s)
+{
+    return strpbrk(s, "\r\n") != NULL;
+}
+
+/* The figure's directory exists and is writable, checked before
+ * anything is written rather than after the TSV. */
+static int figure_dir_usable(const char *stem)
+{
+    const char *slash = strrchr(stem, '/');
+    if (!*stem || (slash && slash[1] == '\0'))
+        return 0; /* no file name */
+    if (!slash)
+        return access(".", W_OK) == 0;
+    if (slash == stem)
+        return access("/", W_OK) == 0;
+    char *dir = strndup(stem, (size_t)(slash - stem));
+    int ok = dir && access(dir, W_OK) == 0;
+    free(dir);
+    return ok;
+}
+
+/* ---- options ---- */
+
+/* Returns 0, 1 after printing the help, or -1 after a usage message. */
+static int parse_options(int argc, char **argv, options *o)
+{
+    static const struct option longopts[] = {{"sgd", required_argument, NULL, 's'},
+                                             {"predict", required_argument, NULL, 'p'},
+                                             {"label", required_argument, NULL, 'l'},
+                                             {"figure", required_argument, NULL, 'f'},
+                                             {"threshold", required_argument, NULL, 't'},
+                                             {"out", required_argument, NULL, 'o'},
+                                             {"name", required_argument, NULL, 'n'},
+                                             {"help", no_argument, NULL, 'h'},
+                                             {NULL, 0, NULL, 0}};
+    aim_config_error err;
+    aim_config_defaults(&o->out);
+    o->threshold = AIM_RECOVERY_THRESHOLD;
+    optind = 1;
+    int c;
+    while ((c = getopt_long(argc, argv, "h", longopts, NULL)) != -1) {
+        switch (c) {
+        case 's': o->sgd[o->nsgd++] = optarg; break;
+        case 'p': o->predict[o->npredict++] = optarg; break;
+        case 'l': o->label = optarg; break;
+        case 'f': o->figure = optarg; break;
+        case 't': {
+            char *end;
+            errno = 0;
+            o->threshold = strtod(optarg, &end);
+            if (end == optarg || *end || errno || !(o->threshold > 0 && o->threshold < 1)) {
+                fprintf(stderr, CMD ": --threshold %s: not allowed; allowed: a number X with "
+                                "0 < X < 1 (the |teacher overlap| of weak recovery, default "
+                                "%g)\n", optarg, AIM_RECOVERY_THRESHOLD);
+                return -1;
+            }
+            break;
+        }
+        case 'o':
+        case 'n': {
+            /* the configuration's own checks of output.dir and output.name */
+            char set[1200];
+            int len = snprintf(set, sizeof set, "output.%s=%s", c == 'o' ? "dir" : "name",
+                               optarg);
+            if (len < 0 || (size_t)len >= sizeof set) {
+                fprintf(stderr, CMD ": %s: too long\n", c == 'o' ? "--out" : "--name");
+                return -1;
+            }
+            if (aim_config_set(&o->out, set, &err)) {
+                fprintf(stderr, CMD ": %s\n", err.message);
+                return -1;
+            }
+            break;
+        }
+        case 'h': fputs(usage, stdout); return 1;
+        default: fprintf(stderr, CMD ": see `aimdyn scaling --help`\n"); return -1;
+        }
+    }
+    if (optind < argc) {
+        fprintf(stderr, CMD ": unexpected argument '%s' (every file comes after --sgd or "
+                        "--predict)\n", argv[optind]);
+        return -1;
+    }
+    if (o->nsgd == 0) {
+        fprintf(stderr, CMD ": no --sgd FILE; allowed: one or more per-seed SGD files "
+                        "NAME-sgd-dD-seeds.tsv (see `aimdyn scaling --help`)\n");
+        return -1;
+    }
+    if ((o->label && has_line_break(o->label)) || (o->figure && has_line_break(o->figure))) {
+        fprintf(stderr, CMD ": --%s contains a line break; allowed: one line of text\n",
+                o->label && has_line_break(o->label) ? "label" : "figure");
+        return -1;
+    }
+    if (o->figure && !figure_dir_usable(o->figure)) {
+        fprintf(stderr, CMD ": --figure %s: not allowed; allowed: a file stem in an existing "
+                        "writable directory (STEM.png and STEM.svg are written)\n", o->figure);
+        return -1;
+    }
+    return 0;
+}
+
+/* ---- reading the SGD files ---- */
+
+/* Opens an input file, refusing what is not a regular file (a directory
+ * opens, then fails to read). NULL after a message naming the option. */
+static FILE *open_input(const char *opt, const char *path)
+{
+    struct stat st;
+    FILE *f = fopen(path, "r");
+    if (!f || fstat(fileno(f), &st) != 0 || !S_ISREG(st.st_mode)) {
+        fprintf(stderr, CMD ": %s %s: cannot read: %s\n", opt, path,
+                f ? "not a regular file" : strerror(errno));
+        if (f)
+            fclose(f);
+        return NULL;
+    }
+    return f;
+}
+
+/* d and eta from the recorded "# config sgd.d = ..." and "# config
+ * training.eta = ..." lines, parsed and range-checked by the
+ * configuration's own rules. Returns 0, or -1 after a message. */
+static int read_recorded_config(const char *path, int *d, double *eta)
+{
+    FILE *f = open_input("--sgd", path);
+    if (!f)
+        return -1;
+    aim_config cfg;
+    aim_config_defaults(&cfg);
+    int have_d = 0, have_eta = 0, rc = 0;
+    char *line = NULL;
+    size_t cap = 0;
+    ssize_t len;
+    while (rc == 0 && (len = getline(&line, &cap, f)) >= 0) {
+        if (line[0] != '#')
+            break; /* the metadata precede the header */
+        while (len > 0 && (line[len - 1] == '\n' || line[len - 1] == '\r'))
+            line[--len] = '\0';
+        const int is_d = !strncmp(line, "# config sgd.d = ", 17);
+        const int is_eta = !strncmp(line, "# config training.eta = ", 24);
+        if (!is_d && !is_eta)
+            continue;
+        char set[256];
+        aim_config_error err;
+        snprintf(set, sizeof set, "%s=%.200s", is_d ? "sgd.d" : "training.eta",
+                 line + (is_d ? 17 : 24));
+        if (aim_config_set(&cfg, set, &err)) {
+            const char *msg = strncmp(err.message, "--set ", 6) ? err.message : err.message + 6;
+            fprintf(stderr, CMD ": --sgd %s: recorded configuration not usable: %s\n", path,
+                    msg);
+            rc = -1;
+        }
+        have_d |= is_d;
+        have_eta |= is_eta;
+    }
+    free(line);
+    fclose(f);
+    if (rc == 0 && (!have_d || !have_eta)) {
+        fprintf(stderr, CMD ": --sgd %s: no '# config %s = ...' line; allowed: a per-seed "
+                        "file NAME-sgd-dD-seeds.tsv written by `aimdyn sgd`\n", path,
+                have_d ? "training.eta" : "sgd.d");
+        rc = -1;
+    }
+    *d = cfg.d;
+    *eta = cfg.eta;
+    return rc;
+}
+
+static int column_or_complain(const aim_table *t, const char *path, const char *opt,
+                              const char *name, const char *expected)
+{
+    int k = aim_table_column(t, name);
+    if (k < 0)
+        fprintf(stderr, CMD ": %s %s: no column '%s'; allowed: %s\n", opt, path, name,
+                expected);
+    return k;
+}
+
+/* The seeds of a table: rows grouped by consecutive equal seed numbers,
+ * tau increasing within a seed. Fills run's per-seed arrays. */
+static int seeds_from_table(const aim_table *t, sgd_run *run, double threshold)
+{
+    static const char expected[] =
+        "a per-seed file NAME-sgd-dD-seeds.tsv of `aimdyn sgd` (columns seed, tau, "
+        "overlap), not the summary NAME-sgd-dD.tsv";
+    const int ks = column_or_complain(t, run->path, "--sgd", "seed", expected);
+    const int kt = ks < 0 ? -1 : column_or_complain(t, run->path, "--sgd", "tau", expected);
+    const int ko = kt < 0 ? -1 : column_or_complain(t, run->path, "--sgd", "overlap", expected);
+    if (ko < 0)
+        return -1;
+    const size_t nc = (size_t)t->ncols;
+    int nseeds = 0;
+    for (int i = 0; i < t->nrows; i++) {
+        if (!isfinite(t->data[i * nc + ks])) { /* rows are grouped by equal seeds */
+            fprintf(stderr, CMD ": --sgd %s: data row %d: seed is not a number\n", run->path,
+                    i + 1);
+            return -1;
+        }
+        nseeds += i == 0 || t->data[i * nc + ks] != t->data[(i - 1) * nc + ks];
+    }
+    if (nseeds == 0) {
+        fprintf(stderr, CMD ": --sgd %s: no data rows\n", run->path);
+        return -1;
+    }
+    run->seed = malloc(sizeof(double) * (size_t)nseeds);
+    run->tau_wr = malloc(sizeof(double) * (size_t)nseeds);
+    run->tau_end = malloc(sizeof(double) * (size_t)nseeds);
+    double *tau = malloc(sizeof(double) * (size_t)t->nrows);
+    if (!run->seed || !run->tau_wr || !run->tau_end || !tau) {
+        fprintf(stderr, CMD ": out of memory\n");
+        free(tau);
+        return -1;
+    }
+    int rc = 0;
+    run->tau_max = -INFINITY;
+    for (int i = 0, s = 0; rc == 0 && i < t->nrows; s++) {
+        const double id = t->data[i * nc + ks];
+        int end = i;
+        for (; end < t->nrows && t->data[end * nc + ks] == id; end++) {
+            tau[end - i] = t->data[end * nc + kt];
+            if (!isfinite(tau[end - i]) || (end > i && !(tau[end - i] > tau[end - i - 1]))) {
+                fprintf(stderr, CMD ": --sgd %s: seed %g: tau is not finite and increasing "
+                                "at data row %d\n", run->path, id, end + 1);
+                rc = -1;
+                break;
+            }
+        }
+        for (int j = 0; rc == 0 && j < s; j++)
+            if (run->seed[j] == id) {
+                fprintf(stderr, CMD ": --sgd %s: the rows of seed %g are not together\n",
+                        run->path, id);
+                rc = -1;
+            }
+        if (rc)
+            break;
+        run->seed[s] = id;
+        run->tau_end[s] = tau[end - i - 1];
+        run->tau_max = fmax(run->tau_max, run->tau_end[s]);
+        run->tau_wr[s] = aim_trajectory_recovery_time(end - i, tau, t->data + i * nc + ko, nc,
+                                                      threshold);
+        if (run->tau_wr[s] <= 0) { /* n_wr = 0 has no logarithm */
+            fprintf(stderr, CMD ": --sgd %s: seed %g has |overlap| >= %g already at tau = %g; "
+                            "allowed: a --threshold above the initial overlap (of order "
+                            "1/d)\n", run->path, id, threshold, run->tau_wr[s]);
+            rc = -1;
+        }
+        run->recovered += !isnan(run->tau_wr[s]);
+        run->nseeds = s + 1;
+        i = end;
+    }
+    free(tau);
+    return rc;
+}
+
+static int read_sgd_file(sgd_run *run, double threshold)
+{
+    if (read_recorded_config(run->path, &run->d, &run->eta))
+        return -1;
+    aim_table t;
+    if (aim_table_read(run->path, &t)) {
+        fprintf(stderr, CMD ": --sgd %s: not a readable result file (see above)\n", run->path);
+        return -1;
+    }
+    int rc = seeds_from_table(&t, run, threshold);
+    aim_table_free(&t);
+    return rc;
+}
+
+static void free_runs(sgd_run *runs, int n)
+{
+    for (int i = 0; runs && i < n; i++) {
+        free(runs[i].seed);
+        free(runs[i].tau_wr);
+        free(runs[i].tau_end);
+    }
+    free(runs);
+}
+
+/* Reads every --sgd file, sorted by d; refuses two files with one d. */
+static sgd_run *read_runs(const options *o)
+{
+    sgd_run *runs = calloc((size_t)o->nsgd, sizeof *runs);
+    if (!runs) {
+        fprintf(stderr, CMD ": out of memory\n");
+        return NULL;
+    }
+    for (int i = 0; i < o->nsgd; i++) {
+        runs[i].path = o->sgd[i];
+        runs[i].order = i;
+        if (read_sgd_file(&runs[i], o->threshold)) {
+            free_runs(runs, o->nsgd);
+            return NULL;
+        }
+    }
+    qsort(runs, (size_t)o->nsgd, sizeof *runs, compare_runs);
+    for (int i = 1; i < o->nsgd; i++)
+        if (runs[i].d == runs[i - 1].d) {
+            fprintf(stderr, CMD ": --sgd %s and --sgd %s are both at d = %d; allowed: one "
+                            "file per d\n", runs[i - 1].path, runs[i].path, runs[i].d);
+            free_runs(runs, o->nsgd);
+            return NULL;
+        }
+    return runs;
+}
+
+/* ---- reading the predictions ---- */
+
+/* Appends the rows of one --predict file to pred (capacity grown). */
+static int read_prediction_file(const char *path, prediction **pred, int *n)
+{
+    static const char expected[] =
+        "a prediction file of `aimdyn recovery` with the columns d and n_wr_predicted";
+    FILE *probe = open_input("--predict", path);
+    if (!probe)
+        return -1;
+    fclose(probe);
+    aim_table t;
+    if (aim_table_read(path, &t)) {
+        fprintf(stderr, CMD ": --predict %s: not a readable result file (see above)\n", path);
+        return -1;
+    }
+    const int kd = column_or_complain(&t, path, "--predict", "d", expected);
+    const int kn = kd < 0 ? -1 : column_or_complain(&t, path, "--predict", "n_wr_predicted",
+                                                    expected);
+    int rc = kn < 0 ? -1 : 0;
+    prediction *grown = rc ? NULL : realloc(*pred, sizeof **pred * (size_t)(*n + t.nrows + 1));
+    if (rc == 0 && !grown) {
+        fprintf(stderr, CMD ": out of memory\n");
+        rc = -1;
+    }
+    if (grown)
+        *pred = grown;
+    for (int i = 0; rc == 0 && i < t.nrows; i++) {
+        const double d = t.data[(size_t)i * t.ncols + kd];
+        const double v = t.data[(size_t)i * t.ncols + kn];
+        if (!(d >= 1 && d <= 1e9 && d == floor(d)) || !(isnan(v) || (v > 0 && isfinite(v)))) {
+            fprintf(stderr, CMD ": --predict %s: data row %d: d = %g, n_wr_predicted = %g; "
+                            "allowed: an integer d >= 1 and a number > 0 (nan: no escape "
+                            "predicted)\n", path, i + 1, d, v);
+            rc = -1;
+            break;
+        }
+        (*pred)[*n] = (prediction){(int)d, v, path, *n};
+        ++*n;
+    }
+    aim_table_free(&t);
+    return rc;
+}
+
+/* Every --predict file merged and sorted by d; each d at most once. */
+static int read_predictions(const options *o, prediction **pred, int *n)
+{
+    *pred = NULL;
+    *n = 0;
+    for (int i = 0; i < o->npredict; i++)
+        if (read_prediction_file(o->predict[i], pred, n))
+            return -1;
+    if (*n > 1)
+        qsort(*pred, (size_t)*n, sizeof **pred, compare_predictions);
+    for (int i = 1; i < *n; i++)
+        if ((*pred)[i].d == (*pred)[i - 1].d) {
+            fprintf(stderr, CMD ": --predict %s and --predict %s both predict d = %d; allowed: "
+                            "each d once\n", (*pred)[i - 1].path, (*pred)[i].path,
+                    (*pred)[i].d);
+            return -1;
+        }
+    return 0;
+}
+
+/* ---- statistics ---- */
+
+/* Median of sorted[0 .. n-1] whose first k are finite (the rest +inf,
+ * censored): NaN unless more than half are finite, so that both middle
+ * order statistics are measured. */
+static double median_sorted(int n, const double *sorted, int k)
+{
+    if (2 * k <= n)
+        return NAN;
+    return n % 2 ? sorted[n / 2] : 0.5 * (sorted[n / 2 - 1] + sorted[n / 2]);
+}
+
+/* Order-statistic interval of the median of n seeds: [X_(l), X_(n+1-l)]
+ * covers it with probability 1 - 2 P(B <= l-1), B ~ Binomial(n, 1/2),
+ * whatever the distribution. The largest l with coverage >= LEVEL; 0
+ * when even l = 1 falls short (n < 6). */
+static int median_interval(int n, double *coverage)
+{
+    int l = 0;
+    *coverage = NAN;
+    for (int k = 1; 2 * k <= n + 1; k++) {
+        const double tail = gsl_cdf_binomial_P((unsigned)(k - 1), 0.5, (unsigned)n);
+        if (1 - 2 * tail < LEVEL)
+            break;
+        l = k;
+        *coverage = 1 - 2 * tail;
+    }
+    return l;
+}
+
+static int dim_statistics(const sgd_run *run, dim_stats *st)
+{
+    const int n = run->nseeds;
+    double *tau = malloc(sizeof(double) * (size_t)n);
+    if (!tau) {
+        fprintf(stderr, CMD ": out of memory\n");
+        return -1;
+    }
+    for (int s = 0; s < n; s++)
+        tau[s] = isnan(run->tau_wr[s]) ? INFINITY : run->tau_wr[s];
+    qsort(tau, (size_t)n, sizeof *tau, compare_doubles);
+    const double to_n = (double)run->d * run->d / run->eta; /* n = tau d^2 / eta */
+    st->median_tau = median_sorted(n, tau, run->recovered);
+    st->median_n = st->median_tau * to_n;
+    const int l = median_interval(n, &st->ci_level);
+    st->ci_lo = l ? tau[l - 1] * to_n : NAN;
+    st->ci_hi = l ? tau[n - l] * to_n : NAN;
+    free(tau);
+    return 0;
+}
+
+/* log c and the RSS of log n = log c + offset: the one free constant is
+ * the mean residual. */
+static void one_constant_law(int n, const double *y, const double *offset, double *log_c,
+                             double *rss)
+{
+    double mean = 0.0;
+    for (int i = 0; i < n; i++)
+        mean += (y[i] - offset[i]) / n;
+    *rss = 0.0;
+    for (int i = 0; i < n; i++)
+        *rss += (y[i] - offset[i] - mean) * (y[i] - offset[i] - mean);
+    *log_c = mean;
+}
+
+/* y = c0 + c1 x by least squares, with c1's standard error and LEVEL
+ * t interval (NaN with two points: no degree of freedom left). */
+static int line_fit(int n, const double *x, const double *y, double *c0, double *c1,
+                    double *se, double *lo, double *hi, double *rss)
+{
+    double cov00, cov01, cov11;
+    int status = gsl_fit_linear(x, 1, y, 1, (size_t)n, c0, c1, &cov00, &cov01, &cov11, rss);
+    if (status) {
+        fprintf(stderr, CMD ": least-squares fit failed: %s\n", gsl_strerror(status));
+        return -1;
+    }
+    *se = *lo = *hi = NAN;
+    if (n > 2) {
+        *se = sqrt(cov11);
+        const double t = gsl_cdf_tdist_Pinv(0.5 + LEVEL / 2, n - 2);
+        *lo = *c1 - t * *se;
+        *hi = *c1 + t * *se;
+    }
+    return 0;
+}
+
+/* All fits over the recovered seeds of every run. f->points = 0 when
+ * fewer than two d have a recovered seed (no fit). */
+static int fit_laws(const sgd_run *runs, int nruns, fits *f)
+{
+    int n = 0;
+    f->dims = 0;
+    for (int r = 0; r < nruns; r++) {
+        n += runs[r].recovered;
+        f->dims += runs[r].recovered > 0;
+    }
+    f->points = f->dims >= 2 ? n : 0;
+    if (!f->points)
+        return 0;
+    double *x = malloc(sizeof(double) * (size_t)n), *y = malloc(sizeof(double) * (size_t)n);
+    double *tau = malloc(sizeof(double) * (size_t)n), *off = malloc(sizeof(double) * (size_t)n);
+    int rc = -1;
+    if (!x || !y || !tau || !off) {
+        fprintf(stderr, CMD ": out of memory\n");
+        goto done;
+    }
+    int i = 0;
+    double mean_x = 0.0;
+    for (int r = 0; r < nruns; r++)
+        for (int s = 0; s < runs[r].nseeds; s++) {
+            if (isnan(runs[r].tau_wr[s]))
+                continue;
+            const double d = runs[r].d;
+            x[i] = log(d);
+            tau[i] = runs[r].tau_wr[s];
+            y[i] = log(tau[i] * d * d / runs[r].eta);
+            mean_x += x[i] / n;
+            i++;
+        }
+    if (line_fit(n, x, y, &f->log_c, &f->a, &f->a_se, &f->a_lo, &f->a_hi, &f->rss) ||
+        line_fit(n, x, tau, &f->A, &f->B, &f->B_se, &f->B_lo, &f->B_hi, &f->tau_rss))
+        goto done;
+    for (i = 0; i < n; i++)
+        off[i] = 2 * x[i];
+    one_constant_law(n, y, off, &f->log_c2, &f->rss2);
+    for (i = 0; i < n; i++) /* sgd.d >= 8, so log d > 0 */
+        off[i] = 2 * x[i] + log(x[i]);
+    one_constant_law(n, y, off, &f->log_c2l, &f->rss2l);
+    f->d_geo = exp(mean_x);
+    f->a2l = 2 + 1 / mean_x; /* d log n / d log d of d^2 log d at d_geo */
+    rc = 0;
+done:
+    free(x);
+    free(y);
+    free(tau);
+    free(off);
+    return rc;
+}
+
+/* "yes", "no", or "undecided" without an interval. */
+static const char *inside(double lo, double hi, double v)
+{
+    if (isnan(lo) || isnan(hi))
+        return "undecided (no interval from 2 seeds)";
+    return lo - ROUNDOFF <= v && v <= hi + ROUNDOFF ? "yes" : "no";
+}
+
+/* ---- output ---- */
+
+/* v with %.4g, "none" when not defined. */
+static const char *num(char *buf, size_t n, double v)
+{
+    if (isnan(v))
+        snprintf(buf, n, "none");
+    else
+        snprintf(buf, n, "%.4g", v);
+    return buf;
+}
+
+/* Rows: the union of the d with runs and with predictions, sorted. */
+static dim_row *merge_rows(sgd_run *runs, int nruns, const prediction *pred, int npred,
+                           int *nrows)
+{
+    dim_row *rows = calloc((size_t)(nruns + npred), sizeof *rows);
+    if (!rows) {
+        fprintf(stderr, CMD ": out of memory\n");
+        return NULL;
+    }
+    int i = 0, j = 0, n = 0;
+    while (i < nruns || j < npred) {
+        dim_row *row = &rows[n++];
+        const int take_run = i < nruns && (j >= npred || runs[i].d <= pred[j].d);
+        const int take_pred = j < npred && (i >= nruns || pred[j].d <= runs[i].d);
+        row->st = (dim_stats){NAN, NAN, NAN, NAN, NAN};
+        row->predicted = NAN;
+        if (take_run) {
+            row->d = runs[i].d;
+            row->run = &runs[i++];
+            if (dim_statistics(row->run, &row->st)) {
+                free(rows);
+                return NULL;
+            }
+        }
+        if (take_pred) {
+            row->d = pred[j].d;
+            row->predicted = pred[j++].n;
+            row->has_prediction = 1;
+        }
+    }
+    *nrows = n;
+    return rows;
+}
+
+static double rel_gap(const dim_row *row)
+{
+    return (row->st.median_n - row->predicted) / row->predicted;
+}
+
+static double n_horizon(const sgd_run *run)
+{
+    return run->tau_max * run->d * run->d / run->eta;
+}
+
+/* The interval as text: "[lo, hi] (99.2 %)", an open end "> n". */
+static void interval_text(char *buf, size_t size, const dim_row *row)
+{
+    char lo[32], hi[32];
+    if (isnan(row->st.ci_level)) {
+        snprintf(buf, size, "none (fewer than 6 seeds)");
+        return;
+    }
+    if (isinf(row->st.ci_lo))
+        snprintf(lo, sizeof lo, "> %.4g", n_horizon(row->run));
+    else
+        snprintf(lo, sizeof lo, "%.4g", row->st.ci_lo);
+    if (isinf(row->st.ci_hi))
+        snprintf(hi, sizeof hi, "> %.4g", n_horizon(row->run));
+    else
+        snprintf(hi, sizeof hi, "%.4g", row->st.ci_hi);
+    snprintf(buf, size, "[%s, %s] (%.1f %%)", lo, hi, 100 * row->st.ci_level);
+}
+
+static void print_table(const options *o, const dim_row *rows, int nrows)
+{
+    char b1[32], b2[32], ci[96];
+    printf("weak recovery: first tau with |overlap| >= %g, linearly interpolated; "
+           "n_wr = tau_wr d^2 / eta\n", o->threshold);
+    if (o->label)
+        printf("runs: %s\n", o->label);
+    printf("\n%6s %10s %5s %9s %12s  %-36s %12s %12s\n", "d", "eta", "seeds", "recovered",
+           "median n_wr", "confidence interval of the median", "median tau", "horizon n");
+    for (int i = 0; i < nrows; i++) {
+        const sgd_run *run = rows[i].run;
+        if (!run)
+            continue;
+        interval_text(ci, sizeof ci, &rows[i]);
+        printf("%6d %10.4g %5d %9d %12s  %-36s %12s %12.4g\n", run->d, run->eta, run->nseeds,
+               run->recovered, num(b1, sizeof b1, rows[i].st.median_n), ci,
+               num(b2, sizeof b2, rows[i].st.median_tau), n_horizon(run));
+    }
+    for (int i = 0; i < nrows; i++) {
+        const sgd_run *run = rows[i].run;
+        if (!run || run->recovered == run->nseeds)
+            continue;
+        /* seeds stopped early (blow-up) are censored at their own last point */
+        printf("d = %d: censored (not recovered by n = %.4g):", run->d, n_horizon(run));
+        const char *sep = run->nseeds - run->recovered > 1 ? " seeds" : " seed";
+        for (int s = 0; s < run->nseeds; s++)
+            if (isnan(run->tau_wr[s])) {
+                printf("%s %g", sep, run->seed[s]);
+                if (run->tau_end[s] < run->tau_max)
+                    printf(" (stopped early, at n = %.4g)",
+                           run->tau_end[s] * run->d * run->d / run->eta);
+                sep = ",";
+            }
+        putchar('\n');
+        if (isnan(rows[i].st.median_n))
+            printf("d = %d: median not reached by n = %.4g (%d of %d seeds recovered)\n",
+                   run->d, n_horizon(run), run->recovered, run->nseeds);
+    }
+}
+
+static void print_fits(const fits *f, int nruns, int censored, int eta_varies)
+{
+    char b[4][32];
+    putchar('\n');
+    if (!f->points) {
+        printf("no fit: recovered seeds at %d d (of %d); the fits need 2 or more\n", f->dims,
+               nruns);
+        return;
+    }
+    printf("fits on log n_wr of %d recovered seeds at %d d", f->points, f->dims);
+    if (censored)
+        printf(" (%d censored seeds left out: at the largest d this biases a low)", censored);
+    printf(":\n  n = c d^a          a = %.4g, s.e. %s, 95 %% interval [%s, %s]; c = %.4g; "
+           "RSS = %.4g\n",
+           f->a, num(b[0], 32, f->a_se), num(b[1], 32, f->a_lo), num(b[2], 32, f->a_hi),
+           exp(f->log_c), f->rss);
+    printf("  n = c d^2          c = %.4g; RSS = %.4g; exponent 2 in the interval "
+           "(supported): %s\n", exp(f->log_c2), f->rss2, inside(f->a_lo, f->a_hi, 2.0));
+    printf("  n = c d^2 log d    c = %.4g; RSS = %.4g; local exponent 2 + 1/ln %.4g = %.4g in "
+           "the interval (supported): %s\n", exp(f->log_c2l), f->rss2l, f->d_geo, f->a2l,
+           inside(f->a_lo, f->a_hi, f->a2l));
+    printf("  tau_wr = A + B log d  A = %.4g, B = %.4g, s.e. %s, 95 %% interval [%s, %s]; "
+           "B = 0 (tau_wr independent of d) in the interval: %s\n", f->A, f->B,
+           num(b[0], 32, f->B_se), num(b[1], 32, f->B_lo), num(b[2], 32, f->B_hi),
+           inside(f->B_lo, f->B_hi, 0.0));
+    if (eta_varies)
+        printf("  (eta differs between the files: tau_wr compares different learning "
+               "rates; n = c d^2 no longer means tau_wr independent of d)\n");
+    printf("rule: a law is supported when the 95 %% interval of a contains its exponent; "
+           "RSS = residual sum of squares of ln n_wr\n");
+}
+
+static void print_predictions(const dim_row *rows, int nrows)
+{
+    char b[3][32];
+    printf("\npredicted (aimdyn recovery) against the measured median n_wr:\n%6s %14s %14s "
+           "%12s\n", "d", "predicted", "measured", "rel. gap");
+    for (int i = 0; i < nrows; i++) {
+        const dim_row *row = &rows[i];
+        if (!row->has_prediction)
+            continue;
+        printf("%6d %14s %14s %12s\n", row->d,
+               isnan(row->predicted) ? "no escape" : num(b[0], 32, row->predicted),
+               row->run ? num(b[1], 32, row->st.median_n) : "no --sgd",
+               num(b[2], 32, rel_gap(row)));
+    }
+    printf("(rel. gap = (measured - predicted) / predicted; none where either is missing)\n");
+}
+
+/* The command line, quoted where a word would not survive a shell. */
+static char *command_line(int argc, char **argv)
+{
+    size_t n = sizeof "aimdyn";
+    for (int i = 0; i < argc; i++)
+        n += 2 * strlen(argv[i]) + 4;
+    char *s = malloc(n), *p = s;
+    if (!s)
+        return NULL;
+    p += sprintf(p, "aimdyn");
+    for (int i = 0; i < argc; i++) {
+        const int quote = !*argv[i] || strpbrk(argv[i], " \t'\"\\$`*?;&|<>()") != NULL;
+        *p++ = ' ';
+        if (quote)
+            *p++ = '\'';
+        for (const char *c = argv[i]; *c; c++) {
+            if (quote && *c == '\'') {
+                memcpy(p, "'\\''", 4);
+                p += 4;
+            } else {
+                *p++ = *c;
+            }
+        }
+        if (quote)
+            *p++ = '\'';
+    }
+    *p = '\0';
+    return s;
+}
+
+static void write_fit_lines(FILE *f, const fits *ft)
+{
+    if (!ft->points) {
+        fprintf(f, "# fit: none (recovered seeds at %d d; the fits need 2 or more)\n",
+                ft->dims);
+        return;
+    }
+    fprintf(f, "# fit data: ln n_wr of %d recovered seeds at %d d, least squares\n",
+            ft->points, ft->dims);
+    fprintf(f, "# fit n = c d^a: a = %.10g, a_se = %.10g, a_ci95 = %.10g %.10g, c = %.10g, "
+               "rss = %.10g\n", ft->a, ft->a_se, ft->a_lo, ft->a_hi, exp(ft->log_c), ft->rss);
+    fprintf(f, "# fit n = c d^2: c = %.10g, rss = %.10g, exponent = 2, supported = %s\n",
+            exp(ft->log_c2), ft->rss2, inside(ft->a_lo, ft->a_hi, 2.0));
+    fprintf(f, "# fit n = c d^2 log d: c = %.10g, rss = %.10g, exponent = %.10g (local, "
+               "d_geo = %.10g), supported = %s\n", exp(ft->log_c2l), ft->rss2l, ft->a2l,
+            ft->d_geo, inside(ft->a_lo, ft->a_hi, ft->a2l));
+    fprintf(f, "# fit tau_wr = A + B log d: A = %.10g, B = %.10g, B_se = %.10g, B_ci95 = "
+               "%.10g %.10g, rss = %.10g, B = 0 inside = %s\n", ft->A, ft->B, ft->B_se,
+            ft->B_lo, ft->B_hi, ft->tau_rss, inside(ft->B_lo, ft->B_hi, 0.0));
+    fprintf(f, "# rule: a law is supported when the 95 %% interval of a contains its exponent "
+               "(2; 2 + 1/ln d_geo for d^2 log d); nan: not defined (2 seeds)\n");
+}
+
+static int write_tsv(const options *o, const char *cmdline, const sgd_run *runs, int nruns,
+                     const dim_row *rows, int nrows, const fits *ft, char *path, size_t size)
+{
+    aim_tsv *tsv;
+    if (aim_tsv_path(path, size, &o->out, "scaling", "tsv") || !(tsv = aim_tsv_open(path)))
+        return -1;
+    FILE *f = aim_tsv_stream(tsv);
+    aim_tsv_metadata(tsv, cmdline, NULL);
+    fprintf(f, "# scaling: weak recovery = first tau with |overlap| >= threshold, linearly "
+               "interpolated; n_wr = tau_wr d^2 / eta\n# threshold = %.10g\n", o->threshold);
+    if (o->label)
+        fprintf(f, "# label = %s\n", o->label);
+    for (int r = 0; r < nruns; r++)
+        fprintf(f, "# sgd %s: d = %d, eta = %.10g, seeds = %d\n", runs[r].path, runs[r].d,
+                runs[r].eta, runs[r].nseeds);
+    for (int i = 0; i < o->npredict; i++)
+        fprintf(f, "# predict %s\n", o->predict[i]);
+    for (int r = 0; r < nruns; r++)
+        for (int s = 0; s < runs[r].nseeds; s++) {
+            const double to_n = (double)runs[r].d * runs[r].d / runs[r].eta;
+            if (isnan(runs[r].tau_wr[s]))
+                fprintf(f, "# seed d = %d, seed = %.10g: censored, tau_end = %.10g, n_end = "
+                           "%.10g\n", runs[r].d, runs[r].seed[s], runs[r].tau_end[s],
+                        runs[r].tau_end[s] * to_n);
+            else
+                fprintf(f, "# seed d = %d, seed = %.10g: tau_wr = %.10g, n_wr = %.10g\n",
+                        runs[r].d, runs[r].seed[s], runs[r].tau_wr[s],
+                        runs[r].tau_wr[s] * to_n);
+        }
+    write_fit_lines(f, ft);
+    fprintf(f, "# columns: ci_lo, ci_hi = order-statistic interval of the median with coverage "
+               "ci_level (inf: open above, censored seeds); rel_gap = (median - predicted) / "
+               "predicted; nan: not defined\n");
+    fputs("d\teta\tseeds\trecovered\tn_horizon\tmedian_n_wr\tci_lo\tci_hi\tci_level\t"
+          "median_tau_wr\tn_wr_predicted\trel_gap\n", f);
+    for (int i = 0; i < nrows; i++) {
+        const dim_row *row = &rows[i];
+        const sgd_run *run = row->run;
+        fprintf(f, "%d\t%.10g\t%d\t%d\t%.10g\t%.10g\t%.10g\t%.10g\t%.10g\t%.10g\t%.10g\t%.10g\n",
+                row->d, run ? run->eta : NAN, run ? run->nseeds : 0, run ? run->recovered : 0,
+                run ? n_horizon(run) : NAN, row->st.median_n, row->st.ci_lo, row->st.ci_hi,
+                row->st.ci_level, row->st.median_tau, row->predicted, rel_gap(row));
+    }
+    return aim_tsv_commit(tsv);
+}
+
+/* The figure; 0, 1 when gnuplot is missing (warned), -1 on failure. */
+static int write_figure(const options *o, const sgd_run *runs, int nruns, const dim_row *rows,
+                        int nrows, const fits *ft)
+{
+    if (!aim_plot_available()) {
+        fprintf(stderr, CMD ": warning: gnuplot not found, no figure (install gnuplot-nox); "
+                        "the TSV is written\n");
+        return 1;
+    }
+    int nseeds = 0, npred = 0;
+    for (int r = 0; r < nruns; r++)
+        nseeds += runs[r].recovered;
+    for (int i = 0; i < nrows; i++)
+        npred += rows[i].has_prediction;
+    const size_t nd = (size_t)nrows + 1, ns = (size_t)nseeds + 1;
+    double *d = malloc(sizeof(double) * nd), *med = malloc(sizeof(double) * nd);
+    double *lo = malloc(sizeof(double) * nd), *hi = malloc(sizeof(double) * nd);
+    double *pd = malloc(sizeof(double) * nd), *pn = malloc(sizeof(double) * nd);
+    double *sd = malloc(sizeof(double) * ns), *sn = malloc(sizeof(double) * ns);
+    int rc = -1;
+    if (!d || !med || !lo || !hi || !pd || !pn || !sd || !sn) {
+        fprintf(stderr, CMD ": out of memory\n");
+        goto done;
+    }
+    int nm = 0, np = 0, k = 0;
+    for (int i = 0; i < nrows; i++) {
+        if (rows[i].run) {
+            d[nm] = rows[i].d;
+            med[nm] = rows[i].st.median_n;
+            lo[nm] = rows[i].st.ci_lo;
+            hi[nm++] = rows[i].st.ci_hi;
+        }
+        if (rows[i].has_prediction) {
+            pd[np] = rows[i].d;
+            pn[np++] = rows[i].predicted;
+        }
+    }
+    for (int r = 0; r < nruns; r++)
+        for (int s = 0; s < runs[r].nseeds; s++)
+            if (!isnan(runs[r].tau_wr[s])) {
+                sd[k] = runs[r].d;
+                sn[k++] = runs[r].tau_wr[s] * runs[r].d * runs[r].d / runs[r].eta;
+            }
+    char key[160] = "";
+    if (ft->points && isnan(ft->a_se))
+        snprintf(key, sizeof key, "power law n = c d^{a}, a = %.3g", ft->a);
+    else if (ft->points)
+        snprintf(key, sizeof key, "power law n = c d^{a}, a = %.3g +- %.2g", ft->a, ft->a_se);
+    const aim_plot_scaling_spec sp = {nm, d, med, lo, hi, nseeds, sd, sn,
+                                      ft->points ? exp(ft->log_c) : NAN,
+                                      ft->points ? ft->a : NAN, key, npred, pd, pn, o->label};
+    rc = aim_plot_scaling(&sp, o->figure);
+done:
+    free(d);
+    free(med);
+    free(lo);
+    free(hi);
+    free(pd);
+    free(pn);
+    free(sd);
+    free(sn);
+    return rc;
+}
+
+int aim_cmd_scaling(int argc, char **argv)
+{
+    options o = {0};
+    o.sgd = malloc(sizeof(char *) * (size_t)(argc + 1));
+    o.predict = malloc(sizeof(char *) * (size_t)(argc + 1));
+    sgd_run *runs = NULL;
+    prediction *pred = NULL;
+    dim_row *rows = NULL;
+    char *cmdline = NULL;
+    int npred = 0, nrows = 0, exit_code = AIM_EXIT_USAGE;
+    if (!o.sgd || !o.predict) {
+        fprintf(stderr, CMD ": out of memory\n");
+        exit_code = AIM_EXIT_RUNTIME;
+        goto done;
+    }
+    int parsed = parse_options(argc, argv, &o);
+    if (parsed) {
+        exit_code = parsed > 0 ? 0 : AIM_EXIT_USAGE;
+        goto done;
+    }
+    if (!(runs = read_runs(&o)) || read_predictions(&o, &pred, &npred) ||
+        aim_tsv_prepare_dir(&o.out))
+        goto done;
+
+    exit_code = AIM_EXIT_RUNTIME;
+    fits ft;
+    if (!(rows = merge_rows(runs, o.nsgd, pred, npred, &nrows)) || fit_laws(runs, o.nsgd, &ft))
+        goto done;
+    if (!(cmdline = command_line(argc, argv))) {
+        fprintf(stderr, CMD ": out of memory\n");
+        goto done;
+    }
+    int censored = 0, eta_varies = 0;
+    for (int r = 0; r < o.nsgd; r++) {
+        censored += runs[r].nseeds - runs[r].recovered;
+        eta_varies |= runs[r].eta != runs[0].eta;
+    }
+    print_table(&o, rows, nrows);
+    print_fits(&ft, o.nsgd, ft.points ? censored : 0, eta_varies);
+    if (npred)
+        print_predictions(rows, nrows);
+
+    char path[1100];
+    if (write_tsv(&o, cmdline, runs, o.nsgd, rows, nrows, &ft, path, sizeof path))
+        goto done;
+    printf("\nwrote %s\n", path);
+    exit_code = 0;
+    if (o.figure) {
+        int fig = write_figure(&o, runs, o.nsgd, rows, nrows, &ft);
+        if (fig == 0)
+            printf("wrote %s.png and %s.svg\n", o.figure, o.figure);
+        else if (fig < 0)
+            exit_code = AIM_EXIT_RUNTIME;
+    }
+done:
+    free_runs(runs, o.nsgd);
+    free(pred);
+    free(rows);
+    free(cmdline);
+    free(o.sgd);
+    free(o.predict);
+    return exit_code;
+}

@@ -1,0 +1,1059 @@
+/* aimdyn sweep: the limit ODE's weak-recovery time over a grid of
+ * configurations (the Cartesian product of one to three --vary lists)
+ * and its phase diagram.
+ *
+ * Every point is checked before anything runs. The points still to do
+ * are then shared among forked worker processes through a pipe of point
+ * numbers (a free worker takes the next one, so a slow corner of the
+ * grid does not hold the others up). Each result is a small file of its
+ * own in DIR/NAME-sweep.d/, written atomically with the point's full
+ * configuration, so that a rerun keeps what an interrupted sweep
+ * finished. The parent reports progress as the workers finish points,
+ * then assembles DIR/NAME-sweep.tsv and draws DIR/NAME-sweep.png/.svg. */
+#include <errno.h>
+#include <getopt.h>
+#include <math.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <cblas.h>
+
+#include "cli.h"
+#include "compare.h"
+#include "config.h"
+#include "grid.h"
+#include "plot.h"
+#include "trajectory.h"
+#include "tsv.h"
+#include "untied.h"
+#include "words.h"
+
+enum {
+    MAX_VARY = 3,      /* x axis, y axis, panels */
+    MAX_VALUES = 64,   /* per --vary */
+    MAX_POINTS = 1000, /* the queue of point numbers (4 bytes each) fits in
+                          one atomic pipe write (PIPE_BUF >= 4096) */
+    MAX_SETS = 64,
+    MAX_JOBS = 64,
+    TEXT_LEN = 4096    /* an assignment or a point's label */
+};
+
+/* Columns of a point's result, in its own file and in the table (after
+ * the varied keys). ode_seconds is last: the one column that differs
+ * between runs. */
+static const char result_header[] =
+    "status\ttau_wr\tn_wr\ttau_end\toverlap_end\trisk_end\tmessage\tode_seconds";
+
+/* A point's file: not there yet, there from an earlier run, or written
+ * by this one. */
+enum { NOT_DONE = 0, KEPT, COMPUTED };
+
+typedef struct {
+    char key[96];     /* section.key */
+    const char *arg;  /* the option's text, for messages */
+    char *list;       /* a copy of the values, split in place */
+    const char *values[MAX_VALUES];
+    int count;
+    int stride; /* points between successive values */
+} vary_list;
+
+/* One point's outcome, as its file records it. */
+typedef struct {
+    char status[16]; /* recovered | not-by-horizon | blow-up | failed */
+    double tau_wr, n_wr, tau_end, overlap, risk, seconds;
+    char message[800]; /* "-" when none */
+} point_result;
+
+typedef struct {
+    const char *path; /* CONFIG; NULL: the built-in default */
+    /* --set, --out and --name in order, then room for a point's
+     * assignments */
+    const char *sets[MAX_SETS + MAX_VARY];
+    char *owned[MAX_SETS]; /* the --out and --name assignments built here */
+    int nsets, nowned;
+    vary_list vary[MAX_VARY];
+    int nvary, jobs, npoints;
+    aim_config base;    /* CONFIG + --set, for the table's metadata */
+    aim_config *cfg;    /* per point */
+    point_result *res;  /* per point */
+    char *done;         /* per point: NOT_DONE, KEPT or COMPUTED */
+    char dir[1024];     /* DIR/NAME-sweep.d */
+} sweep;
+
+static void print_help(void)
+{
+    long cores = sysconf(_SC_NPROCESSORS_ONLN);
+    printf("usage: aimdyn sweep [CONFIG.ini] --vary KEY=V1,V2,... [--vary ...] [options]\n\n"
+           "Where, and how fast, does the attention layer learn over a grid of\n"
+           "configurations? At every point the limit ODE is integrated as `aimdyn ode`\n"
+           "does; the sweep records the predicted weak-recovery time tau_wr (the first\n"
+           "tau with |teacher overlap| >= %g), the samples n_wr = tau_wr d^2/eta at\n"
+           "d = sgd.d, and draws the phase diagram of tau_wr as a heatmap.\n\n"
+           "The grid is the Cartesian product of the --vary lists. A point's\n"
+           "configuration is CONFIG, then every --set, then the point's values; every\n"
+           "point is checked before anything runs.\n\n"
+           "options:\n"
+           "  --vary KEY=V1,V2,...     a configuration key (see `aimdyn keys`) and its\n"
+           "                           values, separated by commas (1 to 3 times: the x\n"
+           "                           axis, the y axis, one panel per value; at most %d\n"
+           "                           values each, %d points); write a value that\n"
+           "                           contains commas (model.hermite, model.covariance)\n"
+           "                           with spaces or semicolons instead\n"
+           "  --jobs N                 worker processes, 1..%d (default: the online\n"
+           "                           cores, %ld here)\n"
+           "%s\n"
+           "Output (DIR = output.dir, NAME = output.name):\n"
+           "  DIR/NAME-sweep.d/point-NNNN.tsv  one file per point: its full configuration\n"
+           "                           and its result, written as the point finishes\n"
+           "  DIR/NAME-sweep.tsv       one row per point: the varied values, status\n"
+           "                           (recovered, not-by-horizon, blow-up, failed),\n"
+           "                           tau_wr, n_wr, tau_end (the last tau reached),\n"
+           "                           overlap_end, risk_end (there), message and\n"
+           "                           ode_seconds (the integration's wall time)\n"
+           "  DIR/NAME-sweep.png/.svg  the heatmap: x = the first key, y = the second,\n"
+           "                           a panel per value of the third; colour = tau_wr\n"
+           "                           (log scale when it spans more than a factor 10),\n"
+           "                           grey = never (not by training.horizon), blow-up\n"
+           "                           or failed\n\n"
+           "Resuming: rerunning the same command keeps every point whose file records\n"
+           "the same configuration (output.* aside) and computes only the others; an\n"
+           "interrupted sweep (Ctrl-C, kill) leaves complete point files only. A point\n"
+           "file of another configuration is an error: remove DIR/NAME-sweep.d or choose\n"
+           "another --name.\n\n"
+           "Examples:\n"
+           "  aimdyn sweep --vary model.activation=he1,he2,he3 --vary training.eta=0.02,0.05,0.1\n"
+           "      the default example: He1 recovers at tau ~ 0.012 at every rate, He2\n"
+           "      never leaves the uninformative start, He3 blows up at the larger rates\n"
+           "  aimdyn sweep examples/tied_he2.ini --vary model.activation=he1,he2,he3 \\\n"
+           "      --vary model.decomposition=direct,tied,untied --vary training.eta=0.005,0.01\n"
+           "      activation against decomposition, a panel per rate: only the tied\n"
+           "      student recovers with He2\n"
+           "  A tied student needs a symmetric teacher (tied_he2.ini has one; elsewhere\n"
+           "  --set teacher.decomposition=tied) and centred indices; an untied student\n"
+           "  hierarchy.order >= 2. Hierarchies of high order take seconds per point.\n\n"
+           "Exit status: 0 every point ran (a blow-up or a failed integration is a\n"
+           "result: its row says so); 1 bad usage or an invalid point (nothing run or\n"
+           "written); 2 run-time failure (a worker failed or a file could not be\n"
+           "written; finished points are kept: rerun to complete the sweep).\n",
+           AIM_RECOVERY_THRESHOLD, MAX_VALUES, MAX_POINTS, MAX_JOBS, cores,
+           aim_cli_usage_common);
+}
+
+static double now(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
+}
+
+/* ---- options ---- */
+
+static char *trim(char *s)
+{
+    while (*s == ' ')
+        s++;
+    size_t n = strlen(s);
+    while (n > 0 && s[n - 1] == ' ')
+        s[--n] = '\0';
+    return s;
+}
+
+/* --vary KEY=V1,V2,...: the key's form, the value list (no empty value,
+ * no repeat); the values themselves are checked later, on top of CONFIG
+ * and --set. */
+static int parse_vary(sweep *sw, const char *arg)
+{
+    if (sw->nvary == MAX_VARY) {
+        fprintf(stderr, "aimdyn sweep: --vary %s: --vary given more than %d times; allowed: "
+                        "1 to %d varied keys (x axis, y axis, panels)\n",
+                arg, MAX_VARY, MAX_VARY);
+        return -1;
+    }
+    vary_list *v = &sw->vary[sw->nvary];
+    const char *eq = strchr(arg, '=');
+    const char *dot = eq ? memchr(arg, '.', (size_t)(eq - arg)) : NULL;
+    if (!eq || !dot || dot == arg || dot + 1 == eq || (size_t)(eq - arg) >= sizeof v->key) {
+        fprintf(stderr, "aimdyn sweep: --vary %s: expected KEY=V1,V2,... with KEY a "
+                        "configuration key section.key (see `aimdyn keys`)\n", arg);
+        return -1;
+    }
+    memcpy(v->key, arg, (size_t)(eq - arg));
+    v->key[eq - arg] = '\0';
+    if (!strncmp(v->key, "output.", 7)) {
+        fprintf(stderr, "aimdyn sweep: --vary %s: %s does not change the dynamics; allowed: "
+                        "any key but output.* (use --out and --name)\n", arg, v->key);
+        return -1;
+    }
+    for (int w = 0; w < sw->nvary; w++)
+        if (!strcmp(sw->vary[w].key, v->key)) {
+            fprintf(stderr, "aimdyn sweep: --vary %s: %s is already varied (--vary %s); "
+                            "allowed: each key once, with all its values\n",
+                    arg, v->key, sw->vary[w].arg);
+            return -1;
+        }
+    if (strpbrk(eq + 1, "\t\r\n")) {
+        fprintf(stderr, "aimdyn sweep: --vary %s: a value contains a tab or a line break; "
+                        "allowed: values on one line, separated by commas\n", arg);
+        return -1;
+    }
+    if (!(v->list = strdup(eq + 1))) {
+        fprintf(stderr, "aimdyn sweep: out of memory\n");
+        return -1;
+    }
+    v->arg = arg;
+    v->count = 0;
+    sw->nvary++; /* from here on, the list is freed with the sweep */
+    char *p = v->list;
+    for (;;) {
+        char *comma = strchr(p, ',');
+        if (comma)
+            *comma = '\0';
+        const char *value = trim(p);
+        if (!*value) {
+            fprintf(stderr, "aimdyn sweep: --vary %s: %s; allowed: V1,V2,... separated by "
+                            "commas, none empty\n",
+                    arg, eq[1] ? "an empty value" : "no values");
+            return -1;
+        }
+        for (int i = 0; i < v->count; i++)
+            if (!strcmp(v->values[i], value)) {
+                fprintf(stderr, "aimdyn sweep: --vary %s: value \"%s\" given twice; allowed: "
+                                "distinct values\n", arg, value);
+                return -1;
+            }
+        if (v->count == MAX_VALUES) {
+            fprintf(stderr, "aimdyn sweep: --vary %s: more than %d values; allowed: at most %d\n",
+                    arg, MAX_VALUES, MAX_VALUES);
+            return -1;
+        }
+        v->values[v->count++] = value;
+        if (!comma)
+            return 0;
+        p = comma + 1;
+    }
+}
+
+/* --set, and --out/--name as the assignments they stand for, so that
+ * the configuration in every file is the one that ran. */
+static int add_set(sweep *sw, const char *prefix, const char *arg)
+{
+    if (sw->nsets == MAX_SETS) {
+        fprintf(stderr, "aimdyn sweep: too many overrides (at most %d)\n", MAX_SETS);
+        return -1;
+    }
+    if (!*prefix) {
+        sw->sets[sw->nsets++] = arg;
+        return 0;
+    }
+    size_t n = strlen(prefix) + strlen(arg) + 1;
+    char *s = malloc(n);
+    if (!s) {
+        fprintf(stderr, "aimdyn sweep: out of memory\n");
+        return -1;
+    }
+    snprintf(s, n, "%s%s", prefix, arg);
+    sw->owned[sw->nowned++] = s;
+    sw->sets[sw->nsets++] = s;
+    return 0;
+}
+
+static int parse_jobs(const char *arg, int *jobs)
+{
+    char *end;
+    errno = 0;
+    long v = strtol(arg, &end, 10);
+    if (errno || end == arg || *end || v < 1 || v > MAX_JOBS) {
+        fprintf(stderr, "aimdyn sweep: --jobs %s: not allowed; allowed: an integer from 1 "
+                        "to %d (worker processes)\n", arg, MAX_JOBS);
+        return -1;
+    }
+    *jobs = (int)v;
+    return 0;
+}
+
+/* Returns 0, 1 after printing the help, or -1 on a usage error. */
+static int parse_options(int argc, char **argv, sweep *sw)
+{
+    static const struct option longopts[] = {{"vary", required_argument, NULL, 'v'},
+                                             {"jobs", required_argument, NULL, 'j'},
+                                             {"set", required_argument, NULL, 's'},
+                                             {"out", required_argument, NULL, 'o'},
+                                             {"name", required_argument, NULL, 'n'},
+                                             {"help", no_argument, NULL, 'h'},
+                                             {NULL, 0, NULL, 0}};
+    long cores = sysconf(_SC_NPROCESSORS_ONLN);
+    sw->jobs = cores < 1 ? 1 : cores > MAX_JOBS ? MAX_JOBS : (int)cores;
+    optind = 1;
+    int c;
+    while ((c = getopt_long(argc, argv, "h", longopts, NULL)) != -1) {
+        int rc = 0;
+        switch (c) {
+        case 'v': rc = parse_vary(sw, optarg); break;
+        case 'j': rc = parse_jobs(optarg, &sw->jobs); break;
+        case 's': rc = add_set(sw, "", optarg); break;
+        case 'o': rc = add_set(sw, "output.dir=", optarg); break;
+        case 'n': rc = add_set(sw, "output.name=", optarg); break;
+        case 'h': print_help(); return 1;
+        default:
+            fprintf(stderr, "aimdyn sweep: see `aimdyn sweep --help`\n");
+            return -1;
+        }
+        if (rc)
+            return -1;
+    }
+    if (optind < argc)
+        sw->path = argv[optind++];
+    if (optind < argc) {
+        fprintf(stderr, "aimdyn sweep: unexpected argument '%s' (one CONFIG.ini at most)\n",
+                argv[optind]);
+        return -1;
+    }
+    if (sw->nvary == 0) {
+        fprintf(stderr, "aimdyn sweep: no --vary KEY=V1,V2,...; a sweep needs 1 to %d varied "
+                        "keys (see `aimdyn sweep --help`)\n", MAX_VARY);
+        return -1;
+    }
+    sw->npoints = 1;
+    for (int v = sw->nvary - 1; v >= 0; v--) {
+        sw->vary[v].stride = sw->npoints;
+        sw->npoints *= sw->vary[v].count;
+        if (sw->npoints > MAX_POINTS) {
+            fprintf(stderr, "aimdyn sweep: the grid has more than %d points; allowed: at most "
+                            "%d (split the sweep with --name)\n", MAX_POINTS, MAX_POINTS);
+            return -1;
+        }
+    }
+    return 0;
+}
+
+/* ---- points and their configurations ---- */
+
+/* Index of vary list v's value at point p; the first key varies slowest
+ * (the table reads like nested loops in --vary order). */
+static int value_index(const sweep *sw, int p, int v)
+{
+    return p / sw->vary[v].stride % sw->vary[v].count;
+}
+
+static const char *point_value(const sweep *sw, int p, int v)
+{
+    return sw->vary[v].values[value_index(sw, p, v)];
+}
+
+/* "model.activation=he2, training.eta=0.05" (cut at n - 1 characters) */
+static void point_label(const sweep *sw, int p, char *buf, size_t n)
+{
+    size_t used = 0;
+    buf[0] = '\0';
+    for (int v = 0; v < sw->nvary && used < n; v++) {
+        int len = snprintf(buf + used, n - used, "%s%s=%s", v ? ", " : "", sw->vary[v].key,
+                           point_value(sw, p, v));
+        used += len > 0 ? (size_t)len : 0;
+    }
+}
+
+/* CONFIG then --set, without the cross-key checks: the base of a sweep
+ * need not be valid on its own (e.g. untied with hierarchy.order = 1
+ * while the sweep varies the order from 2). */
+static int load_base(sweep *sw)
+{
+    aim_config_error err;
+    aim_config_defaults(&sw->base);
+    int rc = aim_config_load(&sw->base, sw->path, &err);
+    for (int i = 0; rc == 0 && i < sw->nsets; i++)
+        rc = aim_config_set(&sw->base, sw->sets[i], &err);
+    if (rc)
+        fprintf(stderr, "aimdyn sweep: %s\n", err.message);
+    return rc;
+}
+
+/* Each value on its own on top of the base, so that a bad key or value
+ * is named with its --vary before any point is put together. */
+static int check_values(const sweep *sw)
+{
+    for (int v = 0; v < sw->nvary; v++)
+        for (int i = 0; i < sw->vary[v].count; i++) {
+            aim_config c = sw->base;
+            aim_config_error err;
+            char a[TEXT_LEN];
+            snprintf(a, sizeof a, "%s=%s", sw->vary[v].key, sw->vary[v].values[i]);
+            if (aim_config_set(&c, a, &err) == 0)
+                continue;
+            /* aim_config_set's message starts "--set ASSIGNMENT: ": here
+             * the option is --vary, named before it */
+            const char *msg = err.message;
+            const size_t alen = strlen(a);
+            if (!strncmp(msg, "--set ", 6) && !strncmp(msg + 6, a, alen) &&
+                !strncmp(msg + 6 + alen, ": ", 2))
+                msg += 8 + alen;
+            fprintf(stderr, "aimdyn sweep: --vary %s: value \"%s\": %s\n", sw->vary[v].arg,
+                    sw->vary[v].values[i], msg);
+            return -1;
+        }
+    return 0;
+}
+
+/* Every point's configuration: CONFIG, --set, then its assignments,
+ * validated; the first invalid point is a usage error naming it. */
+static int check_points(sweep *sw)
+{
+    sw->cfg = malloc(sizeof *sw->cfg * (size_t)sw->npoints);
+    sw->res = calloc((size_t)sw->npoints, sizeof *sw->res);
+    sw->done = calloc((size_t)sw->npoints, 1);
+    if (!sw->cfg || !sw->res || !sw->done) {
+        fprintf(stderr, "aimdyn sweep: out of memory\n");
+        return -1;
+    }
+    char assign[MAX_VARY][TEXT_LEN];
+    for (int p = 0; p < sw->npoints; p++) {
+        for (int v = 0; v < sw->nvary; v++) {
+            snprintf(assign[v], TEXT_LEN, "%s=%s", sw->vary[v].key, point_value(sw, p, v));
+            sw->sets[sw->nsets + v] = assign[v];
+        }
+        char label[TEXT_LEN], cmd[TEXT_LEN + 64];
+        point_label(sw, p, label, sizeof label);
+        snprintf(cmd, sizeof cmd, "sweep: point %d/%d (%s)", p + 1, sw->npoints, label);
+        if (aim_cli_load_config(cmd, sw->path, sw->sets, sw->nsets + sw->nvary, &sw->cfg[p]))
+            return -1;
+    }
+    return 0;
+}
+
+/* ---- point files ---- */
+
+static int point_path(const sweep *sw, int p, char *buf, size_t n)
+{
+    int len = snprintf(buf, n, "%s/point-%04d.tsv", sw->dir, p + 1);
+    if (len < 0 || (size_t)len >= n) {
+        fprintf(stderr, "aimdyn sweep: output path too long: '%s/point-%04d.tsv'\n", sw->dir,
+                p + 1);
+        return -1;
+    }
+    return 0;
+}
+
+/* The configuration lines that decide a point's result: all but
+ * output.*, so that a sweep directory moved or renamed still resumes. */
+static int result_config_line(const char *line)
+{
+    return !strncmp(line, "# config ", 9) && strncmp(line + 9, "output.", 7) != 0;
+}
+
+/* The "# config" lines of cfg that decide the result (malloc'd). */
+static char *config_lines(const aim_config *cfg)
+{
+    char *text = NULL;
+    size_t len = 0;
+    FILE *m = open_memstream(&text, &len);
+    if (!m)
+        return NULL;
+    aim_config_write(cfg, m, "# config ");
+    if (fclose(m)) {
+        free(text);
+        return NULL;
+    }
+    char *w = text;
+    for (char *line = text; *line;) {
+        char *end = strchr(line, '\n');
+        size_t n = end ? (size_t)(end - line) + 1 : strlen(line);
+        if (result_config_line(line)) {
+            memmove(w, line, n);
+            w += n;
+        }
+        line += n;
+    }
+    *w = '\0';
+    return text;
+}
+
+/* The first configuration line where the file (a) and this sweep (b)
+ * differ, for the message. */
+static void first_difference(const char *a, const char *b, char *buf, size_t n)
+{
+    while (*a && *b) {
+        size_t la = strcspn(a, "\n"), lb = strcspn(b, "\n");
+        if (la != lb || strncmp(a, b, la)) {
+            snprintf(buf, n, "there %.*s, here %.*s", (int)la - 9, a + 9, (int)lb - 9, b + 9);
+            return;
+        }
+        a += la + (a[la] == '\n');
+        b += lb + (b[lb] == '\n');
+    }
+    snprintf(buf, n, "a configuration key %s", *a ? "that this version does not know"
+                                                   : "missing there (another version)");
+}
+
+static int parse_number(const char *s, double *x)
+{
+    char *end;
+    *x = strtod(s, &end);
+    return end == s || *end ? -1 : 0;
+}
+
+/* A result row (modified in place). Returns 0 or -1. */
+static int parse_result(char *line, point_result *r)
+{
+    char *f[8];
+    int n = 0;
+    for (char *p = line; n < 8; n++) {
+        f[n] = p;
+        char *tab = strchr(p, '\t');
+        if (!tab) {
+            n++;
+            break;
+        }
+        *tab = '\0';
+        p = tab + 1;
+    }
+    static const char *const statuses[] = {"recovered", "not-by-horizon", "blow-up", "failed"};
+    int known = 0;
+    for (int i = 0; n == 8 && i < 4; i++)
+        known |= !strcmp(f[0], statuses[i]);
+    if (!known || parse_number(f[1], &r->tau_wr) || parse_number(f[2], &r->n_wr) ||
+        parse_number(f[3], &r->tau_end) || parse_number(f[4], &r->overlap) ||
+        parse_number(f[5], &r->risk) || parse_number(f[7], &r->seconds))
+        return -1;
+    snprintf(r->status, sizeof r->status, "%s", f[0]);
+    snprintf(r->message, sizeof r->message, "%s", f[6]);
+    return 0;
+}
+
+/* Reads a point file: its result and, when config is not NULL, its
+ * result-deciding configuration lines (malloc'd). Returns 0, or -1 when
+ * it is not a complete point file. */
+static int read_point(const char *path, point_result *r, char **config)
+{
+    FILE *f = fopen(path, "r");
+    if (!f)
+        return -1;
+    char *line = NULL, *text = NULL;
+    size_t cap = 0, textlen = 0;
+    FILE *m = config ? open_memstream(&text, &textlen) : NULL;
+    int rows = -1, ok = !config || m; /* rows: -1 before the header */
+    ssize_t len;
+    while (ok && (len = getline(&line, &cap, f)) >= 0) {
+        while (len > 0 && (line[len - 1] == '\n' || line[len - 1] == '\r'))
+            line[--len] = '\0';
+        if (line[0] == '#') {
+            if (m && result_config_line(line))
+                fprintf(m, "%s\n", line);
+        } else if (rows < 0) {
+            ok = !strcmp(line, result_header);
+            rows = 0;
+        } else {
+            ok = rows++ == 0 && parse_result(line, r) == 0;
+        }
+    }
+    ok = ok && rows == 1 && !ferror(f);
+    if (m && fclose(m))
+        ok = 0;
+    free(line);
+    fclose(f);
+    if (config && ok)
+        *config = text;
+    else
+        free(text);
+    return ok ? 0 : -1;
+}
+
+static void put_result(FILE *f, const point_result *r)
+{
+    fprintf(f, "%s\t%.10g\t%.10g\t%.10g\t%.10g\t%.10g\t%s\t%.3f\n", r->status, r->tau_wr,
+            r->n_wr, r->tau_end, r->overlap, r->risk, r->message, r->seconds);
+}
+
+/* Ctrl-C or kill between opening a result file and renaming it into
+ * place would leave its temporary file behind: those signals wait until
+ * the file is complete. */
+static void hold_signals(sigset_t *old)
+{
+    sigset_t hold;
+    sigemptyset(&hold);
+    sigaddset(&hold, SIGINT);
+    sigaddset(&hold, SIGTERM);
+    sigaddset(&hold, SIGHUP);
+    sigaddset(&hold, SIGQUIT);
+    sigprocmask(SIG_BLOCK, &hold, old);
+}
+
+static int write_point(const sweep *sw, int p, const point_result *r)
+{
+    char path[1100], label[TEXT_LEN];
+    if (point_path(sw, p, path, sizeof path))
+        return -1;
+    point_label(sw, p, label, sizeof label);
+    sigset_t old;
+    hold_signals(&old);
+    int rc = -1;
+    aim_tsv *tsv = aim_tsv_open(path);
+    if (tsv) {
+        FILE *f = aim_tsv_stream(tsv);
+        aim_tsv_metadata(tsv, "sweep", &sw->cfg[p]);
+        fprintf(f, "# sweep point %d of %d: %s\n%s\n", p + 1, sw->npoints, label,
+                result_header);
+        put_result(f, r);
+        rc = aim_tsv_commit(tsv);
+    }
+    sigprocmask(SIG_SETMASK, &old, NULL);
+    return rc;
+}
+
+/* Marks the points whose file already records their result under the
+ * same configuration. Returns how many, or -1 when a file is not a point
+ * file or belongs to another configuration (reported). */
+static int keep_finished(sweep *sw)
+{
+    int kept = 0;
+    for (int p = 0; p < sw->npoints; p++) {
+        char path[1100], label[TEXT_LEN];
+        if (point_path(sw, p, path, sizeof path))
+            return -1;
+        if (access(path, F_OK) != 0)
+            continue;
+        char *there = NULL, *here = config_lines(&sw->cfg[p]);
+        if (!here) {
+            fprintf(stderr, "aimdyn sweep: out of memory\n");
+            return -1;
+        }
+        int rc = read_point(path, &sw->res[p], &there);
+        if (rc)
+            fprintf(stderr, "aimdyn sweep: %s is not a complete point file of a sweep; remove "
+                            "the directory %s or choose another --name\n", path, sw->dir);
+        else if (strcmp(there, here)) {
+            char diff[2 * TEXT_LEN];
+            first_difference(there, here, diff, sizeof diff);
+            fprintf(stderr, "aimdyn sweep: %s records a different configuration than point "
+                            "%d of this sweep (%s); remove the directory %s or choose another "
+                            "--name\n", path, p + 1, diff, sw->dir);
+            rc = -1;
+        }
+        free(there);
+        free(here);
+        if (rc)
+            return -1;
+        sw->done[p] = KEPT;
+        kept++;
+        point_label(sw, p, label, sizeof label);
+        fprintf(stderr, "sweep: point %d/%d (%s): kept from an earlier run\n", p + 1,
+                sw->npoints, label);
+    }
+    return kept;
+}
+
+/* ---- computing a point ---- */
+
+static void set_outcome(point_result *r, const char *status, const char *message)
+{
+    snprintf(r->status, sizeof r->status, "%s", status);
+    snprintf(r->message, sizeof r->message, "%s", message && *message ? message : "-");
+    for (char *c = r->message; *c; c++) /* one TSV cell */
+        if (*c == '\t' || *c == '\n' || *c == '\r')
+            *c = ' ';
+}
+
+/* A tied or untied start measured on SGD seed sgd.seed at d = sgd.d
+ * (hierarchy.start = seed), as `aimdyn ode` takes it; NULL on failure. */
+static double *seed_start(const aim_config *cfg)
+{
+    aim_alphabet ab = {"ST", "ST"};
+    if (cfg->decomposition == AIM_UNTIED)
+        aim_untied_alphabet(cfg, &ab);
+    return aim_compare_seed_moments(cfg, cfg->d, &ab, cfg->order + 1);
+}
+
+/* Integrates the point's limit ODE as `aimdyn ode` does and classifies
+ * the outcome. */
+static void run_point(const aim_config *cfg, point_result *r)
+{
+    const double t0 = now();
+    const int points = cfg->points;
+    *r = (point_result){.tau_wr = NAN, .n_wr = NAN, .tau_end = NAN, .overlap = NAN,
+                        .risk = NAN};
+    double *tau = malloc(sizeof(double) * (size_t)points);
+    double *obs = malloc(sizeof(double) * (size_t)points * AIM_OBS_COUNT);
+    double *start = NULL;
+    const int seeded = cfg->decomposition != AIM_DIRECT && cfg->start == AIM_START_SEED;
+    aim_ode_report rep;
+    if (!tau || !obs) {
+        set_outcome(r, "failed", "out of memory");
+    } else if (seeded && !(start = seed_start(cfg))) {
+        set_outcome(r, "failed", "could not measure the start moments of SGD seed sgd.seed");
+    } else {
+        aim_grid_fill(cfg, tau);
+        aim_ode_status st = aim_trajectory_run_full(cfg, cfg->d, tau, start, obs, NULL, &rep);
+        if (st == AIM_ODE_FAILED || rep.reached < 1) {
+            set_outcome(r, "failed", rep.message);
+        } else {
+            const double *last = obs + (size_t)(rep.reached - 1) * AIM_OBS_COUNT;
+            r->tau_end = tau[rep.reached - 1];
+            r->overlap = last[AIM_OBS_OVERLAP];
+            r->risk = last[AIM_OBS_RISK];
+            r->tau_wr = aim_trajectory_recovery_time(rep.reached, tau, obs + AIM_OBS_OVERLAP,
+                                                     AIM_OBS_COUNT, AIM_RECOVERY_THRESHOLD);
+            r->n_wr = r->tau_wr * cfg->d * (double)cfg->d / cfg->eta;
+            char warning[sizeof rep.warning + 128] = "";
+            if (rep.warning[0])
+                snprintf(warning, sizeof warning, "balance condition |tA_k(0) - tB_k(0)| >= "
+                         "hierarchy.balance fails for %s", rep.warning);
+            set_outcome(r, st == AIM_ODE_BLOWUP    ? "blow-up"
+                           : isnan(r->tau_wr) ? "not-by-horizon"
+                                              : "recovered",
+                        st == AIM_ODE_BLOWUP ? rep.message : warning);
+        }
+    }
+    free(start);
+    free(tau);
+    free(obs);
+    r->seconds = now() - t0;
+}
+
+/* A worker: takes point numbers from the queue until it is empty,
+ * computes each point, writes its file and reports its number. Leaves
+ * with _exit: the parent's stdio buffers and atexit work are not its
+ * own. */
+static _Noreturn void worker(const sweep *sw, int queue, int results)
+{
+    for (;;) {
+        int p;
+        ssize_t n = read(queue, &p, sizeof p);
+        if (n < 0 && errno == EINTR)
+            continue;
+        if (n == 0)
+            _exit(0);
+        if (n != (ssize_t)sizeof p || p < 0 || p >= sw->npoints) {
+            fprintf(stderr, "aimdyn sweep: worker %ld: cannot read the queue of points\n",
+                    (long)getpid());
+            _exit(AIM_EXIT_RUNTIME);
+        }
+        point_result r;
+        run_point(&sw->cfg[p], &r);
+        if (write_point(sw, p, &r))
+            _exit(AIM_EXIT_RUNTIME);
+        /* once the parent is gone (killed) this write fails or raises
+         * SIGPIPE, so a killed sweep does not compute on in the
+         * background */
+        if (write(results, &p, sizeof p) != (ssize_t)sizeof p)
+            _exit(AIM_EXIT_RUNTIME);
+    }
+}
+
+static void report_progress(const sweep *sw, int p, int finished)
+{
+    const point_result *r = &sw->res[p];
+    char label[TEXT_LEN], what[1024];
+    point_label(sw, p, label, sizeof label);
+    if (!strcmp(r->status, "recovered"))
+        snprintf(what, sizeof what, "tau_wr = %.4g", r->tau_wr);
+    else if (!strcmp(r->status, "not-by-horizon"))
+        snprintf(what, sizeof what, "not recovered by tau = %g", r->tau_end);
+    else if (!strcmp(r->status, "blow-up") && isnan(r->tau_wr))
+        snprintf(what, sizeof what, "blow-up after tau = %g, not recovered", r->tau_end);
+    else if (!strcmp(r->status, "blow-up"))
+        snprintf(what, sizeof what, "tau_wr = %.4g, then blow-up after tau = %g", r->tau_wr,
+                 r->tau_end);
+    else
+        snprintf(what, sizeof what, "failed: %s", r->message);
+    fprintf(stderr, "sweep: %d/%d points (%s): %s (%.2g s)\n", finished, sw->npoints, label,
+            what, r->seconds);
+}
+
+/* Reports a worker that did not end well. */
+static void report_worker(pid_t pid, int status)
+{
+    if (WIFEXITED(status) && WEXITSTATUS(status) != 0)
+        fprintf(stderr, "aimdyn sweep: worker %ld failed (exit status %d)\n", (long)pid,
+                WEXITSTATUS(status));
+    else if (!WIFEXITED(status))
+        fprintf(stderr, "aimdyn sweep: worker %ld killed by signal %d\n", (long)pid,
+                WIFSIGNALED(status) ? WTERMSIG(status) : 0);
+}
+
+/* The queue of point numbers and the pipe of finished ones. */
+static int open_pipes(int queue[2], int results[2])
+{
+    if (pipe(queue) == 0) {
+        if (pipe(results) == 0)
+            return 0;
+        close(queue[0]);
+        close(queue[1]);
+    }
+    fprintf(stderr, "aimdyn sweep: cannot create a pipe: %s\n", strerror(errno));
+    return -1;
+}
+
+/* Computes the points not done with sw->jobs workers; a point that a
+ * failed worker left undone stays so (reported). */
+static void run_workers(sweep *sw, int finished)
+{
+    int queue[2], results[2], pending[MAX_POINTS], npending = 0;
+    for (int p = 0; p < sw->npoints; p++)
+        if (!sw->done[p])
+            pending[npending++] = p;
+    const int jobs = sw->jobs < npending ? sw->jobs : npending;
+    if (open_pipes(queue, results))
+        return;
+    /* the whole queue at once: at most PIPE_BUF bytes, so it neither
+     * blocks nor interleaves; workers see its end once it is empty */
+    ssize_t put = write(queue[1], pending, sizeof(int) * (size_t)npending);
+    close(queue[1]);
+    pid_t pids[MAX_JOBS];
+    int started = 0;
+    if (put != (ssize_t)(sizeof(int) * (size_t)npending))
+        fprintf(stderr, "aimdyn sweep: cannot queue the points: %s\n", strerror(errno));
+    else {
+        fflush(stdout); /* not written twice by the children */
+        fflush(stderr);
+        for (; started < jobs; started++) {
+            pid_t pid = fork();
+            if (pid == 0) {
+                close(results[0]);
+                worker(sw, queue[0], results[1]);
+            }
+            if (pid < 0) {
+                fprintf(stderr, "aimdyn sweep: cannot start worker %d of %d: %s\n",
+                        started + 1, jobs, strerror(errno));
+                break;
+            }
+            pids[started] = pid;
+        }
+    }
+    close(queue[0]);
+    close(results[1]);
+    for (;;) {
+        int p;
+        ssize_t n = read(results[0], &p, sizeof p);
+        if (n < 0 && errno == EINTR)
+            continue;
+        if (n != (ssize_t)sizeof p)
+            break; /* every worker has ended */
+        char path[1100];
+        if (p >= 0 && p < sw->npoints && point_path(sw, p, path, sizeof path) == 0 &&
+            read_point(path, &sw->res[p], NULL) == 0) {
+            sw->done[p] = COMPUTED;
+            report_progress(sw, p, ++finished);
+        }
+    }
+    close(results[0]);
+    for (int w = 0; w < started; w++) {
+        int status;
+        while (waitpid(pids[w], &status, 0) < 0)
+            if (errno != EINTR) {
+                status = -1;
+                break;
+            }
+        report_worker(pids[w], status);
+    }
+}
+
+/* ---- the table, the heatmap, the summary ---- */
+
+static int write_table(const sweep *sw, char *path, size_t n)
+{
+    if (aim_tsv_path(path, n, &sw->base, "sweep", "tsv"))
+        return -1;
+    sigset_t old;
+    hold_signals(&old);
+    aim_tsv *tsv = aim_tsv_open(path);
+    int rc = -1;
+    if (tsv) {
+        FILE *f = aim_tsv_stream(tsv);
+        aim_tsv_metadata(tsv, "sweep", &sw->base);
+        for (int v = 0; v < sw->nvary; v++) {
+            fprintf(f, "# vary: %s =", sw->vary[v].key);
+            for (int i = 0; i < sw->vary[v].count; i++)
+                fprintf(f, "%s%s", i ? "," : " ", sw->vary[v].values[i]);
+            fputc('\n', f);
+        }
+        fprintf(f, "# sweep: %d points, each the configuration above with its row's values; "
+                   "the limit ODE as `aimdyn ode` integrates it\n"
+                   "# tau_wr: first tau with |teacher overlap| >= %g (nan: not reached); "
+                   "n_wr = tau_wr d^2 / eta at d = sgd.d; tau_end: the last grid point "
+                   "reached, overlap_end and risk_end there; ode_seconds: wall time of the "
+                   "point's integration (the one column that differs between runs)\n",
+                sw->npoints, AIM_RECOVERY_THRESHOLD);
+        for (int v = 0; v < sw->nvary; v++)
+            fprintf(f, "%s\t", sw->vary[v].key);
+        fprintf(f, "%s\n", result_header);
+        for (int p = 0; p < sw->npoints; p++) {
+            for (int v = 0; v < sw->nvary; v++)
+                fprintf(f, "%s\t", point_value(sw, p, v));
+            put_result(f, &sw->res[p]);
+        }
+        rc = aim_tsv_commit(tsv);
+    }
+    sigprocmask(SIG_SETMASK, &old, NULL);
+    return rc;
+}
+
+/* The heatmap: cell (panel = value of the third key, row = second,
+ * column = first) coloured by tau_wr and annotated. */
+static int draw_heatmap(const sweep *sw, char *stem, size_t n)
+{
+    if (aim_tsv_path(stem, n, &sw->base, "sweep", NULL))
+        return -1;
+    const int nx = sw->vary[0].count, ny = sw->nvary > 1 ? sw->vary[1].count : 1;
+    const int np = sw->nvary > 2 ? sw->vary[2].count : 1;
+    double *value = malloc(sizeof(double) * (size_t)sw->npoints);
+    char(*text)[40] = malloc(sizeof *text * (size_t)sw->npoints);
+    const char **texts = malloc(sizeof *texts * (size_t)sw->npoints);
+    int rc = -1;
+    if (!value || !text || !texts) {
+        fprintf(stderr, "aimdyn sweep: out of memory\n");
+        goto done;
+    }
+    for (int p = 0; p < sw->npoints; p++) {
+        const int i = value_index(sw, p, 0);
+        const int j = sw->nvary > 1 ? value_index(sw, p, 1) : 0;
+        const int k = sw->nvary > 2 ? value_index(sw, p, 2) : 0;
+        const int c = (k * ny + j) * nx + i;
+        const point_result *r = &sw->res[p];
+        const int blowup = !strcmp(r->status, "blow-up");
+        value[c] = r->tau_wr;
+        if (isfinite(r->tau_wr))
+            snprintf(text[c], sizeof text[c], "%.3g%s", r->tau_wr, blowup ? ", blow-up" : "");
+        else
+            snprintf(text[c], sizeof text[c], "%s",
+                     blowup ? "blow-up" : !strcmp(r->status, "failed") ? "failed" : "never");
+        texts[c] = text[c];
+    }
+    char title[128];
+    snprintf(title, sizeof title, "limit-ODE weak-recovery time tau_wr (|teacher overlap| >= %g)",
+             AIM_RECOVERY_THRESHOLD);
+    const aim_plot_heatmap_spec spec = {
+        .title = title,
+        .xlabel = sw->vary[0].key,
+        .ylabel = sw->nvary > 1 ? sw->vary[1].key : "",
+        .cblabel = "tau_wr",
+        .panel_key = sw->nvary > 2 ? sw->vary[2].key : "",
+        .x = sw->vary[0].values,
+        .y = sw->nvary > 1 ? sw->vary[1].values : NULL,
+        .panel = sw->nvary > 2 ? sw->vary[2].values : NULL,
+        .nx = nx,
+        .ny = ny,
+        .npanels = np,
+        .value = value,
+        .text = texts};
+    rc = aim_plot_heatmap(&spec, stem);
+done:
+    free(value);
+    free(text);
+    free(texts);
+    return rc;
+}
+
+/* The table on stdout, and what the sweep cost. */
+static void print_summary(const sweep *sw, int computed, double wall)
+{
+    int width[MAX_VARY];
+    for (int v = 0; v < sw->nvary; v++) {
+        width[v] = (int)strlen(sw->vary[v].key);
+        for (int i = 0; i < sw->vary[v].count; i++)
+            if ((int)strlen(sw->vary[v].values[i]) > width[v])
+                width[v] = (int)strlen(sw->vary[v].values[i]);
+    }
+    for (int v = 0; v < sw->nvary; v++)
+        printf("%-*s  ", width[v], sw->vary[v].key);
+    printf("%-14s %10s %10s %10s %8s\n", "status", "tau_wr", "n_wr", "tau_end", "ode_s");
+    double ode = 0.0;
+    int failed = 0;
+    for (int p = 0; p < sw->npoints; p++) {
+        const point_result *r = &sw->res[p];
+        for (int v = 0; v < sw->nvary; v++)
+            printf("%-*s  ", width[v], point_value(sw, p, v));
+        printf("%-14s %10.4g %10.4g %10.4g %8.2f\n", r->status, r->tau_wr, r->n_wr, r->tau_end,
+               r->seconds);
+        failed += !strcmp(r->status, "failed");
+    }
+    for (int p = 0; p < sw->npoints; p++)
+        if (sw->done[p] == COMPUTED)
+            ode += sw->res[p].seconds;
+    printf("%d points (%d computed, %d kept from an earlier run), %d jobs: wall time %.2f s, "
+           "ODE time %.2f s summed over the computed points",
+           sw->npoints, computed, sw->npoints - computed, sw->jobs, wall, ode);
+    if (computed > 0 && wall > 0)
+        printf(" (speed-up %.2f)", ode / wall);
+    printf("\n");
+    if (failed)
+        fprintf(stderr, "aimdyn sweep: warning: %d point%s could not be integrated (status "
+                        "failed; the message column says why)\n", failed, failed > 1 ? "s" : "");
+}
+
+static void sweep_free(sweep *sw)
+{
+    for (int v = 0; v < sw->nvary; v++)
+        free(sw->vary[v].list);
+    for (int i = 0; i < sw->nowned; i++)
+        free(sw->owned[i]);
+    free(sw->cfg);
+    free(sw->res);
+    free(sw->done);
+}
+
+/* DIR and DIR/NAME-sweep.d: the point directory is checked here too, so
+ * that an unusable one stops the sweep before it starts rather than
+ * every worker at its first point. */
+static int prepare_dirs(sweep *sw)
+{
+    aim_config points = sw->base;
+    if (aim_tsv_prepare_dir(&sw->base) ||
+        aim_tsv_path(sw->dir, sizeof sw->dir, &sw->base, "sweep.d", NULL))
+        return -1;
+    if (strlen(sw->dir) >= sizeof points.dir) {
+        fprintf(stderr, "aimdyn sweep: output path too long: '%s'\n", sw->dir);
+        return -1;
+    }
+    memcpy(points.dir, sw->dir, strlen(sw->dir) + 1);
+    return aim_tsv_prepare_dir(&points);
+}
+
+/* Everything after the checks: resume, compute, assemble, draw. */
+static int run_sweep(sweep *sw, double t0)
+{
+    if (prepare_dirs(sw))
+        return AIM_EXIT_USAGE;
+    const int kept = keep_finished(sw);
+    if (kept < 0)
+        return AIM_EXIT_USAGE;
+    /* one thread per worker: the workers are the parallelism */
+    openblas_set_num_threads(1);
+    if (kept < sw->npoints)
+        run_workers(sw, kept);
+    int missing = 0;
+    for (int p = 0; p < sw->npoints; p++)
+        missing += !sw->done[p];
+    if (missing) {
+        fprintf(stderr, "aimdyn sweep: %d of %d points have no result (see above); rerun the "
+                        "same command to compute them (the finished points are kept)\n",
+                missing, sw->npoints);
+        return AIM_EXIT_RUNTIME;
+    }
+    char path[1100];
+    if (write_table(sw, path, sizeof path))
+        return AIM_EXIT_RUNTIME;
+    print_summary(sw, sw->npoints - kept, now() - t0);
+    printf("wrote %s\n", path);
+    if (!aim_plot_available())
+        fprintf(stderr, "aimdyn sweep: warning: gnuplot not found, no heatmap (install "
+                        "gnuplot-nox); the table is written\n");
+    else if (draw_heatmap(sw, path, sizeof path) == 0)
+        printf("wrote %s.png and %s.svg\n", path, path);
+    return 0;
+}
+
+int aim_cmd_sweep(int argc, char **argv)
+{
+    const double t0 = now();
+    sweep sw;
+    memset(&sw, 0, sizeof sw);
+    int rc = parse_options(argc, argv, &sw);
+    if (rc == 0)
+        rc = load_base(&sw) || check_values(&sw) || check_points(&sw) ? -1 : 0;
+    int exit_code = rc > 0 ? 0 : rc < 0 ? AIM_EXIT_USAGE : run_sweep(&sw, t0);
+    sweep_free(&sw);
+    return exit_code;
+}
