@@ -118,7 +118,7 @@ static void print_help(void)
            "  DIR/NAME-sweep.png/.svg  the heatmap: x = the first key, y = the second,\n"
            "                           a panel per value of the third; colour = tau_wr\n"
            "                           (log scale when it spans more than a factor 10),\n"
-           "                           grey = never (not by training.horizon), blow-up\n"
+           "                           grey = not by training.horizon, blow-up\n"
            "                           or failed\n\n"
            "Resuming: rerunning the same command keeps every point whose file records\n"
            "the same configuration (output.* aside) and computes only the others; an\n"
@@ -128,7 +128,7 @@ static void print_help(void)
            "Examples:\n"
            "  aimdyn sweep --vary model.activation=he1,he2,he3 --vary training.eta=0.02,0.05,0.1\n"
            "      the default example: He1 recovers at tau ~ 0.012 at every rate, He2\n"
-           "      never leaves the uninformative start, He3 blows up at the larger rates\n"
+           "      does not leave the uninformative start, He3 blows up at the larger rates\n"
            "  aimdyn sweep examples/tied_he2.ini --vary model.activation=he1,he2,he3 \\\n"
            "      --vary model.decomposition=direct,tied,untied --vary training.eta=0.005,0.01\n"
            "      activation against decomposition, a panel per rate: only the tied\n"
@@ -916,9 +916,10 @@ static int draw_heatmap(const sweep *sw, char *stem, size_t n)
         value[c] = r->tau_wr;
         if (isfinite(r->tau_wr))
             snprintf(text[c], sizeof text[c], "%.3g%s", r->tau_wr, blowup ? ", blow-up" : "");
-        else
-            snprintf(text[c], sizeof text[c], "%s",
-                     blowup ? "blow-up" : !strcmp(r->status, "failed") ? "failed" : "never");
+        else if (blowup || !strcmp(r->status, "failed"))
+            snprintf(text[c], sizeof text[c], "%s", r->status);
+        else /* the ODE ran to the horizon without recovering */
+            snprintf(text[c], sizeof text[c], "not by %.3g", r->tau_end);
         texts[c] = text[c];
     }
     char title[128];

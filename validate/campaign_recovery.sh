@@ -188,4 +188,17 @@ if [ "$what" = report ] || [ "$what" = all ]; then
         scaling direct-he3 "direct He3, eta = 0.03" $(sgd_files direct-he3) \
             --predict "$OUT/pred-direct-he3-recovery.tsv"
     }
+    # the phase diagram: activation x student x eta, limit ODE (a tied
+    # teacher, which every student can learn); the command prints its
+    # wall time and the summed ODE time
+    if [ ! -f "$OUT/phase-sweep.tsv" ]; then
+        "$B" sweep "$tied" --out "$OUT" --name phase --set training.horizon=0.05 \
+            --set training.points=101 \
+            --vary model.activation=he1,he2,he3,tanh \
+            --vary model.decomposition=direct,tied,untied \
+            --vary training.eta=0.005,0.01,0.02,0.05 >"$OUT/phase-sweep.txt"
+    fi
+    for ext in png svg; do
+        cp "$OUT/phase-sweep.$ext" "$fig/recovery_sweep.$ext"
+    done
 fi
