@@ -607,8 +607,8 @@ static void heatmap_figure(FILE *f, const aim_plot_heatmap_spec *sp, int cols)
     fprintf(f, "unset key\nset tics scale 0\nset style fill solid 1.0 noborder\n"
                "set xrange [-0.5:%d.5]\nset yrange [-0.5:%d.5]\n",
             sp->nx - 1, sp->ny - 1);
-    /* light to dark blue: short times (fast learning) light; the black
-     * annotations stay readable on every colour */
+    /* pale green (#f7fcf0) to mid blue (#4eb3d3): short times (fast
+     * learning) pale; the black annotations stay readable on every colour */
     fputs("set palette defined (0 \"#f7fcf0\", 1 \"#ccebc5\", 2 \"#7bccc4\", "
           "3 \"#4eb3d3\")\n", f);
     heatmap_scale(f, sp);

@@ -20,7 +20,6 @@
 #include "trajectory.h"
 #include "untied.h"
 
-#define THRESHOLD AIM_RECOVERY_THRESHOLD
 
 /* ---- the start state of any student, through one interface ---- */
 
@@ -108,7 +107,7 @@ static int rhs_drift(start_model *sm, const double *y0, double obs0[AIM_OBS_COUN
     double *y = dy + size, norm_y = 0.0, norm_dy = 0.0, plus[AIM_OBS_COUNT],
            minus[AIM_OBS_COUNT];
     int rc = sm->observe(sm->model, y0, obs0) || sm->rhs(sm->model, y0, dy);
-    for (int i = 0; i < size; i++) {
+    for (int i = 0; !rc && i < size; i++) {
         norm_y += y0[i] * y0[i];
         norm_dy += dy[i] * dy[i];
     }
@@ -162,7 +161,8 @@ static void hermite_coefficients(const aim_outmap *map, const gsl_integration_fi
  * C_ab^2 Psi(S,S*). Also the largest |E[sigma'(h)]| = |alpha_1|/sqrt q of
  * either side. */
 static int cross_hermite(const aim_config *cfg, const aim_overlaps *q, double cross[2],
-                         double *slope_student, double *slope_teacher, char *err, size_t n)
+                         double *slope_student, double *slope_teacher, double *slope_scale,
+                         char *err, size_t n)
 {
     const int polynomial = cfg->activation == AIM_ACT_HERMITE;
     const int kmax = polynomial ? cfg->hermite_degree : HERMITE_TERMS;
@@ -180,7 +180,7 @@ static int cross_hermite(const aim_config *cfg, const aim_overlaps *q, double cr
     const int T = cfg->tokens;
     double alpha[HERMITE_TERMS + 1], beta[HERMITE_TERMS + 1];
     cross[0] = cross[1] = 0.0;
-    *slope_student = *slope_teacher = 0.0;
+    *slope_student = *slope_teacher = *slope_scale = 0.0;
     for (int a = 0; a < T; a++)
         for (int b = 0; b < T; b++) {
             const double c = cfg->cov[a * T + b], c2 = c * c;
@@ -200,6 +200,14 @@ static int cross_hermite(const aim_config *cfg, const aim_overlaps *q, double cr
             cross[1] -= c2 * slope_product;
             *slope_student = fmax(*slope_student, fabs(alpha[1]) / sqrt(qs));
             *slope_teacher = fmax(*slope_teacher, fabs(beta[1]) / sqrt(qt));
+            /* sqrt(E[sigma'(h*)^2]): the series above at r = 1 */
+            double second = 0.0;
+            factorial = 1.0;
+            for (int k = 1; k <= kmax; k++) {
+                factorial *= k;
+                second += k * factorial * beta[k] * beta[k];
+            }
+            *slope_scale = fmax(*slope_scale, sqrt(second / qt));
         }
     gsl_integration_fixed_free(w);
     aim_outmap_free(map);
@@ -282,7 +290,7 @@ static int limit_run(const aim_config *cfg, int d, aim_recovery_limit *out, char
         snprintf(err, n, "the limit ODE: %s", rep.message);
     } else {
         out->tau_wr = aim_trajectory_recovery_time(rep.reached, tau, obs + AIM_OBS_OVERLAP,
-                                                   AIM_OBS_COUNT, THRESHOLD);
+                                                   AIM_OBS_COUNT, AIM_RECOVERY_THRESHOLD);
         out->tau_end = tau[rep.reached - 1];
         out->overlap_end = obs[(size_t)(rep.reached - 1) * AIM_OBS_COUNT + AIM_OBS_OVERLAP];
     }
@@ -325,8 +333,9 @@ int aim_recovery_limit_analyse(const aim_config *cfg, int d, aim_recovery_limit 
     const int elementwise = cfg->output == AIM_ELEMENTWISE;
     out->cross_hermite[0] = out->cross_hermite[1] = NAN;
     out->slope_student = out->slope_teacher = NAN;
+    double slope_scale = NAN;
     if (elementwise && cross_hermite(cfg, &q, out->cross_hermite, &out->slope_student,
-                                     &out->slope_teacher, err, n))
+                                     &out->slope_teacher, &slope_scale, err, n))
         return -1;
 
     /* A drift is zero when it is below the engine's accuracy relative to
@@ -338,11 +347,14 @@ int aim_recovery_limit_analyse(const aim_config *cfg, int d, aim_recovery_limit 
     /* The manifold: independent student and teacher indices (r = 0: the
      * free start of direct and untied students). There the cross-gradient
      * is the product of E[sigma'] of both sides, and a teacher side that
-     * vanishes makes it vanish for every student state. */
-    const int uncorrelated = fabs(q.omega[0][1]) + fabs(q.psi[0][1]) <= 1e-12;
+     * vanishes makes it vanish for every student state. Both zeros are
+     * exact in the start's closed forms: 1e-12 of their scales is
+     * round-off (of the quadrature, exact for Hermite series). */
+    const int uncorrelated = fabs(q.omega[0][1]) + fabs(q.psi[0][1]) <=
+                             1e-12 * sqrt(q.omega[0][0] * q.omega[1][1]);
     if (fabs(out->drift_rhs) > out->drift_tolerance)
         out->escape = AIM_ESCAPE_DRIFT;
-    else if (elementwise && uncorrelated && out->slope_teacher <= 1e-9)
+    else if (elementwise && uncorrelated && out->slope_teacher <= 1e-12 * slope_scale)
         out->escape = AIM_ESCAPE_INVARIANT;
     else
         out->escape = AIM_ESCAPE_UNDECIDED;
@@ -351,7 +363,7 @@ int aim_recovery_limit_analyse(const aim_config *cfg, int d, aim_recovery_limit 
 
 /* ---- the finite-d start ---- */
 
-double aim_recovery_median(int n, const double *x)
+double aim_recovery_median(int n, const double *x, const double *stop)
 {
     double *v = malloc(sizeof(double) * (size_t)(n > 0 ? n : 1));
     int m = 0;
@@ -364,6 +376,11 @@ double aim_recovery_median(int n, const double *x)
         /* the rest are larger: the median of all n is that of the
          * sorted finite values at the overall middle */
         med = n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
+        /* the order statistics the median is made of must be known to
+         * precede every seed that did not recover */
+        for (int i = 0; stop && i < n; i++)
+            if (!isfinite(x[i]) && !(stop[i] >= v[n / 2]))
+                med = NAN;
     }
     free(v);
     return med;
@@ -415,6 +432,7 @@ void aim_recovery_finite_free(aim_recovery_finite *f)
     free(f->tau_wr);
     free(f->tau_end);
     free(f->overlap_end);
+    free(f->blew_up);
     memset(f, 0, sizeof *f);
 }
 
@@ -429,9 +447,11 @@ int aim_recovery_finite_run(const aim_config *cfg, int d, int seeds, int progres
     out->tau_wr = malloc(sizeof(double) * (size_t)seeds);
     out->tau_end = malloc(sizeof(double) * (size_t)seeds);
     out->overlap_end = malloc(sizeof(double) * (size_t)seeds);
+    out->blew_up = malloc(sizeof(int) * (size_t)seeds);
     double *tau = malloc(sizeof(double) * (size_t)points);
     double *obs = malloc(sizeof(double) * (size_t)points * AIM_OBS_COUNT);
-    int rc = out->start_overlap && out->tau_wr && out->tau_end && out->overlap_end && tau && obs
+    int rc = out->start_overlap && out->tau_wr && out->tau_end && out->overlap_end &&
+                     out->blew_up && tau && obs
                  ? 0
                  : -1;
     if (rc)
@@ -446,17 +466,22 @@ int aim_recovery_finite_run(const aim_config *cfg, int d, int seeds, int progres
             break;
         out->start_overlap[s] = obs[AIM_OBS_OVERLAP];
         out->tau_wr[s] = aim_trajectory_recovery_time(rep.reached, tau, obs + AIM_OBS_OVERLAP,
-                                                      AIM_OBS_COUNT, THRESHOLD);
+                                                      AIM_OBS_COUNT, AIM_RECOVERY_THRESHOLD);
         out->tau_end[s] = tau[rep.reached - 1];
         out->overlap_end[s] = obs[(size_t)(rep.reached - 1) * AIM_OBS_COUNT + AIM_OBS_OVERLAP];
+        out->blew_up[s] = rep.status == AIM_ODE_BLOWUP;
         out->escaped += isfinite(out->tau_wr[s]);
-        out->blowups += !isfinite(out->tau_wr[s]) && rep.status == AIM_ODE_BLOWUP;
+        out->blowups += !isfinite(out->tau_wr[s]) && out->blew_up[s];
+        out->above += fabs(out->start_overlap[s]) >= AIM_RECOVERY_THRESHOLD;
         if (progress)
-            fprintf(stderr, "recovery: d = %d, seed %llu: start overlap %.3g, %s%.6g%s\n", d,
+            fprintf(stderr, "recovery: d = %d, seed %llu: start overlap %.3g%s, %s%.6g%s\n", d,
                     (unsigned long long)seed, out->start_overlap[s],
+                    fabs(out->start_overlap[s]) >= AIM_RECOVERY_THRESHOLD
+                        ? " (already above the threshold: tau_wr = 0)"
+                        : "",
                     isfinite(out->tau_wr[s]) ? "tau_wr = " : "no recovery by tau = ",
                     isfinite(out->tau_wr[s]) ? out->tau_wr[s] : out->tau_end[s],
-                    rep.status == AIM_ODE_BLOWUP ? " (blow-up)" : "");
+                    out->blew_up[s] ? " (blow-up)" : "");
     }
     free(tau);
     free(obs);
@@ -464,6 +489,6 @@ int aim_recovery_finite_run(const aim_config *cfg, int d, int seeds, int progres
         aim_recovery_finite_free(out);
         return -1;
     }
-    out->median_tau = aim_recovery_median(seeds, out->tau_wr);
+    out->median_tau = aim_recovery_median(seeds, out->tau_wr, out->tau_end);
     return 0;
 }

@@ -61,11 +61,13 @@ int aim_recovery_limit_analyse(const aim_config *cfg, int d, aim_recovery_limit 
 typedef struct {
     int d, seeds, escaped;
     int blowups;           /* seeds whose ODE blew up before recovering */
+    int above;             /* seeds that start at |overlap| >= the threshold */
     double *start_overlap; /* per seed */
     double *tau_wr;        /* per seed; NAN: not by the end */
     double *tau_end;       /* per seed: where its ODE stopped */
     double *overlap_end;   /* per seed: the overlap there */
-    double median_tau;     /* NAN unless more than half escaped */
+    int *blew_up;          /* per seed: 1 when its ODE blew up */
+    double median_tau;     /* aim_recovery_median of tau_wr, tau_end */
 } aim_recovery_finite;
 
 /* Returns 0, or -1 with the reason in err; progress (one line per seed)
@@ -75,8 +77,14 @@ int aim_recovery_finite_run(const aim_config *cfg, int d, int seeds, int progres
                             aim_recovery_finite *out, char *err, size_t n);
 void aim_recovery_finite_free(aim_recovery_finite *f);
 
-/* Median of the finite values of x[0..n-1] when more than half are
- * finite (the rest count as larger than every finite one), else NAN. */
-double aim_recovery_median(int n, const double *x);
+/* Median over n seeds of recovery times x (NAN: not recovered): a seed
+ * that did not recover counts as later than every recovered one when it
+ * was followed at least to the order statistics the median is made of
+ * (the middle one, or the upper of the two middle ones), i.e. stop[i]
+ * (where its run stopped: the horizon, or an earlier blow-up) >= that;
+ * stop may be NULL (all followed to a common horizon). NAN when half or
+ * more did not recover, or when a seed stopped earlier without
+ * recovering (a blow-up hides whether it would have). */
+double aim_recovery_median(int n, const double *x, const double *stop);
 
 #endif

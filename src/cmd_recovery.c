@@ -1,11 +1,13 @@
 /* aimdyn recovery: will the configured attention layer learn, and after
  * how many samples (sim/recovery.h, theory/recovery.md). */
+#include <errno.h>
 #include <getopt.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include <gsl/gsl_cdf.h>
 #include <gsl/gsl_fit.h>
 
 #include "cli.h"
@@ -69,6 +71,19 @@ typedef struct {
     finite_when finite;
 } recovery_options;
 
+/* An integer option in [lo, hi]; 0, or -1 after saying what is allowed. */
+static int integer_option(const char *opt, const char *arg, long lo, long hi, long *v)
+{
+    char *end;
+    *v = strtol(arg, &end, 10);
+    if (*end || end == arg || *v < lo || *v > hi) {
+        fprintf(stderr, "aimdyn recovery: %s %s: not allowed; allowed: an integer from %ld "
+                        "to %ld\n", opt, arg, lo, hi);
+        return -1;
+    }
+    return 0;
+}
+
 static int parse_options(int argc, char **argv, recovery_options *o)
 {
     static const struct option longopts[] = {
@@ -85,13 +100,12 @@ static int parse_options(int argc, char **argv, recovery_options *o)
         const char *prefix = c == 's'   ? ""
                              : c == 'o' ? "output.dir="
                              : c == 'n' ? "output.name="
-                             : c == 'S' ? "sgd.seeds="
                                         : NULL;
+        if (nsets == MAX_SETS && (prefix || c == 'S')) {
+            fprintf(stderr, "aimdyn recovery: too many overrides (at most %d)\n", MAX_SETS);
+            return -1;
+        }
         if (prefix) {
-            if (nsets == MAX_SETS) {
-                fprintf(stderr, "aimdyn recovery: too many overrides (at most %d)\n", MAX_SETS);
-                return -1;
-            }
             int len = snprintf(sets[nsets], sizeof sets[nsets], "%s%s", prefix, optarg);
             if (len < 0 || (size_t)len >= sizeof sets[nsets]) {
                 fprintf(stderr, "aimdyn recovery: override '%.60s...' too long\n", optarg);
@@ -101,14 +115,16 @@ static int parse_options(int argc, char **argv, recovery_options *o)
             nsets++;
             continue;
         }
-        if (c == 'd') {
-            char *end;
-            long v = strtol(optarg, &end, 10);
-            if (*end || end == optarg || v < 8 || v > 20000) {
-                fprintf(stderr, "aimdyn recovery: --d %s: not allowed; allowed: an integer "
-                                "from 8 to 20000\n", optarg);
+        long v;
+        if (c == 'S') {
+            if (integer_option("--seeds", optarg, 1, 1000, &v))
                 return -1;
-            }
+            snprintf(sets[nsets], sizeof sets[nsets], "sgd.seeds=%ld", v);
+            set_list[nsets] = sets[nsets];
+            nsets++;
+        } else if (c == 'd') {
+            if (integer_option("--d", optarg, 8, 20000, &v))
+                return -1;
             if (o->ndims == MAX_DIMS || (o->ndims && v <= o->dims[o->ndims - 1])) {
                 fprintf(stderr, "aimdyn recovery: --d %ld: at most %d dimensions, in "
                                 "increasing order without repeats\n", v, MAX_DIMS);
@@ -222,30 +238,49 @@ static void print_start(const aim_config *cfg, const aim_recovery_limit *r)
     }
 }
 
-static void print_limit(const aim_config *cfg, const recovery_options *o,
-                        const aim_recovery_limit *r)
+/* Raw centring: the mean's equation and the teacher mean's finite-d
+ * terms depend on d, so the limit runs once per dimension (unless ode.d
+ * fixes it); centred, once. */
+static int limit_per_dimension(const aim_config *cfg)
 {
-    if (isfinite(r->tau_wr)) {
-        printf("Limit ODE: weak recovery (|overlap| >= %g) at tau_wr = %.6g; n_wr = tau_wr "
-               "d^2/eta =", AIM_RECOVERY_THRESHOLD, r->tau_wr);
-        for (int i = 0; i < o->ndims; i++)
-            printf("%s %.4g at d = %d", i ? "," : "", samples(cfg, o->dims[i], r->tau_wr),
-                   o->dims[i]);
-        printf(" (eta = %g)\n", cfg->eta);
-    } else {
-        printf("Limit ODE: no weak recovery by tau = %g (|overlap| = %.3g there)\n", r->tau_end,
-               fabs(r->overlap_end));
+    return cfg->centring == AIM_RAW && cfg->ode_d <= 0;
+}
+
+static void print_limit(const aim_config *cfg, const recovery_options *o,
+                        const aim_recovery_limit *lim, int nlim)
+{
+    for (int k = 0; k < nlim; k++) {
+        const aim_recovery_limit *r = &lim[k];
+        const char *at = "";
+        char at_d[64];
+        if (nlim > 1) {
+            snprintf(at_d, sizeof at_d, " (mean at d = %d)", o->dims[k]);
+            at = at_d;
+        }
+        if (isfinite(r->tau_wr)) {
+            printf("Limit ODE%s: weak recovery (|overlap| >= %g) at tau_wr = %.6g; n_wr = "
+                   "tau_wr d^2/eta =", at, AIM_RECOVERY_THRESHOLD, r->tau_wr);
+            for (int i = 0; i < o->ndims; i++)
+                if (nlim == 1 || i == k)
+                    printf("%s %.4g at d = %d", i && nlim == 1 ? "," : "",
+                           samples(cfg, o->dims[i], r->tau_wr), o->dims[i]);
+            printf(" (eta = %g)\n", cfg->eta);
+        } else {
+            printf("Limit ODE%s: no weak recovery by tau = %g (|overlap| = %.3g there)\n", at,
+                   r->tau_end, fabs(r->overlap_end));
+        }
+        if (r->status == AIM_ODE_BLOWUP)
+            printf("  the limit ODE stopped: %s\n", r->message);
+        if (r->escape == AIM_ESCAPE_INVARIANT && isfinite(r->tau_wr))
+            printf("  WARNING: the limit ODE recovered although the start was found invariant: "
+                   "please report this configuration\n");
     }
-    if (r->status == AIM_ODE_BLOWUP)
-        printf("  the limit ODE stopped: %s\n", r->message);
-    if (r->escape == AIM_ESCAPE_INVARIANT && isfinite(r->tau_wr))
-        printf("  WARNING: the limit ODE recovered although the start was found invariant: "
-               "please report this configuration\n");
 }
 
 /* tau_wr = A + B ln d over the dimensions with a median; returns the
- * number of points used (B's standard error is NAN below 3). */
-static int log_fit(const aim_recovery_finite *f, int nd, double *A, double *B, double *se_B)
+ * number of points used; *half is the half-width of B's 95 % t interval
+ * (NAN below 3 points). */
+static int log_fit(const aim_recovery_finite *f, int nd, double *A, double *B, double *half)
 {
     double x[MAX_DIMS], y[MAX_DIMS], c00, c01, c11, sumsq;
     int m = 0;
@@ -254,11 +289,12 @@ static int log_fit(const aim_recovery_finite *f, int nd, double *A, double *B, d
             x[m] = log((double)f[i].d);
             y[m++] = f[i].median_tau;
         }
-    *se_B = NAN;
+    *half = NAN;
     if (m < 2 || gsl_fit_linear(x, 1, y, 1, (size_t)m, A, B, &c00, &c01, &c11, &sumsq))
         return m < 2 ? m : 0;
+    /* GSL scales the covariance by the residual variance */
     if (m > 2)
-        *se_B = sqrt(c11); /* GSL scales the covariance by the residual variance */
+        *half = gsl_cdf_tdist_Pinv(0.975, m - 2) * sqrt(c11);
     return m;
 }
 
@@ -266,38 +302,51 @@ static void print_finite(const aim_config *cfg, const aim_recovery_finite *f, in
 {
     printf("Finite d: the limit ODE from the initial matrices of SGD seeds %llu .. %llu:\n",
            (unsigned long long)cfg->seed, (unsigned long long)(cfg->seed + f[0].seeds - 1));
+    int recovered = 0, blowups = 0;
     for (int i = 0; i < nd; i++) {
         double so = 0.0;
-        for (int s = 0; s < f[i].seeds; s++)
+        int grows = 0; /* seeds whose |overlap| ended above its start */
+        for (int s = 0; s < f[i].seeds; s++) {
             so += fabs(f[i].start_overlap[s]) / f[i].seeds;
+            grows += fabs(f[i].overlap_end[s]) > fabs(f[i].start_overlap[s]);
+        }
+        recovered += f[i].escaped;
+        blowups += f[i].blowups;
         printf("  d = %4d: start |overlap| %.3g on average; %d of %d seeds recover", f[i].d, so,
                f[i].escaped, f[i].seeds);
-        double grows = 0.0; /* seeds whose |overlap| ended above its start */
-        for (int s = 0; s < f[i].seeds; s++)
-            grows += fabs(f[i].overlap_end[s]) > fabs(f[i].start_overlap[s]);
         if (isfinite(f[i].median_tau))
             printf(", median tau_wr = %.4g, n_wr = %.4g\n", f[i].median_tau,
                    samples(cfg, f[i].d, f[i].median_tau));
         else
-            printf(" by tau = %g (n = %.4g): no median; |overlap| grew in %.0f\n",
-                   cfg->horizon, samples(cfg, f[i].d, cfg->horizon), grows);
+            printf(" by tau = %g (n = %.4g): no median; |overlap| grew in %d of %d\n",
+                   cfg->horizon, samples(cfg, f[i].d, cfg->horizon), grows, f[i].seeds);
         if (f[i].blowups)
             printf("    %d seed(s) blew up before recovering (noise-driven: lower "
-                   "training.eta)\n", f[i].blowups);
+                   "training.eta); the median counts them only if they ran past it\n",
+                   f[i].blowups);
+        if (f[i].above)
+            printf("    %d seed(s) start at |overlap| >= %g already (tau_wr = 0): a small d\n",
+                   f[i].above, AIM_RECOVERY_THRESHOLD);
     }
-    double A, B, se_B;
-    const int m = log_fit(f, nd, &A, &B, &se_B);
+    double A, B, half;
+    const int m = log_fit(f, nd, &A, &B, &half);
     if (m >= 2) {
         printf("  fit over %d dimensions: tau_wr = %.4g + %.4g ln d", m, A, B);
-        if (isfinite(se_B))
-            printf(" (B = %.4g +- %.2g)", B, se_B);
-        printf(": n_wr = tau_wr d^2/eta, %s\n",
-               B > 0 ? "the d^2 log d sample scale at fixed eta"
-                     : "no growth in ln d: the d^2 scale");
-    } else if (m == 0) {
-        printf("  No escape is predicted by tau = %g at any of these d: none on the d^2 log d "
-               "scale within the horizon (raise training.horizon to look further).\n",
+        if (isfinite(half))
+            printf(" (B 95 %% interval [%.4g, %.4g])", B - half, B + half);
+        printf(": %s\n",
+               !isfinite(half) ? "two dimensions give no interval: growth in ln d undecided"
+               : B - half > 0  ? "tau_wr grows like ln d: n_wr = tau_wr d^2/eta is on the "
+                                 "d^2 log d scale at fixed eta"
+               : B + half < 0  ? "tau_wr decreases with d"
+                               : "no significant growth in ln d: the d^2 scale");
+    } else if (recovered == 0 && blowups == 0) {
+        printf("  No seed recovers by tau = %g at any of these d: no escape is predicted on "
+               "the d^2 log d scale within the horizon (raise training.horizon to look "
+               "further).\n",
                cfg->horizon);
+    } else {
+        printf("  Fewer than two dimensions have a median: no fit.\n");
     }
 }
 
@@ -309,42 +358,36 @@ static double predicted(const aim_config *cfg, int d, const aim_recovery_limit *
     return f && isfinite(f->median_tau) ? samples(cfg, d, f->median_tau) : NAN;
 }
 
-static int write_files(const recovery_options *o, const aim_recovery_limit *r,
-                       const aim_recovery_finite *f, char paths[3][1024])
+static const char *seed_status(const aim_recovery_finite *f, int s)
+{
+    return isfinite(f->tau_wr[s]) ? "recovered" : f->blew_up[s] ? "blow-up" : "not-by-horizon";
+}
+
+static void put_table(FILE *t, const recovery_options *o, const aim_recovery_limit *lim,
+                      int nlim, const aim_recovery_finite *f)
 {
     const aim_config *cfg = &o->cfg;
-    static const char *const suffix[3] = {"recovery", "recovery-start", "recovery-seeds"};
-    aim_tsv *tsv[3] = {NULL, NULL, NULL};
-    int rc = 0;
-    for (int k = 0; !rc && k < 3; k++) {
-        if (k == 2 && !f)
-            break;
-        rc = aim_tsv_path(paths[k], sizeof paths[k], cfg, suffix[k], "tsv") ||
-             !(tsv[k] = aim_tsv_open(paths[k]));
-        if (!rc)
-            aim_tsv_metadata(tsv[k], "recovery", cfg);
-    }
-    if (rc) {
-        for (int k = 0; k < 3; k++)
-            if (tsv[k])
-                aim_tsv_abort(tsv[k]);
-        return -1;
-    }
-    FILE *t = aim_tsv_stream(tsv[0]);
     fprintf(t, "# weak recovery: |overlap| >= %g; n = tau d^2/eta; n_wr_predicted: the limit's "
-               "n_wr, else the finite-d median's\n", AIM_RECOVERY_THRESHOLD);
+               "n_wr, else the finite-d median's%s\n",
+            AIM_RECOVERY_THRESHOLD,
+            nlim > 1 ? "; raw centring: the limit at each row's d" : "");
     fputs("d\teta\ttau_wr_limit\tn_wr_limit\tseeds\tescaped\ttau_wr_median\tn_wr_median\t"
           "n_wr_predicted\n", t);
     for (int i = 0; i < o->ndims; i++) {
         const int d = o->dims[i];
+        const aim_recovery_limit *r = &lim[nlim > 1 ? i : 0];
         const aim_recovery_finite *fi = f ? &f[i] : NULL;
         fprintf(t, "%d\t%.10g\t%.10g\t%.10g\t%d\t%d\t%.10g\t%.10g\t%.10g\n", d, cfg->eta,
                 r->tau_wr, samples(cfg, d, r->tau_wr), fi ? fi->seeds : 0,
                 fi ? fi->escaped : 0, fi ? fi->median_tau : NAN,
                 fi ? samples(cfg, d, fi->median_tau) : NAN, predicted(cfg, d, r, fi));
     }
-    FILE *s = aim_tsv_stream(tsv[1]);
+}
+
+static void put_start(FILE *s, const aim_recovery_limit *r, int d)
+{
     fprintf(s, "quantity\tvalue\n");
+    fprintf(s, "d\t%d\n", d);
     fprintf(s, "start_overlap\t%.10g\n", r->start_overlap);
     fprintf(s, "cross_omega_engine\t%.10g\ncross_psi_engine\t%.10g\n", r->cross_engine[0],
             r->cross_engine[1]);
@@ -358,18 +401,62 @@ static int write_files(const recovery_options *o, const aim_recovery_limit *r,
     fprintf(s, "tau_wr_limit\t%.10g\ntau_end\t%.10g\noverlap_end\t%.10g\n", r->tau_wr,
             r->tau_end, r->overlap_end);
     fprintf(s, "status\t%s\n", r->status == AIM_ODE_BLOWUP ? r->message : "complete");
-    if (f) {
-        FILE *p = aim_tsv_stream(tsv[2]);
-        fputs("d\tseed\tstart_overlap\ttau_wr\tn_wr\ttau_end\toverlap_end\n", p);
-        for (int i = 0; i < o->ndims; i++)
-            for (int k = 0; k < f[i].seeds; k++)
-                fprintf(p, "%d\t%llu\t%.10g\t%.10g\t%.10g\t%.10g\t%.10g\n", f[i].d,
-                        (unsigned long long)(cfg->seed + (uint64_t)k), f[i].start_overlap[k],
-                        f[i].tau_wr[k], samples(cfg, f[i].d, f[i].tau_wr[k]), f[i].tau_end[k],
-                        f[i].overlap_end[k]);
+}
+
+static void put_seeds(FILE *p, const recovery_options *o, const aim_recovery_finite *f)
+{
+    const aim_config *cfg = &o->cfg;
+    fputs("d\tseed\tstart_overlap\ttau_wr\tn_wr\ttau_end\toverlap_end\tstatus\n", p);
+    for (int i = 0; i < o->ndims; i++)
+        for (int k = 0; k < f[i].seeds; k++)
+            fprintf(p, "%d\t%llu\t%.10g\t%.10g\t%.10g\t%.10g\t%.10g\t%s\n", f[i].d,
+                    (unsigned long long)(cfg->seed + (uint64_t)k), f[i].start_overlap[k],
+                    f[i].tau_wr[k], samples(cfg, f[i].d, f[i].tau_wr[k]), f[i].tau_end[k],
+                    f[i].overlap_end[k], seed_status(&f[i], k));
+}
+
+/* All files are written completely before any is renamed into place;
+ * without finite-d runs a seeds file of an earlier run of the same name
+ * is removed, so the directory never mixes two runs. */
+static int write_files(const recovery_options *o, const aim_recovery_limit *lim, int nlim,
+                       const aim_recovery_finite *f, char paths[3][1024])
+{
+    const aim_config *cfg = &o->cfg;
+    static const char *const suffix[3] = {"recovery", "recovery-start", "recovery-seeds"};
+    aim_tsv *tsv[3] = {NULL, NULL, NULL};
+    const int nfiles = f ? 3 : 2;
+    int rc = 0;
+    for (int k = 0; !rc && k < 3; k++) {
+        rc = aim_tsv_path(paths[k], sizeof paths[k], cfg, suffix[k], "tsv");
+        if (!rc && k < nfiles && !(tsv[k] = aim_tsv_open(paths[k])))
+            rc = -1;
+        if (!rc && k < nfiles)
+            aim_tsv_metadata(tsv[k], "recovery", cfg);
     }
-    for (int k = 0; k < 3; k++)
-        if (tsv[k] && aim_tsv_commit(tsv[k]))
+    if (!rc) {
+        put_table(aim_tsv_stream(tsv[0]), o, lim, nlim, f);
+        put_start(aim_tsv_stream(tsv[1]), &lim[nlim - 1], o->dims[o->ndims - 1]);
+        if (f)
+            put_seeds(aim_tsv_stream(tsv[2]), o, f);
+        for (int k = 0; k < nfiles; k++)
+            if (fflush(aim_tsv_stream(tsv[k])) || ferror(aim_tsv_stream(tsv[k]))) {
+                fprintf(stderr, "aimdyn recovery: cannot write %s\n", paths[k]);
+                rc = -1;
+            }
+    }
+    if (rc) {
+        for (int k = 0; k < 3; k++)
+            if (tsv[k])
+                aim_tsv_abort(tsv[k]);
+        return -1;
+    }
+    if (!f && remove(paths[2]) && errno != ENOENT) {
+        fprintf(stderr, "aimdyn recovery: cannot remove the stale %s: %s\n", paths[2],
+                strerror(errno));
+        rc = -1;
+    }
+    for (int k = 0; k < nfiles; k++)
+        if (aim_tsv_commit(tsv[k]))
             rc = -1;
     return rc;
 }
@@ -382,32 +469,43 @@ int aim_cmd_recovery(int argc, char **argv)
         return rc > 0 ? 0 : AIM_EXIT_USAGE;
     const aim_config *cfg = &o.cfg;
     char err[1024];
-    aim_recovery_limit r;
-    if (aim_recovery_limit_analyse(cfg, o.dims[o.ndims - 1], &r, err, sizeof err)) {
-        fprintf(stderr, "aimdyn recovery: %s\n", err);
-        return AIM_EXIT_RUNTIME;
+    aim_recovery_limit lim[MAX_DIMS];
+    const int nlim = limit_per_dimension(cfg) ? o.ndims : 1;
+    int limit_recovers = 1, blowup = 0;
+    for (int k = 0; k < nlim; k++) {
+        const int d = o.dims[nlim > 1 ? k : o.ndims - 1];
+        if (aim_recovery_limit_analyse(cfg, d, &lim[k], err, sizeof err)) {
+            fprintf(stderr, "aimdyn recovery: %s\n", err);
+            return AIM_EXIT_RUNTIME;
+        }
+        limit_recovers &= isfinite(lim[k].tau_wr);
+        blowup |= lim[k].status == AIM_ODE_BLOWUP;
     }
-    print_start(cfg, &r);
-    print_limit(cfg, &o, &r);
-    const int finite = o.finite == FINITE_ALWAYS ||
-                       (o.finite == FINITE_AUTO && !isfinite(r.tau_wr));
+    if (nlim > 1)
+        printf("(raw centring: the start below at d = %d; the limit runs at each d)\n",
+               o.dims[o.ndims - 1]);
+    print_start(cfg, &lim[nlim - 1]);
+    print_limit(cfg, &o, lim, nlim);
+    const int finite = o.finite == FINITE_ALWAYS || (o.finite == FINITE_AUTO && !limit_recovers);
     aim_recovery_finite f[MAX_DIMS];
     memset(f, 0, sizeof f);
     int exit_code = 0;
-    for (int i = 0; finite && i < o.ndims && !exit_code; i++)
+    for (int i = 0; finite && i < o.ndims && !exit_code; i++) {
         if (aim_recovery_finite_run(cfg, o.dims[i], cfg->seeds, 1, &f[i], err, sizeof err)) {
             fprintf(stderr, "aimdyn recovery: %s\n", err);
             exit_code = AIM_EXIT_RUNTIME;
         }
+        blowup |= f[i].blowups > 0;
+    }
     if (!exit_code && finite)
         print_finite(cfg, f, o.ndims);
     char paths[3][1024];
-    if (!exit_code && write_files(&o, &r, finite ? f : NULL, paths))
+    if (!exit_code && write_files(&o, lim, nlim, finite ? f : NULL, paths))
         exit_code = AIM_EXIT_RUNTIME;
     if (!exit_code) {
         printf("wrote %s, %s%s%s\n", paths[0], paths[1], finite ? ", " : "",
                finite ? paths[2] : "");
-        if (r.status == AIM_ODE_BLOWUP)
+        if (blowup)
             exit_code = AIM_EXIT_BLOWUP;
     }
     for (int i = 0; i < o.ndims; i++)

@@ -48,14 +48,19 @@ static const char usage[] =
     "n_wr = tau_wr d^2 / eta with the d (sgd.d) and learning rate (training.eta)\n"
     "recorded in its file, so the files may follow an eta(d) schedule such as\n"
     "eta ~ 1/log d. A seed that never reaches X is censored: n_wr > n at its\n"
-    "last grid point.\n"
+    "last finite grid point. A seed that blew up (its rows stop early, or its\n"
+    "overlap is NaN from some tau on, as `aimdyn sgd` writes it) is censored where\n"
+    "its overlap was last finite, not at the horizon; a seed whose overlap is NaN\n"
+    "from its first row is not valid input.\n"
     "\n"
     "Per d: seeds, recovered seeds, the median n_wr, defined when more than half\n"
-    "of the seeds recovered (censored seeds count as larger than every recovered\n"
-    "one), its distribution-free confidence interval [n_(l), n_(N+1-l)] from the\n"
-    "order statistics of the N seeds (the narrowest with binomial coverage\n"
-    ">= 95 %, printed with its exact coverage; needs N >= 6), the median tau_wr\n"
-    "and eta.\n"
+    "of the seeds recovered and every censored seed's last finite tau is at\n"
+    "least both middle order statistics (a seed that blew up earlier might have\n"
+    "recovered below them: \"none (blow-ups)\"), its distribution-free confidence\n"
+    "interval [n_(l), n_(N+1-l)] from the order statistics of the N seeds (the\n"
+    "narrowest with binomial coverage >= 95 %, printed with its exact coverage;\n"
+    "needs N >= 6; an end that a censored seed leaves unknown is open, \"> n\"),\n"
+    "the median tau_wr and eta.\n"
     "\n"
     "Fits, by least squares on log n_wr of every recovered seed at every d\n"
     "(they need recovered seeds at 2 or more d; censored seeds are left out,\n"
@@ -68,9 +73,10 @@ static const char usage[] =
     "Each law's residual sum of squares of ln n_wr (RSS) is printed; the power\n"
     "law's is never larger than that of n = c d^2 (it has one more parameter).\n"
     "Rule: a law is \"supported\" when the 95 % interval of a contains its\n"
-    "exponent (to round-off): 2 for d^2; for d^2 log d its local exponent\n"
-    "2 + 1/ln d_g, d_g the geometric mean of d over the fitted seeds. B = 0\n"
-    "(tau_wr independent of d) is supported when B's 95 % interval contains 0.\n"
+    "exponent (to round-off): 2 for d^2; for d^2 log d the exponent that law\n"
+    "gives the power-law fit, the least-squares slope of ln(d^2 ln d) against\n"
+    "ln d over the same seeds' d (about 2 + 1/ln d). B = 0 (tau_wr independent\n"
+    "of d) is supported when B's 95 % interval contains 0.\n"
     "Over a narrow range of d both laws can be supported: read the numbers.\n"
     "\n"
     "options:\n"
@@ -93,9 +99,10 @@ static const char usage[] =
     "\n"
     "Writes DIR/NAME-scaling.tsv: one row per d (columns d, eta, seeds, recovered,\n"
     "n_horizon, median_n_wr, ci_lo, ci_hi, ci_level, median_tau_wr, n_wr_predicted,\n"
-    "rel_gap; ci_hi = inf: open above because of censored seeds; nan: not\n"
+    "rel_gap; ci_lo, ci_hi = inf: not measured, a censored seed's n_wr; nan: not\n"
     "defined), and '#' lines with the inputs, the threshold, every seed's\n"
-    "tau_wr and n_wr, and the fits.\n"
+    "tau_wr and n_wr (or where it was censored, and whether it blew up), the\n"
+    "medians not defined because of blow-ups, and the fits.\n"
     "\n"
     "Example (the runs of `sh validate/campaign_recovery.sh scaling`):\n"
     "  aimdyn scaling --label \"tied He2, eta = 0.02\" \\\n"
@@ -124,14 +131,18 @@ typedef struct {
     int nseeds, recovered;
     double *seed;    /* seed numbers, as recorded */
     double *tau_wr;  /* NaN: censored */
-    double *tau_end; /* the last grid point the seed reached */
-    double tau_max;  /* the largest of them (the horizon) */
+    double *tau_end; /* the last grid point with a finite overlap */
+    double tau_max;  /* the last grid point of any seed's rows (the horizon) */
 } sgd_run;
 
 /* What is reported per d. NaN: not defined. */
 typedef struct {
     double median_n, median_tau;
-    double ci_lo, ci_hi, ci_level; /* ci_hi = inf: open above (censored) */
+    double ci_lo, ci_hi, ci_level; /* inf: not measured (a censored seed) */
+    double lo_bound, hi_bound;     /* what an inf end is known to exceed, in n */
+    double candidate_n; /* the median were every censored seed beyond the
+                           horizon: NaN unless the seeds that blew up
+                           leave the median undefined */
 } dim_stats;
 
 /* One prediction row and the file it came from. */
@@ -157,7 +168,7 @@ typedef struct {
     int points, dims;
     double a, log_c, a_se, a_lo, a_hi, rss;   /* n = c d^a */
     double log_c2, rss2;                      /* n = c d^2 */
-    double log_c2l, rss2l, a2l, d_geo;        /* n = c d^2 log d */
+    double log_c2l, rss2l, a2l;               /* n = c d^2 log d */
     double A, B, B_se, B_lo, B_hi, tau_rss;   /* tau_wr = A + B log d */
 } fits;
 
@@ -420,12 +431,23 @@ static int seeds_from_table(const aim_table *t, sgd_run *run, double threshold)
                         run->path, id);
                 rc = -1;
             }
+        /* `aimdyn sgd` writes NaN only past a blow-up: the seed stops at
+         * its first NaN overlap, which must not be its first row */
+        int finite = 0;
+        while (rc == 0 && i + finite < end && !isnan(t->data[(i + finite) * nc + ko]))
+            finite++;
+        if (rc == 0 && finite == 0) {
+            fprintf(stderr, CMD ": --sgd %s: seed %g: the overlap is NaN from its first row "
+                            "(tau = %g) on; allowed: per-seed rows of `aimdyn sgd`, which are "
+                            "NaN only past a blow-up\n", run->path, id, tau[0]);
+            rc = -1;
+        }
         if (rc)
             break;
         run->seed[s] = id;
-        run->tau_end[s] = tau[end - i - 1];
-        run->tau_max = fmax(run->tau_max, run->tau_end[s]);
-        run->tau_wr[s] = aim_trajectory_recovery_time(end - i, tau, t->data + i * nc + ko, nc,
+        run->tau_end[s] = tau[finite - 1];
+        run->tau_max = fmax(run->tau_max, tau[end - i - 1]);
+        run->tau_wr[s] = aim_trajectory_recovery_time(finite, tau, t->data + i * nc + ko, nc,
                                                       threshold);
         if (run->tau_wr[s] <= 0) { /* n_wr = 0 has no logarithm */
             fprintf(stderr, CMD ": --sgd %s: seed %g has |overlap| >= %g already at tau = %g; "
@@ -586,24 +608,67 @@ static int median_interval(int n, double *coverage)
     return l;
 }
 
+/* A seed among the order statistics: its tau_wr, or for a censored seed
+ * the last tau where it was seen not to have recovered (its tau_wr is
+ * larger). */
+typedef struct {
+    double tau;
+    int censored;
+} seed_value;
+
+static int compare_seed_values(const void *a, const void *b)
+{
+    const seed_value *x = a, *y = b;
+    /* at equal tau the censored seed second: its tau_wr is larger */
+    return x->tau != y->tau ? compare_doubles(&x->tau, &y->tau)
+                            : compare_ints(x->censored, y->censored);
+}
+
+/* The order statistics of the seeds' tau_wr: the k-th smallest is
+ * measured when the k smallest values in v (sorted) are all recovered
+ * (a seed that blew up early may sort before recovered ones); otherwise
+ * it is only known to exceed v[k - 1]: inf, with that bound. */
+static double order_statistic(const seed_value *v, int known, int k, double to_n,
+                              double *bound)
+{
+    *bound = v[k - 1].tau * to_n;
+    return k <= known ? *bound : INFINITY;
+}
+
 static int dim_statistics(const sgd_run *run, dim_stats *st)
 {
     const int n = run->nseeds;
     double *tau = malloc(sizeof(double) * (size_t)n);
-    if (!tau) {
+    seed_value *v = malloc(sizeof *v * (size_t)n);
+    if (!tau || !v) {
         fprintf(stderr, CMD ": out of memory\n");
+        free(tau);
+        free(v);
         return -1;
     }
-    for (int s = 0; s < n; s++)
-        tau[s] = isnan(run->tau_wr[s]) ? INFINITY : run->tau_wr[s];
+    for (int s = 0; s < n; s++) {
+        const int censored = isnan(run->tau_wr[s]);
+        tau[s] = censored ? INFINITY : run->tau_wr[s];
+        v[s] = (seed_value){censored ? run->tau_end[s] : run->tau_wr[s], censored};
+    }
     qsort(tau, (size_t)n, sizeof *tau, compare_doubles);
+    qsort(v, (size_t)n, sizeof *v, compare_seed_values);
+    int known = 0; /* the order statistics measured: X_(1) .. X_(known) */
+    while (known < n && !v[known].censored)
+        known++;
     const double to_n = (double)run->d * run->d / run->eta; /* n = tau d^2 / eta */
-    st->median_tau = median_sorted(n, tau, run->recovered);
+    /* the median were every censored seed beyond the horizon; it stands
+     * when both middle order statistics, up to X_(n/2 + 1), are measured */
+    const double candidate = median_sorted(n, tau, run->recovered);
+    const int measured = known >= n / 2 + 1;
+    st->median_tau = measured ? candidate : NAN;
     st->median_n = st->median_tau * to_n;
+    st->candidate_n = measured ? NAN : candidate * to_n;
     const int l = median_interval(n, &st->ci_level);
-    st->ci_lo = l ? tau[l - 1] * to_n : NAN;
-    st->ci_hi = l ? tau[n - l] * to_n : NAN;
+    st->ci_lo = l ? order_statistic(v, known, l, to_n, &st->lo_bound) : NAN;
+    st->ci_hi = l ? order_statistic(v, known, n + 1 - l, to_n, &st->hi_bound) : NAN;
     free(tau);
+    free(v);
     return 0;
 }
 
@@ -663,7 +728,6 @@ static int fit_laws(const sgd_run *runs, int nruns, fits *f)
         goto done;
     }
     int i = 0;
-    double mean_x = 0.0;
     for (int r = 0; r < nruns; r++)
         for (int s = 0; s < runs[r].nseeds; s++) {
             if (isnan(runs[r].tau_wr[s]))
@@ -672,7 +736,6 @@ static int fit_laws(const sgd_run *runs, int nruns, fits *f)
             x[i] = log(d);
             tau[i] = runs[r].tau_wr[s];
             y[i] = log(tau[i] * d * d / runs[r].eta);
-            mean_x += x[i] / n;
             i++;
         }
     if (line_fit(n, x, y, &f->log_c, &f->a, &f->a_se, &f->a_lo, &f->a_hi, &f->rss) ||
@@ -684,8 +747,11 @@ static int fit_laws(const sgd_run *runs, int nruns, fits *f)
     for (i = 0; i < n; i++) /* sgd.d >= 8, so log d > 0 */
         off[i] = 2 * x[i] + log(x[i]);
     one_constant_law(n, y, off, &f->log_c2l, &f->rss2l);
-    f->d_geo = exp(mean_x);
-    f->a2l = 2 + 1 / mean_x; /* d log n / d log d of d^2 log d at d_geo */
+    /* the exponent d^2 log d itself gives the power-law fit: the slope of
+     * ln(d^2 ln d) against ln d over the same seeds' d */
+    double c0, se, lo, hi, rss;
+    if (line_fit(n, x, off, &c0, &f->a2l, &se, &lo, &hi, &rss))
+        goto done;
     rc = 0;
 done:
     free(x);
@@ -729,7 +795,7 @@ static dim_row *merge_rows(sgd_run *runs, int nruns, const prediction *pred, int
         dim_row *row = &rows[n++];
         const int take_run = i < nruns && (j >= npred || runs[i].d <= pred[j].d);
         const int take_pred = j < npred && (i >= nruns || pred[j].d <= runs[i].d);
-        row->st = (dim_stats){NAN, NAN, NAN, NAN, NAN};
+        row->st = (dim_stats){NAN, NAN, NAN, NAN, NAN, NAN, NAN, NAN};
         row->predicted = NAN;
         if (take_run) {
             row->d = runs[i].d;
@@ -759,6 +825,12 @@ static double n_horizon(const sgd_run *run)
     return run->tau_max * run->d * run->d / run->eta;
 }
 
+/* A censored seed that stopped before the horizon: it blew up. */
+static int blew_up(const sgd_run *run, int s)
+{
+    return isnan(run->tau_wr[s]) && run->tau_end[s] < run->tau_max;
+}
+
 /* The interval as text: "[lo, hi] (99.2 %)", an open end "> n". */
 static void interval_text(char *buf, size_t size, const dim_row *row)
 {
@@ -768,11 +840,11 @@ static void interval_text(char *buf, size_t size, const dim_row *row)
         return;
     }
     if (isinf(row->st.ci_lo))
-        snprintf(lo, sizeof lo, "> %.4g", n_horizon(row->run));
+        snprintf(lo, sizeof lo, "> %.4g", row->st.lo_bound);
     else
         snprintf(lo, sizeof lo, "%.4g", row->st.ci_lo);
     if (isinf(row->st.ci_hi))
-        snprintf(hi, sizeof hi, "> %.4g", n_horizon(row->run));
+        snprintf(hi, sizeof hi, "> %.4g", row->st.hi_bound);
     else
         snprintf(hi, sizeof hi, "%.4g", row->st.ci_hi);
     snprintf(buf, size, "[%s, %s] (%.1f %%)", lo, hi, 100 * row->st.ci_level);
@@ -785,34 +857,40 @@ static void print_table(const options *o, const dim_row *rows, int nrows)
            "n_wr = tau_wr d^2 / eta\n", o->threshold);
     if (o->label)
         printf("runs: %s\n", o->label);
-    printf("\n%6s %10s %5s %9s %12s  %-36s %12s %12s\n", "d", "eta", "seeds", "recovered",
+    printf("\n%6s %10s %5s %9s %15s  %-36s %12s %12s\n", "d", "eta", "seeds", "recovered",
            "median n_wr", "confidence interval of the median", "median tau", "horizon n");
     for (int i = 0; i < nrows; i++) {
         const sgd_run *run = rows[i].run;
         if (!run)
             continue;
+        const int blocked = !isnan(rows[i].st.candidate_n);
         interval_text(ci, sizeof ci, &rows[i]);
-        printf("%6d %10.4g %5d %9d %12s  %-36s %12s %12.4g\n", run->d, run->eta, run->nseeds,
-               run->recovered, num(b1, sizeof b1, rows[i].st.median_n), ci,
+        printf("%6d %10.4g %5d %9d %15s  %-36s %12s %12.4g\n", run->d, run->eta, run->nseeds,
+               run->recovered,
+               blocked ? "none (blow-ups)" : num(b1, sizeof b1, rows[i].st.median_n), ci,
                num(b2, sizeof b2, rows[i].st.median_tau), n_horizon(run));
     }
     for (int i = 0; i < nrows; i++) {
         const sgd_run *run = rows[i].run;
         if (!run || run->recovered == run->nseeds)
             continue;
-        /* seeds stopped early (blow-up) are censored at their own last point */
+        /* seeds that blew up are censored at their own last finite point */
         printf("d = %d: censored (not recovered by n = %.4g):", run->d, n_horizon(run));
         const char *sep = run->nseeds - run->recovered > 1 ? " seeds" : " seed";
         for (int s = 0; s < run->nseeds; s++)
             if (isnan(run->tau_wr[s])) {
                 printf("%s %g", sep, run->seed[s]);
-                if (run->tau_end[s] < run->tau_max)
-                    printf(" (stopped early, at n = %.4g)",
+                if (blew_up(run, s))
+                    printf(" (blow-up: stopped early, at n = %.4g)",
                            run->tau_end[s] * run->d * run->d / run->eta);
                 sep = ",";
             }
         putchar('\n');
-        if (isnan(rows[i].st.median_n))
+        if (!isnan(rows[i].st.candidate_n))
+            printf("d = %d: median not defined (blow-ups): a seed that blew up stopped below "
+                   "the median n = %.4g of the others, and might have recovered before it\n",
+                   run->d, rows[i].st.candidate_n);
+        else if (isnan(rows[i].st.median_n))
             printf("d = %d: median not reached by n = %.4g (%d of %d seeds recovered)\n",
                    run->d, n_horizon(run), run->recovered, run->nseeds);
     }
@@ -836,9 +914,9 @@ static void print_fits(const fits *f, int nruns, int censored, int eta_varies)
            exp(f->log_c), f->rss);
     printf("  n = c d^2          c = %.4g; RSS = %.4g; exponent 2 in the interval "
            "(supported): %s\n", exp(f->log_c2), f->rss2, inside(f->a_lo, f->a_hi, 2.0));
-    printf("  n = c d^2 log d    c = %.4g; RSS = %.4g; local exponent 2 + 1/ln %.4g = %.4g in "
-           "the interval (supported): %s\n", exp(f->log_c2l), f->rss2l, f->d_geo, f->a2l,
-           inside(f->a_lo, f->a_hi, f->a2l));
+    printf("  n = c d^2 log d    c = %.4g; RSS = %.4g; its exponent over these d (slope of "
+           "ln(d^2 ln d) on ln d) %.4g in the interval (supported): %s\n", exp(f->log_c2l),
+           f->rss2l, f->a2l, inside(f->a_lo, f->a_hi, f->a2l));
     printf("  tau_wr = A + B log d  A = %.4g, B = %.4g, s.e. %s, 95 %% interval [%s, %s]; "
            "B = 0 (tau_wr independent of d) in the interval: %s\n", f->A, f->B,
            num(b[0], 32, f->B_se), num(b[1], 32, f->B_lo), num(b[2], 32, f->B_hi),
@@ -871,8 +949,8 @@ static void print_predictions(const dim_row *rows, int nrows)
 static char *command_line(int argc, char **argv)
 {
     size_t n = sizeof "aimdyn";
-    for (int i = 0; i < argc; i++)
-        n += 2 * strlen(argv[i]) + 4;
+    for (int i = 0; i < argc; i++) /* a space, two quotes, each ' as '\'' */
+        n += 4 * strlen(argv[i]) + 3;
     char *s = malloc(n), *p = s;
     if (!s)
         return NULL;
@@ -910,14 +988,15 @@ static void write_fit_lines(FILE *f, const fits *ft)
                "rss = %.10g\n", ft->a, ft->a_se, ft->a_lo, ft->a_hi, exp(ft->log_c), ft->rss);
     fprintf(f, "# fit n = c d^2: c = %.10g, rss = %.10g, exponent = 2, supported = %s\n",
             exp(ft->log_c2), ft->rss2, inside(ft->a_lo, ft->a_hi, 2.0));
-    fprintf(f, "# fit n = c d^2 log d: c = %.10g, rss = %.10g, exponent = %.10g (local, "
-               "d_geo = %.10g), supported = %s\n", exp(ft->log_c2l), ft->rss2l, ft->a2l,
-            ft->d_geo, inside(ft->a_lo, ft->a_hi, ft->a2l));
+    fprintf(f, "# fit n = c d^2 log d: c = %.10g, rss = %.10g, exponent = %.10g (least-squares "
+               "slope of ln(d^2 ln d) on ln d over the fitted seeds), supported = %s\n",
+            exp(ft->log_c2l), ft->rss2l, ft->a2l, inside(ft->a_lo, ft->a_hi, ft->a2l));
     fprintf(f, "# fit tau_wr = A + B log d: A = %.10g, B = %.10g, B_se = %.10g, B_ci95 = "
                "%.10g %.10g, rss = %.10g, B = 0 inside = %s\n", ft->A, ft->B, ft->B_se,
             ft->B_lo, ft->B_hi, ft->tau_rss, inside(ft->B_lo, ft->B_hi, 0.0));
     fprintf(f, "# rule: a law is supported when the 95 %% interval of a contains its exponent "
-               "(2; 2 + 1/ln d_geo for d^2 log d); nan: not defined (2 seeds)\n");
+               "(2; for d^2 log d the slope of ln(d^2 ln d) on ln d over the fitted seeds); "
+               "nan: not defined (2 seeds)\n");
 }
 
 static int write_tsv(const options *o, const char *cmdline, const sgd_run *runs, int nruns,
@@ -941,18 +1020,24 @@ static int write_tsv(const options *o, const char *cmdline, const sgd_run *runs,
         for (int s = 0; s < runs[r].nseeds; s++) {
             const double to_n = (double)runs[r].d * runs[r].d / runs[r].eta;
             if (isnan(runs[r].tau_wr[s]))
-                fprintf(f, "# seed d = %d, seed = %.10g: censored, tau_end = %.10g, n_end = "
-                           "%.10g\n", runs[r].d, runs[r].seed[s], runs[r].tau_end[s],
-                        runs[r].tau_end[s] * to_n);
+                fprintf(f, "# seed d = %d, seed = %.10g: censored, %stau_end = %.10g, n_end = "
+                           "%.10g\n", runs[r].d, runs[r].seed[s],
+                        blew_up(&runs[r], s) ? "blow-up (stopped early), " : "",
+                        runs[r].tau_end[s], runs[r].tau_end[s] * to_n);
             else
                 fprintf(f, "# seed d = %d, seed = %.10g: tau_wr = %.10g, n_wr = %.10g\n",
                         runs[r].d, runs[r].seed[s], runs[r].tau_wr[s],
                         runs[r].tau_wr[s] * to_n);
         }
+    for (int i = 0; i < nrows; i++)
+        if (!isnan(rows[i].st.candidate_n))
+            fprintf(f, "# median d = %d: not defined (blow-ups): a seed that blew up stopped "
+                       "below the median n = %.10g of the others\n", rows[i].d,
+                    rows[i].st.candidate_n);
     write_fit_lines(f, ft);
     fprintf(f, "# columns: ci_lo, ci_hi = order-statistic interval of the median with coverage "
-               "ci_level (inf: open above, censored seeds); rel_gap = (median - predicted) / "
-               "predicted; nan: not defined\n");
+               "ci_level (inf: not measured, a censored seed's n_wr); rel_gap = (median - "
+               "predicted) / predicted; nan: not defined\n");
     fputs("d\teta\tseeds\trecovered\tn_horizon\tmedian_n_wr\tci_lo\tci_hi\tci_level\t"
           "median_tau_wr\tn_wr_predicted\trel_gap\n", f);
     for (int i = 0; i < nrows; i++) {

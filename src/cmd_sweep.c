@@ -9,7 +9,9 @@
  * own in DIR/NAME-sweep.d/, written atomically with the point's full
  * configuration, so that a rerun keeps what an interrupted sweep
  * finished. The parent reports progress as the workers finish points,
- * then assembles DIR/NAME-sweep.tsv and draws DIR/NAME-sweep.png/.svg. */
+ * then assembles DIR/NAME-sweep.tsv and draws DIR/NAME-sweep.png/.svg.
+ * No file records a timing: the same sweep gives the same files, bit for
+ * bit; the wall times go to stdout and stderr only. */
 #include <errno.h>
 #include <getopt.h>
 #include <math.h>
@@ -30,24 +32,26 @@
 #include "plot.h"
 #include "trajectory.h"
 #include "tsv.h"
-#include "untied.h"
+#include "version.h"
 #include "words.h"
 
 enum {
     MAX_VARY = 3,      /* x axis, y axis, panels */
     MAX_VALUES = 64,   /* per --vary */
-    MAX_POINTS = 1000, /* the queue of point numbers (4 bytes each) fits in
-                          one atomic pipe write (PIPE_BUF >= 4096) */
+    MAX_POINTS = 1000, /* the queue of point numbers (4 bytes each) is
+                          written whole before any worker reads it, so it
+                          must fit in the pipe's capacity, or the write
+                          never returns: 4000 bytes fit in one page, the
+                          least a Linux pipe holds (default 64 KiB) */
     MAX_SETS = 64,
     MAX_JOBS = 64,
     TEXT_LEN = 4096    /* an assignment or a point's label */
 };
 
 /* Columns of a point's result, in its own file and in the table (after
- * the varied keys). ode_seconds is last: the one column that differs
- * between runs. */
+ * the varied keys). */
 static const char result_header[] =
-    "status\ttau_wr\tn_wr\ttau_end\toverlap_end\trisk_end\tmessage\tode_seconds";
+    "status\ttau_wr\tn_wr\ttau_end\toverlap_end\trisk_end\tmessage";
 
 /* A point's file: not there yet, there from an earlier run, or written
  * by this one. */
@@ -65,15 +69,26 @@ typedef struct {
 /* One point's outcome, as its file records it. */
 typedef struct {
     char status[16]; /* recovered | not-by-horizon | blow-up | failed */
-    double tau_wr, n_wr, tau_end, overlap, risk, seconds;
+    double tau_wr, n_wr, tau_end, overlap, risk;
+    double seconds; /* the integration's wall time: this run's points only,
+                       never in a file */
     char message[800]; /* "-" when none */
 } point_result;
+
+/* What a worker reports through the pipe of finished points: the point's
+ * number and its wall time, which its file does not record (16 bytes: one
+ * atomic pipe write). */
+typedef struct {
+    int point;
+    double seconds;
+} finished_point;
 
 typedef struct {
     const char *path; /* CONFIG; NULL: the built-in default */
     /* --set, --out and --name in order, then room for a point's
      * assignments */
     const char *sets[MAX_SETS + MAX_VARY];
+    char assign[MAX_VARY][TEXT_LEN]; /* a point's assignments, while checked */
     char *owned[MAX_SETS]; /* the --out and --name assignments built here */
     int nsets, nowned;
     vary_list vary[MAX_VARY];
@@ -96,7 +111,9 @@ static void print_help(void)
            "d = sgd.d, and draws the phase diagram of tau_wr as a heatmap.\n\n"
            "The grid is the Cartesian product of the --vary lists. A point's\n"
            "configuration is CONFIG, then every --set, then the point's values; every\n"
-           "point is checked before anything runs.\n\n"
+           "point is checked before anything runs. With hierarchy.start = seed (tied and\n"
+           "untied students only; a direct student always starts from the exact limit)\n"
+           "a point starts from the moments measured on SGD seed sgd.seed at d = sgd.d.\n\n"
            "options:\n"
            "  --vary KEY=V1,V2,...     a configuration key (see `aimdyn keys`) and its\n"
            "                           values, separated by commas (1 to 3 times: the x\n"
@@ -113,22 +130,27 @@ static void print_help(void)
            "  DIR/NAME-sweep.tsv       one row per point: the varied values, status\n"
            "                           (recovered, not-by-horizon, blow-up, failed),\n"
            "                           tau_wr, n_wr, tau_end (the last tau reached),\n"
-           "                           overlap_end, risk_end (there), message and\n"
-           "                           ode_seconds (the integration's wall time)\n"
+           "                           overlap_end, risk_end (there) and message\n"
            "  DIR/NAME-sweep.png/.svg  the heatmap: x = the first key, y = the second,\n"
            "                           a panel per value of the third; colour = tau_wr\n"
            "                           (log scale when it spans more than a factor 10),\n"
            "                           grey = not by training.horizon, blow-up\n"
-           "                           or failed\n\n"
+           "                           or failed\n"
+           "The files record no timing: the same sweep writes the same files, bit for\n"
+           "bit. Wall times (per point, in all, and the speed-up of the workers) are\n"
+           "printed on stderr and stdout only.\n\n"
            "Resuming: rerunning the same command keeps every point whose file records\n"
-           "the same configuration (output.* aside) and computes only the others; an\n"
-           "interrupted sweep (Ctrl-C, kill) leaves complete point files only. A point\n"
-           "file of another configuration is an error: remove DIR/NAME-sweep.d or choose\n"
-           "another --name.\n\n"
+           "the same configuration (output.* aside) and the same aimdyn version, and\n"
+           "computes the others; a point written by another version, or whose status\n"
+           "is failed, is computed again (said on stderr). An interrupted sweep\n"
+           "(Ctrl-C, kill) leaves complete point files only. A point file of another\n"
+           "configuration is an error: remove DIR/NAME-sweep.d or choose another --name.\n\n"
            "Examples:\n"
            "  aimdyn sweep --vary model.activation=he1,he2,he3 --vary training.eta=0.02,0.05,0.1\n"
-           "      the default example: He1 recovers at tau ~ 0.012 at every rate, He2\n"
-           "      does not leave the uninformative start, He3 blows up at the larger rates\n"
+           "      the default example: He1 recovers at tau ~ 0.012 at every rate; He2\n"
+           "      does not leave the uninformative start in the limit ODE (finite-d SGD\n"
+           "      does escape it, in a time growing with d: see `aimdyn recovery`); He3\n"
+           "      blows up at the larger rates\n"
            "  aimdyn sweep examples/tied_he2.ini --vary model.activation=he1,he2,he3 \\\n"
            "      --vary model.decomposition=direct,tied,untied --vary training.eta=0.005,0.01\n"
            "      activation against decomposition, a panel per rate: only the tied\n"
@@ -136,10 +158,14 @@ static void print_help(void)
            "  A tied student needs a symmetric teacher (tied_he2.ini has one; elsewhere\n"
            "  --set teacher.decomposition=tied) and centred indices; an untied student\n"
            "  hierarchy.order >= 2. Hierarchies of high order take seconds per point.\n\n"
-           "Exit status: 0 every point ran (a blow-up or a failed integration is a\n"
-           "result: its row says so); 1 bad usage or an invalid point (nothing run or\n"
-           "written); 2 run-time failure (a worker failed or a file could not be\n"
-           "written; finished points are kept: rerun to complete the sweep).\n",
+           "Exit status: 0 every point ran to its horizon or recovered; 1 bad usage or\n"
+           "an invalid point (nothing run or written); 2 run-time failure: a point's\n"
+           "integration failed (the table is still written, its row says failed, a\n"
+           "rerun computes it again), a worker failed or a file could not be written\n"
+           "(finished points are kept: rerun to complete the sweep), or gnuplot failed\n"
+           "to draw the heatmap (the table is kept); 3 no failure, but a point blew up\n"
+           "(recorded in the table: status blow-up). Without gnuplot: a warning, no\n"
+           "heatmap, the exit status as otherwise.\n",
            AIM_RECOVERY_THRESHOLD, MAX_VALUES, MAX_POINTS, MAX_JOBS, cores,
            aim_cli_usage_common);
 }
@@ -398,7 +424,8 @@ static int check_values(const sweep *sw)
     return 0;
 }
 
-/* Every point's configuration: CONFIG, --set, then its assignments,
+/* Every point's configuration: CONFIG, --set, then its assignments
+ * (kept in sw->assign, which lives as long as sw->sets points into it),
  * validated; the first invalid point is a usage error naming it. */
 static int check_points(sweep *sw)
 {
@@ -409,11 +436,11 @@ static int check_points(sweep *sw)
         fprintf(stderr, "aimdyn sweep: out of memory\n");
         return -1;
     }
-    char assign[MAX_VARY][TEXT_LEN];
     for (int p = 0; p < sw->npoints; p++) {
         for (int v = 0; v < sw->nvary; v++) {
-            snprintf(assign[v], TEXT_LEN, "%s=%s", sw->vary[v].key, point_value(sw, p, v));
-            sw->sets[sw->nsets + v] = assign[v];
+            snprintf(sw->assign[v], TEXT_LEN, "%s=%s", sw->vary[v].key,
+                     point_value(sw, p, v));
+            sw->sets[sw->nsets + v] = sw->assign[v];
         }
         char label[TEXT_LEN], cmd[TEXT_LEN + 64];
         point_label(sw, p, label, sizeof label);
@@ -498,9 +525,9 @@ static int parse_number(const char *s, double *x)
 /* A result row (modified in place). Returns 0 or -1. */
 static int parse_result(char *line, point_result *r)
 {
-    char *f[8];
+    char *f[7];
     int n = 0;
-    for (char *p = line; n < 8; n++) {
+    for (char *p = line; n < 7; n++) {
         f[n] = p;
         char *tab = strchr(p, '\t');
         if (!tab) {
@@ -512,21 +539,39 @@ static int parse_result(char *line, point_result *r)
     }
     static const char *const statuses[] = {"recovered", "not-by-horizon", "blow-up", "failed"};
     int known = 0;
-    for (int i = 0; n == 8 && i < 4; i++)
+    for (int i = 0; n == 7 && !strchr(f[6], '\t') && i < 4; i++)
         known |= !strcmp(f[0], statuses[i]);
     if (!known || parse_number(f[1], &r->tau_wr) || parse_number(f[2], &r->n_wr) ||
         parse_number(f[3], &r->tau_end) || parse_number(f[4], &r->overlap) ||
-        parse_number(f[5], &r->risk) || parse_number(f[7], &r->seconds))
+        parse_number(f[5], &r->risk))
         return -1;
+    r->seconds = NAN; /* not recorded */
     snprintf(r->status, sizeof r->status, "%s", f[0]);
     snprintf(r->message, sizeof r->message, "%s", f[6]);
     return 0;
 }
 
+/* read_point's outcomes besides 0 and -1 */
+enum { OTHER_VERSION = 1 };
+
+/* The version in a file's first line "# aimdyn VERSION" (aim_tsv_metadata)
+ * into version[0 .. n-1]: 0 when it is this one's, OTHER_VERSION when it
+ * is another's, -1 when the line is not there. */
+static int check_version(const char *first_line, char *version, size_t n)
+{
+    static const char tag[] = "# aimdyn ";
+    if (strncmp(first_line, tag, sizeof tag - 1))
+        return -1;
+    snprintf(version, n, "%s", first_line + sizeof tag - 1);
+    return strcmp(version, AIM_VERSION) ? OTHER_VERSION : 0;
+}
+
 /* Reads a point file: its result and, when config is not NULL, its
- * result-deciding configuration lines (malloc'd). Returns 0, or -1 when
- * it is not a complete point file. */
-static int read_point(const char *path, point_result *r, char **config)
+ * result-deciding configuration lines (malloc'd). Returns 0; OTHER_VERSION
+ * when another version of aimdyn wrote it (its version in version[0 ..
+ * n-1], nothing else read); or -1 when it is not a complete point file. */
+static int read_point(const char *path, point_result *r, char **config, char *version,
+                      size_t n)
 {
     FILE *f = fopen(path, "r");
     if (!f)
@@ -535,11 +580,16 @@ static int read_point(const char *path, point_result *r, char **config)
     size_t cap = 0, textlen = 0;
     FILE *m = config ? open_memstream(&text, &textlen) : NULL;
     int rows = -1, ok = !config || m; /* rows: -1 before the header */
+    int lines = 0, other = 0;
     ssize_t len;
-    while (ok && (len = getline(&line, &cap, f)) >= 0) {
+    while (ok && !other && (len = getline(&line, &cap, f)) >= 0) {
         while (len > 0 && (line[len - 1] == '\n' || line[len - 1] == '\r'))
             line[--len] = '\0';
-        if (line[0] == '#') {
+        if (lines++ == 0) {
+            const int v = check_version(line, version, n);
+            ok = v >= 0;
+            other = v == OTHER_VERSION;
+        } else if (line[0] == '#') {
             if (m && result_config_line(line))
                 fprintf(m, "%s\n", line);
         } else if (rows < 0) {
@@ -549,22 +599,22 @@ static int read_point(const char *path, point_result *r, char **config)
             ok = rows++ == 0 && parse_result(line, r) == 0;
         }
     }
-    ok = ok && rows == 1 && !ferror(f);
+    ok = ok && (other || rows == 1) && !ferror(f);
     if (m && fclose(m))
         ok = 0;
     free(line);
     fclose(f);
-    if (config && ok)
+    if (config && ok && !other)
         *config = text;
     else
         free(text);
-    return ok ? 0 : -1;
+    return !ok ? -1 : other ? OTHER_VERSION : 0;
 }
 
 static void put_result(FILE *f, const point_result *r)
 {
-    fprintf(f, "%s\t%.10g\t%.10g\t%.10g\t%.10g\t%.10g\t%s\t%.3f\n", r->status, r->tau_wr,
-            r->n_wr, r->tau_end, r->overlap, r->risk, r->message, r->seconds);
+    fprintf(f, "%s\t%.10g\t%.10g\t%.10g\t%.10g\t%.10g\t%s\n", r->status, r->tau_wr, r->n_wr,
+            r->tau_end, r->overlap, r->risk, r->message);
 }
 
 /* Ctrl-C or kill between opening a result file and renaming it into
@@ -604,13 +654,14 @@ static int write_point(const sweep *sw, int p, const point_result *r)
 }
 
 /* Marks the points whose file already records their result under the
- * same configuration. Returns how many, or -1 when a file is not a point
- * file or belongs to another configuration (reported). */
+ * same configuration and version, and not as failed (those are computed
+ * again, said on stderr). Reads only. Returns how many, or -1 when a file
+ * is not a point file or belongs to another configuration (reported). */
 static int keep_finished(sweep *sw)
 {
     int kept = 0;
     for (int p = 0; p < sw->npoints; p++) {
-        char path[1100], label[TEXT_LEN];
+        char path[1100], label[TEXT_LEN], version[128];
         if (point_path(sw, p, path, sizeof path))
             return -1;
         if (access(path, F_OK) != 0)
@@ -620,7 +671,14 @@ static int keep_finished(sweep *sw)
             fprintf(stderr, "aimdyn sweep: out of memory\n");
             return -1;
         }
-        int rc = read_point(path, &sw->res[p], &there);
+        point_label(sw, p, label, sizeof label);
+        int rc = read_point(path, &sw->res[p], &there, version, sizeof version);
+        if (rc == OTHER_VERSION) {
+            fprintf(stderr, "sweep: point %d/%d (%s): written by aimdyn %s, this is aimdyn %s: "
+                            "computed again\n", p + 1, sw->npoints, label, version, AIM_VERSION);
+            free(here);
+            continue;
+        }
         if (rc)
             fprintf(stderr, "aimdyn sweep: %s is not a complete point file of a sweep; remove "
                             "the directory %s or choose another --name\n", path, sw->dir);
@@ -636,9 +694,13 @@ static int keep_finished(sweep *sw)
         free(here);
         if (rc)
             return -1;
+        if (!strcmp(sw->res[p].status, "failed")) {
+            fprintf(stderr, "sweep: point %d/%d (%s): failed in an earlier run (%s): computed "
+                            "again\n", p + 1, sw->npoints, label, sw->res[p].message);
+            continue;
+        }
         sw->done[p] = KEPT;
         kept++;
-        point_label(sw, p, label, sizeof label);
         fprintf(stderr, "sweep: point %d/%d (%s): kept from an earlier run\n", p + 1,
                 sw->npoints, label);
     }
@@ -660,9 +722,8 @@ static void set_outcome(point_result *r, const char *status, const char *message
  * (hierarchy.start = seed), as `aimdyn ode` takes it; NULL on failure. */
 static double *seed_start(const aim_config *cfg)
 {
-    aim_alphabet ab = {"ST", "ST"};
-    if (cfg->decomposition == AIM_UNTIED)
-        aim_untied_alphabet(cfg, &ab);
+    aim_alphabet ab;
+    aim_compare_alphabet(cfg, &ab);
     return aim_compare_seed_moments(cfg, cfg->d, &ab, cfg->order + 1);
 }
 
@@ -713,9 +774,9 @@ static void run_point(const aim_config *cfg, point_result *r)
 }
 
 /* A worker: takes point numbers from the queue until it is empty,
- * computes each point, writes its file and reports its number. Leaves
- * with _exit: the parent's stdio buffers and atexit work are not its
- * own. */
+ * computes each point, writes its file and reports its number and wall
+ * time. Leaves with _exit: the parent's stdio buffers and atexit work
+ * are not its own. */
 static _Noreturn void worker(const sweep *sw, int queue, int results)
 {
     for (;;) {
@@ -737,7 +798,11 @@ static _Noreturn void worker(const sweep *sw, int queue, int results)
         /* once the parent is gone (killed) this write fails or raises
          * SIGPIPE, so a killed sweep does not compute on in the
          * background */
-        if (write(results, &p, sizeof p) != (ssize_t)sizeof p)
+        finished_point done;
+        memset(&done, 0, sizeof done); /* no stray bytes in the padding */
+        done.point = p;
+        done.seconds = r.seconds;
+        if (write(results, &done, sizeof done) != (ssize_t)sizeof done)
             _exit(AIM_EXIT_RUNTIME);
     }
 }
@@ -797,8 +862,9 @@ static void run_workers(sweep *sw, int finished)
     const int jobs = sw->jobs < npending ? sw->jobs : npending;
     if (open_pipes(queue, results))
         return;
-    /* the whole queue at once: at most PIPE_BUF bytes, so it neither
-     * blocks nor interleaves; workers see its end once it is empty */
+    /* the whole queue at once, before any worker starts: it fits in the
+     * pipe (MAX_POINTS), so the write does not wait for a reader; workers
+     * see its end once it is empty */
     ssize_t put = write(queue[1], pending, sizeof(int) * (size_t)npending);
     close(queue[1]);
     pid_t pids[MAX_JOBS];
@@ -825,15 +891,17 @@ static void run_workers(sweep *sw, int finished)
     close(queue[0]);
     close(results[1]);
     for (;;) {
-        int p;
-        ssize_t n = read(results[0], &p, sizeof p);
+        finished_point done;
+        ssize_t n = read(results[0], &done, sizeof done);
         if (n < 0 && errno == EINTR)
             continue;
-        if (n != (ssize_t)sizeof p)
+        if (n != (ssize_t)sizeof done)
             break; /* every worker has ended */
-        char path[1100];
+        const int p = done.point;
+        char path[1100], version[128];
         if (p >= 0 && p < sw->npoints && point_path(sw, p, path, sizeof path) == 0 &&
-            read_point(path, &sw->res[p], NULL) == 0) {
+            read_point(path, &sw->res[p], NULL, version, sizeof version) == 0) {
+            sw->res[p].seconds = done.seconds;
             sw->done[p] = COMPUTED;
             report_progress(sw, p, ++finished);
         }
@@ -873,8 +941,7 @@ static int write_table(const sweep *sw, char *path, size_t n)
                    "the limit ODE as `aimdyn ode` integrates it\n"
                    "# tau_wr: first tau with |teacher overlap| >= %g (nan: not reached); "
                    "n_wr = tau_wr d^2 / eta at d = sgd.d; tau_end: the last grid point "
-                   "reached, overlap_end and risk_end there; ode_seconds: wall time of the "
-                   "point's integration (the one column that differs between runs)\n",
+                   "reached, overlap_end and risk_end there\n",
                 sw->npoints, AIM_RECOVERY_THRESHOLD);
         for (int v = 0; v < sw->nvary; v++)
             fprintf(f, "%s\t", sw->vary[v].key);
@@ -947,7 +1014,14 @@ done:
     return rc;
 }
 
-/* The table on stdout, and what the sweep cost. */
+/* v with %.4g, or "none" where it is not defined (never a bare nan) */
+static const char *shown(char buf[32], double v)
+{
+    return isnan(v) ? "none" : (snprintf(buf, 32, "%.4g", v), buf);
+}
+
+/* The table on stdout, and what the sweep cost: the wall time, and the
+ * integrations' times summed over the points computed in this run. */
 static void print_summary(const sweep *sw, int computed, double wall)
 {
     int width[MAX_VARY];
@@ -959,16 +1033,15 @@ static void print_summary(const sweep *sw, int computed, double wall)
     }
     for (int v = 0; v < sw->nvary; v++)
         printf("%-*s  ", width[v], sw->vary[v].key);
-    printf("%-14s %10s %10s %10s %8s\n", "status", "tau_wr", "n_wr", "tau_end", "ode_s");
+    printf("%-14s %10s %10s %10s\n", "status", "tau_wr", "n_wr", "tau_end");
     double ode = 0.0;
-    int failed = 0;
     for (int p = 0; p < sw->npoints; p++) {
         const point_result *r = &sw->res[p];
+        char b[3][32];
         for (int v = 0; v < sw->nvary; v++)
             printf("%-*s  ", width[v], point_value(sw, p, v));
-        printf("%-14s %10.4g %10.4g %10.4g %8.2f\n", r->status, r->tau_wr, r->n_wr, r->tau_end,
-               r->seconds);
-        failed += !strcmp(r->status, "failed");
+        printf("%-14s %10s %10s %10s\n", r->status, shown(b[0], r->tau_wr),
+               shown(b[1], r->n_wr), shown(b[2], r->tau_end));
     }
     for (int p = 0; p < sw->npoints; p++)
         if (sw->done[p] == COMPUTED)
@@ -979,9 +1052,6 @@ static void print_summary(const sweep *sw, int computed, double wall)
     if (computed > 0 && wall > 0)
         printf(" (speed-up %.2f)", ode / wall);
     printf("\n");
-    if (failed)
-        fprintf(stderr, "aimdyn sweep: warning: %d point%s could not be integrated (status "
-                        "failed; the message column says why)\n", failed, failed > 1 ? "s" : "");
 }
 
 static void sweep_free(sweep *sw)
@@ -995,30 +1065,56 @@ static void sweep_free(sweep *sw)
     free(sw->done);
 }
 
-/* DIR and DIR/NAME-sweep.d: the point directory is checked here too, so
- * that an unusable one stops the sweep before it starts rather than
- * every worker at its first point. */
-static int prepare_dirs(sweep *sw)
+/* The name of DIR/NAME-sweep.d, short enough to be an output.dir. */
+static int point_dir(sweep *sw)
 {
-    aim_config points = sw->base;
-    if (aim_tsv_prepare_dir(&sw->base) ||
-        aim_tsv_path(sw->dir, sizeof sw->dir, &sw->base, "sweep.d", NULL))
+    if (aim_tsv_path(sw->dir, sizeof sw->dir, &sw->base, "sweep.d", NULL))
         return -1;
-    if (strlen(sw->dir) >= sizeof points.dir) {
+    if (strlen(sw->dir) >= sizeof sw->base.dir) {
         fprintf(stderr, "aimdyn sweep: output path too long: '%s'\n", sw->dir);
         return -1;
     }
-    memcpy(points.dir, sw->dir, strlen(sw->dir) + 1);
-    return aim_tsv_prepare_dir(&points);
+    return 0;
 }
 
-/* Everything after the checks: resume, compute, assemble, draw. */
+/* DIR and DIR/NAME-sweep.d: the point directory is checked here too, so
+ * that an unusable one stops the sweep before it starts rather than
+ * every worker at its first point. */
+static int prepare_dirs(const sweep *sw)
+{
+    aim_config points = sw->base;
+    memcpy(points.dir, sw->dir, strlen(sw->dir) + 1);
+    return aim_tsv_prepare_dir(&sw->base) || aim_tsv_prepare_dir(&points) ? -1 : 0;
+}
+
+/* The exit status of a sweep whose table is written, its failed and
+ * blown-up points said on stderr: a failed point or heatmap is a run-time
+ * failure, else a blow-up is recorded as such. */
+static int result_status(const sweep *sw, int heatmap_failed)
+{
+    int failed = 0, blowups = 0;
+    for (int p = 0; p < sw->npoints; p++) {
+        failed += !strcmp(sw->res[p].status, "failed");
+        blowups += !strcmp(sw->res[p].status, "blow-up");
+    }
+    if (failed)
+        fprintf(stderr, "aimdyn sweep: %d point%s could not be integrated (status failed; the "
+                        "message column says why; a rerun computes %s again)\n", failed,
+                failed > 1 ? "s" : "", failed > 1 ? "them" : "it");
+    if (blowups)
+        fprintf(stderr, "aimdyn sweep: %d point%s blew up (status blow-up, recorded in the "
+                        "table)\n", blowups, blowups > 1 ? "s" : "");
+    return failed || heatmap_failed ? AIM_EXIT_RUNTIME : blowups ? AIM_EXIT_BLOWUP : 0;
+}
+
+/* Everything after the checks: resume (reading only, so that a usage
+ * error still writes nothing), compute, assemble, draw. */
 static int run_sweep(sweep *sw, double t0)
 {
-    if (prepare_dirs(sw))
+    if (point_dir(sw))
         return AIM_EXIT_USAGE;
     const int kept = keep_finished(sw);
-    if (kept < 0)
+    if (kept < 0 || prepare_dirs(sw))
         return AIM_EXIT_USAGE;
     /* one thread per worker: the workers are the parallelism */
     openblas_set_num_threads(1);
@@ -1033,17 +1129,23 @@ static int run_sweep(sweep *sw, double t0)
                 missing, sw->npoints);
         return AIM_EXIT_RUNTIME;
     }
-    char path[1100];
+    char path[1100], stem[1100];
     if (write_table(sw, path, sizeof path))
         return AIM_EXIT_RUNTIME;
     print_summary(sw, sw->npoints - kept, now() - t0);
     printf("wrote %s\n", path);
+    int heatmap_failed = 0;
     if (!aim_plot_available())
         fprintf(stderr, "aimdyn sweep: warning: gnuplot not found, no heatmap (install "
                         "gnuplot-nox); the table is written\n");
-    else if (draw_heatmap(sw, path, sizeof path) == 0)
-        printf("wrote %s.png and %s.svg\n", path, path);
-    return 0;
+    else if (draw_heatmap(sw, stem, sizeof stem) == 0)
+        printf("wrote %s.png and %s.svg\n", stem, stem);
+    else {
+        fprintf(stderr, "aimdyn sweep: the heatmap could not be drawn (see above); the table "
+                        "%s is kept\n", path);
+        heatmap_failed = 1;
+    }
+    return result_status(sw, heatmap_failed);
 }
 
 int aim_cmd_sweep(int argc, char **argv)

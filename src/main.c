@@ -17,6 +17,7 @@
 #include "grid.h"
 #include "ode.h"
 #include "plot.h"
+#include "recovery.h"
 #include "sgd.h"
 #include "trajectory.h"
 #include "tsv.h"
@@ -316,7 +317,6 @@ static int parse_run_options(const char *cmd, int argc, char **argv,
     return 0;
 }
 
-#define RECOVERY_THRESHOLD AIM_RECOVERY_THRESHOLD
 
 static const char *closure_name(aim_closure c)
 {
@@ -377,9 +377,9 @@ static int write_ode_file(const aim_config *cfg, int d, const double *tau,
         fprintf(f, "# status: %s\n", rep->message);
     else
         fprintf(f, "# status: complete\n");
-    fprintf(f, "# weak recovery (|overlap| >= %g) at tau = %.6g\n", RECOVERY_THRESHOLD,
+    fprintf(f, "# weak recovery (|overlap| >= %g) at tau = %.6g\n", AIM_RECOVERY_THRESHOLD,
             aim_trajectory_recovery_time(rep->reached, tau, obs + AIM_OBS_OVERLAP, AIM_OBS_COUNT,
-                          RECOVERY_THRESHOLD));
+                          AIM_RECOVERY_THRESHOLD));
     fputs("tau\tn\tt", f);
     for (int k = 0; k < AIM_OBS_COUNT; k++)
         fprintf(f, "\t%s", aim_obs_names[k]);
@@ -442,16 +442,16 @@ static int cmd_ode(int argc, char **argv)
         } else {
             const double *last = obs + (size_t)(rep.reached - 1) * AIM_OBS_COUNT;
             double twr = aim_trajectory_recovery_time(rep.reached, tau, obs + AIM_OBS_OVERLAP,
-                                       AIM_OBS_COUNT, RECOVERY_THRESHOLD);
+                                       AIM_OBS_COUNT, AIM_RECOVERY_THRESHOLD);
             printf("wrote %s\n", path);
             printf("tau = %g: risk = %.6g, teacher overlap = %.6g\n",
                    tau[rep.reached - 1], last[AIM_OBS_RISK], last[AIM_OBS_OVERLAP]);
             if (isnan(twr))
                 printf("weak recovery (|overlap| >= %g): not reached by tau = %g\n",
-                       RECOVERY_THRESHOLD, tau[rep.reached - 1]);
+                       AIM_RECOVERY_THRESHOLD, tau[rep.reached - 1]);
             else
                 printf("weak recovery (|overlap| >= %g): tau = %.6g, n = %.4g samples at d = %d\n",
-                       RECOVERY_THRESHOLD, twr, twr * ro.dims[0] * (double)ro.dims[0] / cfg->eta,
+                       AIM_RECOVERY_THRESHOLD, twr, twr * ro.dims[0] * (double)ro.dims[0] / cfg->eta,
                        ro.dims[0]);
             if (st == AIM_ODE_BLOWUP) {
                 fprintf(stderr, "aimdyn ode: %s\n", rep.message);
@@ -499,35 +499,28 @@ static int cmd_hierarchy(int argc, char **argv)
     return 0;
 }
 
-static int compare_doubles(const void *a, const void *b)
-{
-    const double x = *(const double *)a, y = *(const double *)b;
-    return (x > y) - (x < y);
-}
-
-/* Median over seeds of the weak-recovery time; seeds that never recover
- * count as +infinity, so the median is NaN when half or more never do. */
+/* Median over seeds of the weak-recovery time (aim_recovery_median: a
+ * seed that blew up before the median without recovering leaves it
+ * undefined). */
 static double median_recovery(const aim_config *cfg, const double *tau, const double *obs,
-                              int *recovered)
+                              const int *reached, int *recovered)
 {
     const int points = cfg->points, seeds = cfg->seeds;
-    double *t = malloc(sizeof(double) * (size_t)seeds);
+    double *t = malloc(sizeof(double) * 2 * (size_t)seeds);
     if (!t)
         return NAN;
+    double *stop = t + seeds;
     *recovered = 0;
     for (int s = 0; s < seeds; s++) {
         t[s] = aim_trajectory_recovery_time(
             points, tau, obs + (size_t)s * points * AIM_OBS_COUNT + AIM_OBS_OVERLAP,
-            AIM_OBS_COUNT, RECOVERY_THRESHOLD);
-        if (isnan(t[s]))
-            t[s] = INFINITY;
-        else
-            ++*recovered;
+            AIM_OBS_COUNT, AIM_RECOVERY_THRESHOLD);
+        stop[s] = reached[s] > 0 ? tau[reached[s] - 1] : -INFINITY;
+        *recovered += isfinite(t[s]);
     }
-    qsort(t, (size_t)seeds, sizeof *t, compare_doubles);
-    double med = seeds % 2 ? t[seeds / 2] : 0.5 * (t[seeds / 2 - 1] + t[seeds / 2]);
+    double med = aim_recovery_median(seeds, t, stop);
     free(t);
-    return isfinite(med) ? med : NAN;
+    return med;
 }
 
 /* SGD at dimension d: runs the seeds, writes the per-seed and summary
@@ -583,7 +576,7 @@ static int run_sgd(const aim_config *cfg, int d, const double *tau, double *mean
     aim_compare_stats(seeds, points, obs, mean, se);
     if (ws)
         aim_compare_stats_n(seeds, points, mom.count, mom.values, mmean, mse);
-    *median_wr = median_recovery(cfg, tau, obs, recovered);
+    *median_wr = median_recovery(cfg, tau, obs, reached, recovered);
     int all_reached = points;
     for (int s = 0; s < seeds; s++)
         if (reached[s] < all_reached)
@@ -692,7 +685,7 @@ static int cmd_sgd(int argc, char **argv)
             printf("tau = %g: risk = %.6g, teacher overlap = %.6g (means over %d seeds)\n",
                    tau[points - 1], last[AIM_OBS_RISK], last[AIM_OBS_OVERLAP], cfg->seeds);
             printf("weak recovery (|overlap| >= %g): %d of %d seeds, median tau = %.4g\n",
-                   RECOVERY_THRESHOLD, recovered, cfg->seeds, twr);
+                   AIM_RECOVERY_THRESHOLD, recovered, cfg->seeds, twr);
             exit_code = st > 0 ? EXIT_BLOWUP : 0;
         }
     }
@@ -791,7 +784,7 @@ static int cmd_compare(int argc, char **argv)
             aim_compare_gaps(points, tau, ode + r * block, mean + j * block, se + j * block,
                              gaps[r]);
             twr_ode[r] = aim_trajectory_recovery_time(points, tau, ode + r * block + AIM_OBS_OVERLAP,
-                                                      AIM_OBS_COUNT, RECOVERY_THRESHOLD);
+                                                      AIM_OBS_COUNT, AIM_RECOVERY_THRESHOLD);
         }
         snprintf(suffix, sizeof suffix, "compare-d%d", d);
         if (aim_tsv_path(stem, sizeof stem, cfg, suffix, "") == 0) {
@@ -816,7 +809,7 @@ static int cmd_compare(int argc, char **argv)
         for (int q = 0; q < nord; q++)
             fprintf(f, "# weak recovery (|overlap| >= %g) at d = %d, order %d: ODE tau = %.6g, "
                        "SGD median tau = %.6g (%d of %d seeds recovered)\n",
-                    RECOVERY_THRESHOLD, ro.dims[j], tied ? ro.orders[q] : 0,
+                    AIM_RECOVERY_THRESHOLD, ro.dims[j], tied ? ro.orders[q] : 0,
                     twr_ode[j * nord + q], twr_sgd[j], recovered[j], cfg->seeds);
     fprintf(f, "observable\td\torder\tmax_gap\ttau_at_max_gap\tmax_gap_in_se\ttau_at_max_z"
                "\trel_gap\tgap_ratio\n");
@@ -846,7 +839,7 @@ static int cmd_compare(int argc, char **argv)
             if (tied)
                 snprintf(order, sizeof order, ", M = %d", ro.orders[q]);
             printf("weak recovery (|overlap| >= %g) at d = %d%s: ODE tau = %.4g, SGD "
-                   "median tau = %.4g (%d of %d seeds)\n", RECOVERY_THRESHOLD, ro.dims[j],
+                   "median tau = %.4g (%d of %d seeds)\n", AIM_RECOVERY_THRESHOLD, ro.dims[j],
                    order, twr_ode[j * nord + q], twr_sgd[j], recovered[j], cfg->seeds);
         }
     int committed = aim_tsv_commit(tsv);

@@ -231,10 +231,14 @@ contains "recovery default verdict" "$work/out" "Verdict: escape"
 contains "recovery default tau_wr" "$work/out" "weak recovery (|overlap| >= 0.1) at tau_wr"
 grep -q "^escape	escape" "$work/rec/aimdyn-recovery-start.tsv"
 check "recovery start file verdict" $?
-# n_wr = tau_wr d^2 / eta on every row
-awk -F'\t' '!/^#/ && $1 != "d" { n++; if ($4 <= 0 || ($4 - $3 * $1 * $1 / $2) ^ 2 > 1e-12 * $4 ^ 2) bad = 1 }
-    END { exit !(n == 2 && !bad) }' "$work/rec/aimdyn-recovery.tsv"
-check "recovery n_wr = tau_wr d^2/eta" $?
+# the limit's tau_wr is the one `aimdyn ode` writes for the same
+# configuration, and n_wr = tau_wr d^2 / eta on every row
+expect_exit "recovery: ode of the same configuration" 0 "$exe" ode --out "$work/rec_ode"
+twr=$(sed -n 's/^# weak recovery (|overlap| >= 0.1) at tau = //p' "$work/rec_ode/aimdyn-ode.tsv")
+awk -F'\t' -v twr="$twr" '!/^#/ && $1 != "d" { n++
+        if (($3 - twr) ^ 2 > 1e-10 * twr ^ 2 || ($4 - twr * $1 * $1 / $2) ^ 2 > 1e-10 * $4 ^ 2) bad = 1 }
+    END { exit !(n == 2 && !bad && twr > 0) }' "$work/rec/aimdyn-recovery.tsv"
+check "recovery tau_wr as ode's, n_wr = tau_wr d^2/eta" $?
 [ ! -e "$work/rec/aimdyn-recovery-seeds.tsv" ]
 check "recovery: no finite-d runs when the limit recovers" $?
 # He2: invariant in the limit; the finite-d seeds escape
@@ -262,6 +266,47 @@ expect_exit "recovery --finite never" 0 "$exe" recovery --set model.activation=h
     --finite never --out "$work/rec3"
 [ ! -e "$work/rec3/aimdyn-recovery-seeds.tsv" ]
 check "recovery --finite never runs no seeds" $?
+# the finite-d start is the seeds' SGD matrices: the start overlaps equal
+# those `aimdyn sgd` measures at tau = 0, for direct and untied students
+for st in direct untied; do
+    expect_exit "recovery seeds ($st)" 0 "$exe" recovery --set model.decomposition=$st \
+        --set model.activation=he2 --set hierarchy.order=2 --set sgd.seed=7 \
+        --set training.horizon=0.01 --set training.points=3 --finite always --d 16 --seeds 3 \
+        --out "$work/rec_$st"
+    expect_exit "sgd seeds ($st)" 0 "$exe" sgd --set model.decomposition=$st \
+        --set model.activation=he2 --set hierarchy.order=2 --set sgd.seed=7 \
+        --set training.horizon=0.01 --set training.points=3 --d 16 --seeds 3 \
+        --out "$work/rec_$st"
+    awk -F'\t' 'FNR == 1 { f++ } /^#/ { next } $1 == "d" || $1 == "seed" { for (i = 1; i <= NF; i++) c[f, $i] = i; next }
+        f == 1 { r[$2] = $3 } f == 2 && $(c[2, "tau"]) == 0 { s[$1] = $(c[2, "overlap"]); n++ }
+        END { for (k in s) if (!(k in r) || (r[k] - s[k]) ^ 2 > 1e-18) bad = 1; exit !(n == 3 && !bad) }' \
+        "$work/rec_$st/aimdyn-recovery-seeds.tsv" "$work/rec_$st/aimdyn-sgd-d16-seeds.tsv"
+    check "recovery seeds start as sgd's ($st)" $?
+done
+# seeds that blow up: exit 3, marked, no median past them
+expect_exit "recovery finite blow-up" 3 "$exe" recovery --set model.activation=he2 \
+    --set training.eta=0.3 --set training.horizon=0.5 --finite always --d 16 --seeds 3 \
+    --out "$work/rec5"
+grep -q "	blow-up$" "$work/rec5/aimdyn-recovery-seeds.tsv"
+check "recovery seeds file marks blow-ups" $?
+contains "recovery says seeds blew up" "$work/out" "blew up before recovering"
+# a run without finite-d seeds removes the seeds file of an earlier run
+expect_exit "recovery reuses a name" 0 "$exe" recovery --finite never --out "$work/rec5"
+[ ! -e "$work/rec5/aimdyn-recovery-seeds.tsv" ]
+check "recovery removes a stale seeds file" $?
+expect_exit "recovery: bad --seeds" 1 "$exe" recovery --seeds 0 --out "$work/rec_bad"
+contains "recovery --seeds range" "$work/err" "--seeds 0: not allowed; allowed: an integer from 1 to 1000"
+# raw centring: the limit runs at each d
+expect_exit "recovery raw, two d" 0 "$exe" recovery --set model.activation=tanh \
+    --set model.centring=raw --set teacher.mean=1 --set training.eta=0.05 --d 16 --d 400 \
+    --finite never --out "$work/rec6"
+expect_exit "recovery raw, one d" 0 "$exe" recovery --set model.activation=tanh \
+    --set model.centring=raw --set teacher.mean=1 --set training.eta=0.05 --d 16 \
+    --finite never --out "$work/rec7"
+a=$(awk -F'\t' '$1 == 16 { print $3 }' "$work/rec6/aimdyn-recovery.tsv")
+b=$(awk -F'\t' '$1 == 16 { print $3 }' "$work/rec7/aimdyn-recovery.tsv")
+[ -n "$a" ] && [ "$a" = "$b" ]
+check "recovery raw: the d = 16 row is the d = 16 limit" $?
 # a blow-up of the limit ODE: exit 3, recorded
 expect_exit "recovery blow-up" 3 "$exe" recovery --set model.activation=he3 \
     --set training.eta=0.1 --finite never --out "$work/rec4"
@@ -273,7 +318,9 @@ check "recovery blow-up recorded" $?
 # so the interpolated crossing is tau_wr to round-off)
 sc="$work/scaling"
 mkdir -p "$sc"
-sc_seeds() { # FILE D ETA TAU_WR... (one per seed; "never": censored)
+sc_seeds() { # FILE D ETA TAU_WR... (one per seed; "never": censored;
+    # "nan@T": censored, the overlap NaN from tau = T on, as `aimdyn sgd`
+    # writes a blow-up; "nan": NaN from the start)
     f=$1 d=$2 eta=$3
     shift 3
     {
@@ -285,9 +332,11 @@ sc_seeds() { # FILE D ETA TAU_WR... (one per seed; "never": censored)
             for (s = 1; s <= n; s++)
                 for (i = 0; i <= 100; i++) {
                     tau = i / 100
-                    v = tw[s] == "never" ? 0.05 : 0.1 * tau / tw[s]
+                    stop = tw[s] == "nan" ? 0 : tw[s] ~ /^nan@/ ? substr(tw[s], 5) + 0 : 2
+                    v = tw[s] == "never" || stop < 2 ? 0.05 : 0.1 * tau / tw[s]
                     if (s % 2 == 0) v = -v   # He2 escapes towards -S* as often as +S*
-                    printf "%d\t%.17g\t%d\t1\t%.17g\n", s, tau, tau * d * d / eta, v
+                    printf "%d\t%.17g\t%d\t1\t%s\n", s, tau, tau * d * d / eta,
+                        (tau >= stop ? "nan" : sprintf("%.17g", v))
                 }
         }'
     } >"$f"
@@ -344,14 +393,31 @@ sc_near "scaling constant c of d^a" "$(sc_fit "$t1" "n = c d^a" c)" 3 0.001
 sc_near "scaling constant c of d^2" "$(sc_fit "$t1" "n = c d^2" c)" 3 0.001
 contains "scaling d^2 supported" "$t1" "^# fit n = c d^2: .*supported = yes"
 contains "scaling d^2 log d not supported" "$t1" "^# fit n = c d^2 log d: .*supported = no"
-sc_near "scaling local exponent of d^2 log d at d_geo = 200" \
-    "$(sc_fit "$t1" "n = c d^2 log d" exponent)" "$(awk 'BEGIN {printf "%.17g", 2 + 1 / log(200)}')" 1e-9
+# the exponent of d^2 log d: the least-squares slope of ln(d^2 ln d) on
+# ln d over the seeds' d (8 seeds at each of 100, 200, 400)
+sc_slope=$(awk 'BEGIN {
+    for (k = 0; k < 3; k++) {x[k] = log(100 * 2 ^ k); y[k] = 2 * x[k] + log(x[k]); mx += x[k] / 3; my += y[k] / 3}
+    for (k = 0; k < 3; k++) {sxy += (x[k] - mx) * (y[k] - my); sxx += (x[k] - mx) ^ 2}
+    printf "%.17g", sxy / sxx}')
+sc_near "scaling exponent of d^2 log d: its least-squares slope" \
+    "$(sc_fit "$t1" "n = c d^2 log d" exponent)" "$sc_slope" 1e-9
+awk -v a="$sc_slope" 'BEGIN {exit !(a - (2 + 1 / log(200)) > 1e-4)}'
+check "scaling: the slope is not 2 + 1/ln d_geo (got $sc_slope)" $?
 contains "scaling stdout names the d^2 law" "$sc/o1.stdout" "n = c d^2 .*supported): yes"
 contains "scaling stdout has the runs' label" "$sc/o1.stdout" "runs: synthetic d^2"
 expect_exit "scaling again" 0 "$exe" scaling --out "$sc/o1" --label "synthetic d^2" \
     --sgd "$sc/a400.tsv" --sgd "$sc/a100.tsv" --sgd "$sc/a200.tsv"
 cmp -s "$t1" "$sc/o1.tsv"
 check "scaling output identical across runs" $?
+# quotes in --label: the recorded command line quotes them for a shell
+# (each ' takes 4 bytes there; 256 of them overflowed a buffer sized for 2)
+sc_label=$(awk 'BEGIN {while (n++ < 256) printf "\047"}')
+expect_exit "scaling --label with quotes" 0 "$exe" scaling --out "$sc/oq" --label "$sc_label" \
+    --sgd "$sc/a100.tsv"
+contains "scaling --label with quotes printed" "$work/out" "^runs: $sc_label$"
+sc_cmd=$(sed -n 's/^# command: aimdyn //p' "$sc/oq/aimdyn-scaling.tsv")
+(eval "set -- $sc_cmd" && [ "$#" -eq 7 ] && [ "$5" = "$sc_label" ])
+check "scaling: the recorded command line gives back the label" $?
 expect_exit "scaling --threshold 0.05" 0 "$exe" scaling --out "$sc/o2" --threshold 0.05 \
     --sgd "$sc/a100.tsv" --sgd "$sc/a200.tsv"
 sc_near "scaling threshold halves the linear crossing" "$(sc_col "$sc/o2/aimdyn-scaling.tsv" 100 median_n_wr)" 15000 1e-6
@@ -394,13 +460,39 @@ sc_near "scaling median of 5 of 8 = mean of 4th and 5th" "$(sc_col "$t4" 200 med
 check "scaling interval open above with censored seeds" $?
 contains "scaling censored seeds recorded" "$t4" "^# seed d = 200, seed = 2: censored, tau_end = 1, n_end = 400000"
 contains "scaling says censored seeds bias the fit" "$work/out" "censored seeds left out"
-# a seed stopped early (blow-up) is censored where it stopped
+# a seed stopped early (blow-up) is censored where it stopped, not beyond
+# the horizon: below the median of the others, it leaves none
 head -n 10 "$sc/a100.tsv" >"$sc/e100.tsv"
 grep -v '^#' "$sc/a100.tsv" | awk -F'\t' '$1 != 1' | tail -n +2 >>"$sc/e100.tsv"
 expect_exit "scaling with a seed stopped early" 0 "$exe" scaling --out "$sc/o5" --sgd "$sc/e100.tsv"
-contains "scaling names the seed stopped early" "$work/out" "seed 1 (stopped early, at n = 3000)"
+contains "scaling names the seed stopped early" "$work/out" "seed 1 (blow-up: stopped early, at n = 3000)"
 contains "scaling: one d, no fit" "$work/out" "no fit: recovered seeds at 1 d"
 contains "scaling TSV: no fit" "$sc/o5/aimdyn-scaling.tsv" "^# fit: none"
+contains "scaling: no median below a blow-up" "$work/out" "^   100 .* none (blow-ups) "
+[ "$(sc_col "$sc/o5/aimdyn-scaling.tsv" 100 median_n_wr)" = nan ]
+check "scaling TSV: no median below a blow-up" $?
+# the overlap NaN from some tau on (as `aimdyn sgd` writes a blow-up): the
+# seed is censored at its last finite tau; at d = 100 below the median of
+# the other 7 (0.375), at d = 200 above it (the median stands)
+for stop in 100:0.095 200:0.605; do
+    sc_seeds "$sc/f${stop%:*}.tsv" "${stop%:*}" 0.1 0.2 0.25 0.3 0.35 0.4 0.45 0.5 "nan@${stop#*:}"
+done
+t7="$sc/o7/aimdyn-scaling.tsv"
+expect_exit "scaling with NaN after a blow-up" 0 "$exe" scaling --out "$sc/o7" --sgd "$sc/f100.tsv" --sgd "$sc/f200.tsv"
+[ "$(sc_col "$t7" 100 median_n_wr)" = nan ] && [ "$(sc_col "$t7" 100 recovered)" = 7 ]
+check "scaling TSV: median below a blow-up not defined" $?
+contains "scaling: a NaN seed censored at its last finite tau" "$work/out" "seed 8 (blow-up: stopped early, at n = 9000)"
+contains "scaling: median below a blow-up not defined" "$work/out" "^d = 100: median not defined (blow-ups): .* n = 3.75e+04 "
+contains "scaling: median below a blow-up printed" "$work/out" "^   100 .* none (blow-ups) "
+contains "scaling TSV: median below a blow-up explained" "$t7" "^# median d = 100: not defined (blow-ups)"
+contains "scaling TSV: the blown-up seed marked" "$t7" "^# seed d = 100, seed = 8: censored, blow-up (stopped early), tau_end = 0.09, n_end = 9000$"
+sc_near "scaling: median above a blow-up" "$(sc_col "$t7" 200 median_n_wr)" 150000 1e-5
+[ "$(sc_col "$t7" 200 ci_hi)" = inf ]
+check "scaling: interval open above at a blow-up" $?
+contains "scaling: open end bounded by the blow-up, not the horizon" "$work/out" "^   200 .*\[8e+04, > 2.4e+05\]"
+grep -q -i "nan" "$work/out"
+[ $? -ne 0 ]
+check "scaling stdout has no NaN with blow-ups" $?
 
 # predictions of `aimdyn recovery`, merged from two files
 printf '# aimdyn test\n# command: recovery\nd\tn_wr_predicted\ttau_wr_predicted\n100\t25000\t0.25\n200\t100000\t0.25\n' >"$sc/p1.tsv"
@@ -466,6 +558,13 @@ expect_exit "scaling figure in a missing directory" 1 "$exe" scaling --out "$se"
     --sgd "$sc/a100.tsv" --figure "$sc/nodir/fig"
 contains "scaling figure directory explained" "$work/err" "--figure"
 expect_exit "scaling stray argument" 1 "$exe" scaling --out "$se" "$sc/a100.tsv"
+# overlaps NaN from the start: not a file of `aimdyn sgd`
+sc_seeds "$sc/allnan.tsv" 100 0.1 nan nan nan
+expect_exit "scaling file with every overlap NaN" 1 "$exe" scaling --out "$se" --sgd "$sc/allnan.tsv"
+contains "scaling NaN file explained" "$work/err" "--sgd $sc/allnan.tsv: seed 1: the overlap is NaN from its first row (tau = 0) on"
+sc_seeds "$sc/onenan.tsv" 100 0.1 0.2 nan 0.3
+expect_exit "scaling seed NaN from the start" 1 "$exe" scaling --out "$se" --sgd "$sc/onenan.tsv"
+contains "scaling NaN seed named" "$work/err" "seed 2: the overlap is NaN from its first row"
 [ ! -e "$se" ]
 check "scaling wrote nothing after errors" $?
 
@@ -474,13 +573,12 @@ check "scaling wrote nothing after errors" $?
 sw="$work/sweep"
 sweep_grid="--vary model.activation=he1,he2 --vary training.eta=0.05,0.1"
 sweep_cheap="--set training.horizon=0.05 --set training.points=11"
-strip_time() { # the table without its ode_seconds column (wall times)
-    sed '/^#/!s/	[^	]*$//' "$1"
-}
 expect_exit "sweep --help" 0 "$exe" sweep --help
 contains "sweep --help usage" "$work/out" "usage: aimdyn sweep"
 contains "sweep --help resuming" "$work/out" "^Resuming"
 contains "sweep --help example" "$work/out" "aimdyn sweep examples/tied_he2.ini"
+contains "sweep --help: He2 escapes at finite d" "$work/out" "finite-d SGD"
+contains "sweep --help: exit 3 on a blow-up" "$work/out" "3 no failure, but a point blew up"
 expect_exit "sweep: bad value" 1 "$exe" sweep --out "$sw" --vary model.activation=he2,foo
 contains "sweep: bad value named" "$work/err" "--vary model.activation=he2,foo: value \"foo\""
 contains "sweep: bad value allowed" "$work/err" "allowed: he1 | he2"
@@ -513,16 +611,24 @@ check "sweep: nothing written after usage errors" $?
 # a 2 x 2 sweep on one worker
 expect_exit "sweep 2x2, --jobs 1" 0 "$exe" sweep --out "$sw" --jobs 1 $sweep_cheap $sweep_grid
 t="$sw/aimdyn-sweep.tsv"
-contains "sweep: table header" "$t" "^model.activation	training.eta	status	tau_wr	n_wr	tau_end	overlap_end	risk_end	message	ode_seconds$"
+contains "sweep: table header" "$t" "^model.activation	training.eta	status	tau_wr	n_wr	tau_end	overlap_end	risk_end	message$"
 rows=$(grep -vc '^#' "$t")
 [ "$rows" -eq 5 ]
 check "sweep: header and 4 rows (got $rows lines)" $?
 contains "sweep: rows in --vary order, he1 recovers" "$t" "^he1	0.05	recovered	0.012[0-9]*	99[0-9][0-9]\.[0-9]*	0.05	"
-contains "sweep: he2 never leaves the uninformative start" "$t" "^he2	0.1	not-by-horizon	nan	nan	0.05	0	"
+contains "sweep: he2 stays at the uninformative start of the limit ODE" "$t" "^he2	0.1	not-by-horizon	nan	nan	0.05	0	"
 contains "sweep: varied keys recorded" "$t" "^# vary: training.eta = 0.05,0.1$"
 contains "sweep: base configuration recorded" "$t" "^# config training.horizon = 0.05$"
 contains "sweep: summary counts" "$work/out" "^4 points (4 computed, 0 kept from an earlier run), 1 jobs"
 contains "sweep: progress on stderr" "$work/err" "^sweep: 4/4 points ("
+contains "sweep: summary prints none, not nan" "$work/out" "^he2  *0.1  *not-by-horizon  *none  *none  *0.05$"
+grep -q -i nan "$work/out"
+[ $? -ne 0 ]
+check "sweep: stdout has no NaN" $?
+contains "sweep: wall time on stdout" "$work/out" "wall time .* s, ODE time .* s summed"
+grep -r -q -i "seconds" "$sw"
+[ $? -ne 0 ]
+check "sweep: no timing in any file" $?
 files=$(ls "$sw/aimdyn-sweep.d" | grep -c '^point-000[1-4]\.tsv$')
 [ "$files" -eq 4 ] && [ -z "$(ls -A "$sw/aimdyn-sweep.d" | grep -v '^point-000[1-4]\.tsv$')" ]
 check "sweep: one point file each, nothing else (got $files)" $?
@@ -533,13 +639,16 @@ if command -v gnuplot >/dev/null 2>&1; then
     check "sweep: heatmap png and svg" $?
     contains "sweep: heatmap marks cells not recovered by the horizon" "$sw/aimdyn-sweep.svg" "not by 0.05"
 fi
-strip_time "$t" >"$work/sweep-jobs1.tsv"
+cp "$t" "$work/sweep-jobs1.tsv"
+cp -R "$sw/aimdyn-sweep.d" "$work/sweep-jobs1.d"
 
-# the same sweep on two workers: the same table
+# the same sweep on two workers: the same files, bit for bit
 rm -rf "$sw/aimdyn-sweep.d"
 expect_exit "sweep 2x2, --jobs 2" 0 "$exe" sweep --out "$sw" --jobs 2 $sweep_cheap $sweep_grid
-strip_time "$t" | cmp -s - "$work/sweep-jobs1.tsv"
+cmp -s "$t" "$work/sweep-jobs1.tsv"
 check "sweep: --jobs 1 and --jobs 2 give the same table" $?
+diff -r -q "$sw/aimdyn-sweep.d" "$work/sweep-jobs1.d" >/dev/null
+check "sweep: --jobs 1 and --jobs 2 give the same point files" $?
 
 # resume: only the missing point is computed, the table is the same
 rm "$sw/aimdyn-sweep.d/point-0003.tsv"
@@ -550,8 +659,19 @@ computed=$(grep -c "^sweep: [0-9]/4 points" "$work/err")
 check "sweep: 3 points kept, 1 computed (got $kept, $computed)" $?
 contains "sweep: kept point named" "$work/err" "^sweep: point 1/4 (model.activation=he1, training.eta=0.05): kept from an earlier run$"
 contains "sweep: the missing point recomputed" "$work/err" "^sweep: 4/4 points (model.activation=he2, training.eta=0.05): "
-strip_time "$t" | cmp -s - "$work/sweep-jobs1.tsv"
+cmp -s "$t" "$work/sweep-jobs1.tsv"
 check "sweep: resumed table identical" $?
+
+# a point file of another aimdyn version: computed again, not kept
+p2="$sw/aimdyn-sweep.d/point-0002.tsv"
+sed '1s/^# aimdyn .*/# aimdyn 0.0.0-other/' "$work/sweep-jobs1.d/point-0002.tsv" >"$p2"
+expect_exit "sweep: a point of another version" 0 "$exe" sweep --out "$sw" $sweep_cheap $sweep_grid
+contains "sweep: another version said" "$work/err" "^sweep: point 2/4 (model.activation=he1, training.eta=0.1): written by aimdyn 0.0.0-other, this is aimdyn .*: computed again$"
+kept=$(grep -c "kept from an earlier run$" "$work/err")
+[ "$kept" -eq 3 ]
+check "sweep: 3 points of this version kept (got $kept)" $?
+cmp -s "$p2" "$work/sweep-jobs1.d/point-0002.tsv" && cmp -s "$t" "$work/sweep-jobs1.tsv"
+check "sweep: the point of another version rewritten, the table the same" $?
 
 # a point file of another configuration: an error, nothing changed
 cp "$t" "$work/sweep-before.tsv"
@@ -563,10 +683,40 @@ contains "sweep: other configuration says what to do" "$work/err" "remove the di
 cmp -s "$t" "$work/sweep-before.tsv"
 check "sweep: table untouched after the error" $?
 
-# a blow-up is a result, not an error
-expect_exit "sweep with a blow-up" 0 "$exe" sweep --out "$work/sweep2" --vary training.eta=0.1,0.5 \
+# a blow-up is a result, recorded: exit 3
+expect_exit "sweep with a blow-up" 3 "$exe" sweep --out "$work/sweep2" --vary training.eta=0.1,0.5 \
     --set model.activation=he2 --set ode.blowup=1000 $sweep_cheap
 contains "sweep: blow-up row" "$work/sweep2/aimdyn-sweep.tsv" "^0.5	blow-up	nan	nan	.*	blow-up: |omega_ss| reached 1000"
+contains "sweep: blow-up said" "$work/err" "1 point blew up (status blow-up, recorded in the table)"
+# the default example with He3: blows up at the larger rate
+expect_exit "sweep: He3 blows up at eta = 0.1" 3 "$exe" sweep --out "$work/sweep3" \
+    --vary model.activation=he3 --vary training.eta=0.02,0.1
+contains "sweep: He3 at eta = 0.02 runs to the horizon" "$work/sweep3/aimdyn-sweep.tsv" "^he3	0.02	not-by-horizon	"
+contains "sweep: He3 at eta = 0.1 blows up" "$work/sweep3/aimdyn-sweep.tsv" "^he3	0.1	blow-up	"
+
+# a point whose integration fails: exit 2, the table written; a rerun
+# computes it again
+sweep_fail="--set model.activation=he3 --set training.eta=0.5 --set ode.blowup=1e300 --set training.horizon=0.01 --set training.points=11"
+expect_exit "sweep with a failed point" 2 "$exe" sweep --out "$work/sweep4" $sweep_fail \
+    --vary model.noise=0
+contains "sweep: failed row" "$work/sweep4/aimdyn-sweep.tsv" "^0	failed	nan	.*CVODE failed"
+contains "sweep: failed point said" "$work/err" "1 point could not be integrated"
+expect_exit "sweep: a failed point again" 2 "$exe" sweep --out "$work/sweep4" $sweep_fail \
+    --vary model.noise=0
+contains "sweep: a failed point is computed again" "$work/err" "^sweep: point 1/1 (model.noise=0): failed in an earlier run (CVODE failed.*): computed again$"
+grep -q "kept from an earlier run" "$work/err"
+[ $? -ne 0 ]
+check "sweep: a failed point is not kept" $?
+
+# a heatmap that gnuplot cannot put in place: exit 2, the table kept
+if command -v gnuplot >/dev/null 2>&1; then
+    mkdir -p "$work/sweep5/aimdyn-sweep.png"
+    expect_exit "sweep: heatmap failure" 2 "$exe" sweep --out "$work/sweep5" $sweep_cheap \
+        --vary training.eta=0.05,0.1
+    contains "sweep: heatmap failure said" "$work/err" "the heatmap could not be drawn"
+    [ -s "$work/sweep5/aimdyn-sweep.tsv" ]
+    check "sweep: table kept after a heatmap failure" $?
+fi
 
 echo "$passes passed, $failures failed"
 [ "$failures" -eq 0 ]

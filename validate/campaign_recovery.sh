@@ -72,7 +72,7 @@ if [ "$what" = fig2 ] || [ "$what" = all ]; then
     tied_run he2 400 $tied_eta 0.03 121
     tied_run he3 400 $tied_eta 0.02 81
     direct_run he2 400 0.6 121
-    direct_run he3 400 0.3 61
+    direct_run he3 400 0.15 61
 fi
 if [ "$what" = d800 ] || [ "$what" = d800-tied ] || [ "$what" = all ]; then
     tied_run he2 800 $tied_eta 0.015 61
@@ -91,13 +91,13 @@ if [ "$what" = scaling ] || [ "$what" = scaling-main ] || [ "$what" = all ]; the
     tied_run he2 800 "$(log_eta 800)" 0.015 61 -logeta
     for d in 100 200; do
         direct_run he2 $d 0.6 121
-        direct_run he3 $d 0.3 61
+        direct_run he3 $d 0.15 61
     done
 fi
 if [ "$what" = scaling ] || [ "$what" = scaling-he3-800 ] || [ "$what" = all ]; then
-    # He3 at d = 800: 4 seeds to tau = 0.04 (8 seeds to tau = 0.1 would
+    # He3 at d = 800: 4 seeds to tau = 0.03 (8 seeds to tau = 0.1 would
     # take an hour)
-    direct_run he3 800 0.04 41 --set sgd.seeds=4
+    direct_run he3 800 0.03 31 --set sgd.seeds=4
 fi
 if [ "$what" = report ] || [ "$what" = all ]; then
     fig=$root/validate/figures
@@ -123,7 +123,7 @@ if [ "$what" = report ] || [ "$what" = all ]; then
         done
         pred direct-he2 "$direct" --set training.horizon=0.6 --set training.points=121 $all_d
         pred direct-he3 "$direct" --set model.activation=he3 \
-            --set training.eta="$(direct_eta he3)" --set training.horizon=0.3 \
+            --set training.eta="$(direct_eta he3)" --set training.horizon=0.15 \
             --set training.points=61 $all_d
         for a in he2 he3; do
             pred untied-$a "$root/examples/untied_fig3.ini" --set model.activation=$a \
@@ -139,7 +139,7 @@ if [ "$what" = report ] || [ "$what" = all ]; then
     }
     fig2_ode direct-he2 "$direct" --set training.horizon=0.6 --set training.points=121
     fig2_ode direct-he3 "$direct" --set model.activation=he3 --set training.eta=0.03 \
-        --set training.horizon=0.3 --set training.points=61
+        --set training.horizon=0.15 --set training.points=61
     fig2_ode tied-he2 "$tied" --set training.eta=$tied_eta --set training.horizon=0.03 \
         --set training.points=121 --order 5
     fig2_ode tied-he3 "$tied" --set model.activation=he3 --set training.eta=$tied_eta \
