@@ -3,7 +3,8 @@
  * the convergence of the tied and untied hierarchies with their order M
  * (the allowance 0.6/sqrt d there: the measured first-order bias of the
  * tied hierarchy, 2-3 % at d = 200-400, i.e. about 0.5/sqrt d),
- * and the fast relaxation of the untied raw mean (below).
+ * the fast relaxation of the untied raw mean, and the finite-d escape of
+ * direct He2 predicted from each seed's start (below).
  *
  * Tolerance per grid point: 4 standard errors of the SGD mean over the
  * seeds, plus the finite-size bias of order 1/d. The bias of the order
@@ -28,6 +29,7 @@
 
 #include "compare.h"
 #include "grid.h"
+#include "recovery.h"
 #include "trajectory.h"
 
 enum { POINTS = 13, SEEDS = 8, D = 200 };
@@ -268,6 +270,56 @@ static void test_untied_fast_mean(void **state)
     assert_true(bad_slow >= 2);
 }
 
+/* Direct He2: the limit ODE never leaves the uninformative start, SGD
+ * does, through the seed's random start overlap of order 1/d. The limit
+ * ODE started from each seed's initial matrices (aimdyn recovery's
+ * finite-d start) must predict that seed's SGD weak-recovery time: the
+ * mean of ln(tau_SGD / tau_ODE) over 32 seeds at d = 100 within 3
+ * standard errors of 0 (the seeds' scatter, about 0.33 per seed, is
+ * SGD's own noise, which the deterministic prediction leaves out); a
+ * prediction on a clock 1.5 times slower must be rejected. */
+static void test_finite_escape(void **state)
+{
+    (void)state;
+    enum { ESC_SEEDS = 32, ESC_D = 100, ESC_POINTS = 91 };
+    const char *const sets[] = {"model.activation=he2", "training.horizon=0.45",
+                                "training.points=91", "sgd.seeds=32"};
+    aim_config cfg;
+    configure(&cfg, sets, sizeof sets / sizeof sets[0]);
+    double tau[ESC_POINTS];
+    aim_grid_fill(&cfg, tau);
+    double *obs = malloc(sizeof(double) * ESC_SEEDS * ESC_POINTS * AIM_OBS_COUNT);
+    int reached[ESC_SEEDS];
+    assert_non_null(obs);
+    assert_int_equal(aim_compare_run_sgd(&cfg, ESC_D, tau, ESC_POINTS, obs, reached), 0);
+    aim_recovery_finite f;
+    char err[1024];
+    if (aim_recovery_finite_run(&cfg, ESC_D, ESC_SEEDS, 0, &f, err, sizeof err))
+        fail_msg("%s", err);
+    double sum = 0.0, sum2 = 0.0;
+    int n = 0;
+    for (int s = 0; s < ESC_SEEDS; s++) {
+        const double t_sgd = aim_trajectory_recovery_time(
+            ESC_POINTS, tau, obs + (size_t)s * ESC_POINTS * AIM_OBS_COUNT + AIM_OBS_OVERLAP,
+            AIM_OBS_COUNT, AIM_RECOVERY_THRESHOLD);
+        if (!isfinite(t_sgd) || !isfinite(f.tau_wr[s]))
+            continue;
+        const double l = log(t_sgd / f.tau_wr[s]);
+        sum += l;
+        sum2 += l * l;
+        n++;
+    }
+    const double mean = sum / n, sd = sqrt((sum2 - n * mean * mean) / (n - 1));
+    const double se = sd / sqrt(n);
+    printf("finite-d escape, d = %d: %d of %d seeds recover in both; mean ln(tau_SGD/tau_ODE) "
+           "= %.4f, sd %.4f, se %.4f\n", ESC_D, n, ESC_SEEDS, mean, sd, se);
+    assert_true(n >= ESC_SEEDS * 3 / 4);
+    assert_true(fabs(mean) <= 3.0 * se);
+    assert_true(fabs(mean - log(1.5)) > 3.0 * se); /* a 1.5 times slower clock fails */
+    aim_recovery_finite_free(&f);
+    free(obs);
+}
+
 int main(void)
 {
     gsl_set_error_handler_off();
@@ -277,6 +329,7 @@ int main(void)
     const struct CMUnitTest tests[] = {cmocka_unit_test(test_ode_matches_sgd),
                                        cmocka_unit_test(test_tied_convergence),
                                        cmocka_unit_test(test_untied_convergence),
-                                       cmocka_unit_test(test_untied_fast_mean)};
+                                       cmocka_unit_test(test_untied_fast_mean),
+                                       cmocka_unit_test(test_finite_escape)};
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

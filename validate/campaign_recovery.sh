@@ -127,7 +127,7 @@ if [ "$what" = report ] || [ "$what" = all ]; then
             --set training.points=61 $all_d
         for a in he2 he3; do
             pred untied-$a "$root/examples/untied_fig3.ini" --set model.activation=$a \
-                --set hierarchy.order=3 --d 400 --d 800 --seeds 4
+                --set hierarchy.order=3 --d 400 --seeds 4
         done
     }
     # limit ODE curves of Figure 2 (d = 400 for the sample axis)
@@ -167,7 +167,7 @@ if [ "$what" = report ] || [ "$what" = all ]; then
     scaling() { # NAME LABEL FILES...
         name=$1 label=$2
         shift 2
-        "$B" scaling --out "$OUT" --name "scaling-$name" --label "$label" \
+        "$B" scaling --out "$OUT" --name "$name" --label "$label" \
             --figure "$fig/recovery_scaling_$name" "$@" >"$OUT/scaling-$name.txt" || true
     }
     sgd_files() { # STEM: --sgd for each d present
@@ -196,7 +196,7 @@ if [ "$what" = report ] || [ "$what" = all ]; then
             --set training.points=101 \
             --vary model.activation=he1,he2,he3,tanh \
             --vary model.decomposition=direct,tied,untied \
-            --vary training.eta=0.005,0.01,0.02,0.05 >"$OUT/phase-sweep.txt"
+            --vary training.eta=0.005,0.01,0.02,0.05 >"$OUT/phase-sweep.txt" || [ $? -eq 3 ]
     fi
     for ext in png svg; do
         cp "$OUT/phase-sweep.$ext" "$fig/recovery_sweep.$ext"
