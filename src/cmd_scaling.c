@@ -132,7 +132,8 @@ typedef struct {
     double *seed;    /* seed numbers, as recorded */
     double *tau_wr;  /* NaN: censored */
     double *tau_end; /* the last grid point with a finite overlap */
-    double tau_max;  /* the last grid point of any seed's rows (the horizon) */
+    double tau_max;  /* the recorded horizon (or the last grid point of any
+                        seed's rows, if later) */
 } sgd_run;
 
 /* What is reported per d. NaN: not defined. */
@@ -319,15 +320,17 @@ static FILE *open_input(const char *opt, const char *path)
 
 /* d and eta from the recorded "# config sgd.d = ..." and "# config
  * training.eta = ..." lines, parsed and range-checked by the
- * configuration's own rules. Returns 0, or -1 after a message. */
-static int read_recorded_config(const char *path, int *d, double *eta)
+ * configuration's own rules, and the horizon (training.horizon; the
+ * default when the line is absent: then the rows give it). Returns 0, or
+ * -1 after a message. */
+static int read_recorded_config(const char *path, int *d, double *eta, double *horizon)
 {
     FILE *f = open_input("--sgd", path);
     if (!f)
         return -1;
     aim_config cfg;
     aim_config_defaults(&cfg);
-    int have_d = 0, have_eta = 0, rc = 0;
+    int have_d = 0, have_eta = 0, have_horizon = 0, rc = 0;
     char *line = NULL;
     size_t cap = 0;
     ssize_t len;
@@ -338,12 +341,14 @@ static int read_recorded_config(const char *path, int *d, double *eta)
             line[--len] = '\0';
         const int is_d = !strncmp(line, "# config sgd.d = ", 17);
         const int is_eta = !strncmp(line, "# config training.eta = ", 24);
-        if (!is_d && !is_eta)
+        const int is_horizon = !strncmp(line, "# config training.horizon = ", 28);
+        if (!is_d && !is_eta && !is_horizon)
             continue;
         char set[256];
         aim_config_error err;
-        snprintf(set, sizeof set, "%s=%.200s", is_d ? "sgd.d" : "training.eta",
-                 line + (is_d ? 17 : 24));
+        snprintf(set, sizeof set, "%s=%.200s",
+                 is_d ? "sgd.d" : is_eta ? "training.eta" : "training.horizon",
+                 line + (is_d ? 17 : is_eta ? 24 : 28));
         if (aim_config_set(&cfg, set, &err)) {
             const char *msg = strncmp(err.message, "--set ", 6) ? err.message : err.message + 6;
             fprintf(stderr, CMD ": --sgd %s: recorded configuration not usable: %s\n", path,
@@ -352,6 +357,7 @@ static int read_recorded_config(const char *path, int *d, double *eta)
         }
         have_d |= is_d;
         have_eta |= is_eta;
+        have_horizon |= is_horizon;
     }
     free(line);
     fclose(f);
@@ -363,6 +369,7 @@ static int read_recorded_config(const char *path, int *d, double *eta)
     }
     *d = cfg.d;
     *eta = cfg.eta;
+    *horizon = have_horizon ? cfg.horizon : -INFINITY;
     return rc;
 }
 
@@ -465,7 +472,8 @@ static int seeds_from_table(const aim_table *t, sgd_run *run, double threshold)
 
 static int read_sgd_file(sgd_run *run, double threshold)
 {
-    if (read_recorded_config(run->path, &run->d, &run->eta))
+    double horizon;
+    if (read_recorded_config(run->path, &run->d, &run->eta, &horizon))
         return -1;
     aim_table t;
     if (aim_table_read(run->path, &t)) {
@@ -473,6 +481,9 @@ static int read_sgd_file(sgd_run *run, double threshold)
         return -1;
     }
     int rc = seeds_from_table(&t, run, threshold);
+    /* every seed blew up: the rows stop before the horizon the run was
+     * for, which is where a seed that did not blow up would stop */
+    run->tau_max = fmax(run->tau_max, horizon);
     aim_table_free(&t);
     return rc;
 }

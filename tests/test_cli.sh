@@ -471,6 +471,14 @@ contains "scaling TSV: no fit" "$sc/o5/aimdyn-scaling.tsv" "^# fit: none"
 contains "scaling: no median below a blow-up" "$work/out" "^   100 .* none (blow-ups) "
 [ "$(sc_col "$sc/o5/aimdyn-scaling.tsv" 100 median_n_wr)" = nan ]
 check "scaling TSV: no median below a blow-up" $?
+# every seed blew up: the recorded training.horizon, not the latest
+# blow-up, is where a seed that did not blow up would have stopped
+sc_seeds "$sc/b100.tsv" 100 0.1 nan@0.3 nan@0.5
+# (`aimdyn sgd` writes no rows past a seed's blow-up)
+sed -i -e 's/^# config sgd.d = 100$/# config sgd.d = 100\n# config training.horizon = 1/' \
+    -e '/	nan$/d' "$sc/b100.tsv"
+expect_exit "scaling: all seeds blew up" 0 "$exe" scaling --out "$sc/o9" --sgd "$sc/b100.tsv"
+contains "scaling: the last to blow up is marked too" "$work/out" ", 2 (blow-up: stopped early"
 # the overlap NaN from some tau on (as `aimdyn sgd` writes a blow-up): the
 # seed is censored at its last finite tau; at d = 100 below the median of
 # the other 7 (0.375), at d = 200 above it (the median stands)
