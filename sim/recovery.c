@@ -10,120 +10,13 @@
 #include <gsl/gsl_sort.h>
 
 #include "compare.h"
-#include "direct.h"
 #include "gauss.h"
 #include "grid.h"
 #include "hierarchy.h"
 #include "outmap.h"
 #include "sgd.h"
-#include "tied.h"
 #include "trajectory.h"
-#include "untied.h"
 
-
-/* ---- the start state of any student, through one interface ---- */
-
-typedef struct {
-    void *model;
-    int size;
-    int (*rhs)(void *, const double *, double *);
-    int (*observe)(void *, const double *, double *);
-    const char *(*error)(void *);
-    void (*release)(void *);
-} start_model;
-
-static int direct_rhs(void *m, const double *y, double *dy) { return aim_direct_rhs(m, y, dy); }
-static int direct_obs(void *m, const double *y, double *o) { return aim_direct_observables(m, y, o); }
-static const char *direct_err(void *m) { return aim_direct_error(m); }
-static void direct_release(void *m) { aim_direct_free(m); }
-static int tied_rhs(void *m, const double *y, double *dy) { return aim_tied_rhs(m, y, dy); }
-static int tied_obs(void *m, const double *y, double *o) { return aim_tied_observables(m, y, o); }
-static const char *tied_err(void *m) { return aim_tied_error(m); }
-static void tied_release(void *m) { aim_tied_free(m); }
-static int untied_rhs(void *m, const double *y, double *dy) { return aim_untied_rhs(m, y, dy); }
-static int untied_obs(void *m, const double *y, double *o) { return aim_untied_observables(m, y, o); }
-static const char *untied_err(void *m) { return aim_untied_error(m); }
-static void untied_release(void *m) { aim_untied_free(m); }
-
-/* Builds the configured model at its exact large-d start; y0 is
- * malloc'ed. Returns 0, or -1 with the reason in err. */
-static int start_model_create(const aim_config *cfg, int d, start_model *sm, double **y0,
-                              char *err, size_t n)
-{
-    memset(sm, 0, sizeof *sm);
-    *y0 = NULL;
-    char why[256] = "out of memory";
-    if (cfg->decomposition == AIM_TIED) {
-        aim_tied *m = aim_tied_create(cfg, cfg->rule, why, sizeof why);
-        if (m)
-            *sm = (start_model){m, aim_tied_size(m), tied_rhs, tied_obs, tied_err, tied_release};
-    } else if (cfg->decomposition == AIM_UNTIED) {
-        aim_untied *m = aim_untied_create(cfg, d, cfg->rule, why, sizeof why);
-        if (m)
-            *sm = (start_model){m, aim_untied_size(m), untied_rhs, untied_obs, untied_err,
-                                untied_release};
-        if (m && cfg->centring == AIM_RAW && cfg->mean_mode == AIM_MEAN_ADIABATIC &&
-            aim_untied_settle(m, aim_untied_start_mean(m))) {
-            snprintf(why, sizeof why, "%s", aim_untied_error(m));
-            aim_untied_free(m);
-            sm->model = NULL;
-        }
-    } else {
-        aim_direct *m = aim_direct_create(cfg, cfg->centring == AIM_RAW ? d : 0.0, cfg->rule);
-        if (m)
-            *sm = (start_model){m, AIM_DIRECT_SIZE, direct_rhs, direct_obs, direct_err,
-                                direct_release};
-    }
-    if (sm->model)
-        *y0 = malloc(sizeof(double) * (size_t)sm->size);
-    if (!sm->model || !*y0) {
-        snprintf(err, n, "could not set up the model: %s", why);
-        if (sm->model)
-            sm->release(sm->model);
-        return -1;
-    }
-    if (cfg->decomposition == AIM_TIED)
-        aim_tied_initial(sm->model, *y0);
-    else if (cfg->decomposition == AIM_UNTIED)
-        aim_untied_initial(sm->model, *y0);
-    else
-        aim_direct_initial(sm->model, *y0);
-    return 0;
-}
-
-/* d overlap / d tau at y0: a central difference along the right-hand
- * side (the overlap is a smooth function of the state; the step keeps
- * the state change at 1e-6 of its size, so the O(h^2) error is far below
- * the tolerance of the drift test). */
-static int rhs_drift(start_model *sm, const double *y0, double obs0[AIM_OBS_COUNT],
-                     double *drift, char *err, size_t n)
-{
-    const int size = sm->size;
-    double *dy = malloc(sizeof(double) * 2 * (size_t)size);
-    if (!dy) {
-        snprintf(err, n, "out of memory");
-        return -1;
-    }
-    double *y = dy + size, norm_y = 0.0, norm_dy = 0.0, plus[AIM_OBS_COUNT],
-           minus[AIM_OBS_COUNT];
-    int rc = sm->observe(sm->model, y0, obs0) || sm->rhs(sm->model, y0, dy);
-    for (int i = 0; !rc && i < size; i++) {
-        norm_y += y0[i] * y0[i];
-        norm_dy += dy[i] * dy[i];
-    }
-    const double h = norm_dy > 0.0 ? 1e-6 * sqrt(norm_y / norm_dy) : 0.0;
-    for (int s = 0; !rc && s < 2; s++) {
-        for (int i = 0; i < size; i++)
-            y[i] = y0[i] + (s ? -h : h) * dy[i];
-        rc = sm->observe(sm->model, y, s ? minus : plus);
-    }
-    if (rc)
-        snprintf(err, n, "the right-hand side at the start: %s", sm->error(sm->model));
-    else
-        *drift = h > 0.0 ? (plus[AIM_OBS_OVERLAP] - minus[AIM_OBS_OVERLAP]) / (2.0 * h) : 0.0;
-    free(dy);
-    return rc ? -1 : 0;
-}
 
 /* ---- the Hermite route ---- */
 
@@ -303,14 +196,8 @@ int aim_recovery_limit_analyse(const aim_config *cfg, int d, aim_recovery_limit 
                                char *err, size_t n)
 {
     memset(out, 0, sizeof *out);
-    start_model sm;
-    double *y0, obs0[AIM_OBS_COUNT];
-    if (start_model_create(cfg, d, &sm, &y0, err, n))
-        return -1;
-    int rc = rhs_drift(&sm, y0, obs0, &out->drift_rhs, err, n);
-    sm.release(sm.model);
-    free(y0);
-    if (rc)
+    double obs0[AIM_OBS_COUNT];
+    if (aim_trajectory_start_drift(cfg, d, obs0, &out->drift_rhs, err, n))
         return -1;
     out->start_overlap = obs0[AIM_OBS_OVERLAP];
 

@@ -35,6 +35,123 @@ static int tied_observables(void *ctx, const double *y, double *obs)
     return aim_tied_observables(ctx, y, obs);
 }
 
+static int untied_rhs(void *ctx, const double *y, double *dy)
+{
+    return aim_untied_rhs(ctx, y, dy);
+}
+
+static const char *untied_error(void *ctx) { return aim_untied_error(ctx); }
+
+static int untied_check(void *ctx, const double *y) { return aim_untied_check(ctx, y); }
+
+static int untied_observables(void *ctx, const double *y, double *obs)
+{
+    return aim_untied_observables(ctx, y, obs);
+}
+
+static void direct_release(void *ctx) { aim_direct_free(ctx); }
+static void tied_release(void *ctx) { aim_tied_free(ctx); }
+static void untied_release(void *ctx) { aim_untied_free(ctx); }
+
+/* The configured model at its exact large-d start, through one interface
+ * (the same d for a raw mean as the runs use). */
+typedef struct {
+    void *model;
+    int size;
+    int (*rhs)(void *, const double *, double *);
+    int (*observe)(void *, const double *, double *);
+    const char *(*error)(void *);
+    void (*release)(void *);
+} start_model;
+
+/* y0 is malloc'ed. Returns 0, or -1 with the reason in err. */
+static int start_model_create(const aim_config *cfg, int d, start_model *sm, double **y0,
+                              char *err, size_t n)
+{
+    memset(sm, 0, sizeof *sm);
+    *y0 = NULL;
+    char why[256] = "out of memory";
+    const double d_raw = cfg->ode_d > 0 ? cfg->ode_d : (double)d;
+    if (cfg->decomposition == AIM_TIED) {
+        aim_tied *m = aim_tied_create(cfg, cfg->rule, why, sizeof why);
+        if (m)
+            *sm = (start_model){m, aim_tied_size(m), tied_rhs, tied_observables, tied_error,
+                                tied_release};
+    } else if (cfg->decomposition == AIM_UNTIED) {
+        aim_untied *m = aim_untied_create(cfg, d_raw, cfg->rule, why, sizeof why);
+        if (m)
+            *sm = (start_model){m, aim_untied_size(m), untied_rhs, untied_observables,
+                                untied_error, untied_release};
+        if (m && cfg->centring == AIM_RAW && cfg->mean_mode == AIM_MEAN_ADIABATIC &&
+            aim_untied_settle(m, aim_untied_start_mean(m))) {
+            snprintf(why, sizeof why, "%s", aim_untied_error(m));
+            aim_untied_free(m);
+            sm->model = NULL;
+        }
+    } else {
+        aim_direct *m =
+            aim_direct_create(cfg, cfg->centring == AIM_RAW ? d_raw : 0.0, cfg->rule);
+        if (m)
+            *sm = (start_model){m, AIM_DIRECT_SIZE, direct_rhs, direct_observables,
+                                direct_error, direct_release};
+    }
+    if (sm->model)
+        *y0 = malloc(sizeof(double) * (size_t)sm->size);
+    if (!sm->model || !*y0) {
+        snprintf(err, n, "could not set up the model: %s", why);
+        if (sm->model)
+            sm->release(sm->model);
+        return -1;
+    }
+    if (cfg->decomposition == AIM_TIED)
+        aim_tied_initial(sm->model, *y0);
+    else if (cfg->decomposition == AIM_UNTIED)
+        aim_untied_initial(sm->model, *y0);
+    else
+        aim_direct_initial(sm->model, *y0);
+    return 0;
+}
+
+/* A central difference of the overlap along the right-hand side (the
+ * overlap is a smooth function of the state; the step keeps the state
+ * change at 1e-6 of its size, so the O(h^2) error is far below the
+ * tolerance of the drift test). */
+int aim_trajectory_start_drift(const aim_config *cfg, int d, double obs0[AIM_OBS_COUNT],
+                               double *drift, char *err, size_t n)
+{
+    start_model sm;
+    double *y0;
+    if (start_model_create(cfg, d, &sm, &y0, err, n))
+        return -1;
+    const int size = sm.size;
+    double *dy = malloc(sizeof(double) * 2 * (size_t)size);
+    int rc = dy ? 0 : -1;
+    if (rc)
+        snprintf(err, n, "out of memory");
+    double norm_y = 0.0, norm_dy = 0.0, plus[AIM_OBS_COUNT], minus[AIM_OBS_COUNT];
+    if (!rc && (sm.observe(sm.model, y0, obs0) || sm.rhs(sm.model, y0, dy)))
+        rc = 1;
+    for (int i = 0; !rc && i < size; i++) {
+        norm_y += y0[i] * y0[i];
+        norm_dy += dy[i] * dy[i];
+    }
+    const double h = norm_dy > 0.0 ? 1e-6 * sqrt(norm_y / norm_dy) : 0.0;
+    for (int s = 0; !rc && s < 2; s++) {
+        double *y = dy + size;
+        for (int i = 0; i < size; i++)
+            y[i] = y0[i] + (s ? -h : h) * dy[i];
+        rc = sm.observe(sm.model, y, s ? minus : plus) ? 1 : 0;
+    }
+    if (rc > 0)
+        snprintf(err, n, "the right-hand side at the start: %s", sm.error(sm.model));
+    else if (rc == 0)
+        *drift = h > 0.0 ? (plus[AIM_OBS_OVERLAP] - minus[AIM_OBS_OVERLAP]) / (2.0 * h) : 0.0;
+    free(dy);
+    free(y0);
+    sm.release(sm.model);
+    return rc ? -1 : 0;
+}
+
 /* Observables at every grid point the integration reached, NaN beyond.
  * Returns 0, or -1 with the report turned into a failure. */
 static int fill_observables(int points, const double *tau, const double *states, int n,
@@ -154,20 +271,6 @@ done:
     free(y0);
     aim_tied_free(model);
     return report->status;
-}
-
-static int untied_rhs(void *ctx, const double *y, double *dy)
-{
-    return aim_untied_rhs(ctx, y, dy);
-}
-
-static const char *untied_error(void *ctx) { return aim_untied_error(ctx); }
-
-static int untied_check(void *ctx, const double *y) { return aim_untied_check(ctx, y); }
-
-static int untied_observables(void *ctx, const double *y, double *obs)
-{
-    return aim_untied_observables(ctx, y, obs);
 }
 
 static int untied_fast_rhs(void *ctx, const double *y, double *dy)

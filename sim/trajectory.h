@@ -45,6 +45,13 @@ aim_ode_status aim_trajectory_run_direct_from(const aim_config *cfg, int d,
                                               const double *tau, const aim_overlaps *q,
                                               double *obs, aim_ode_report *report);
 
+/* At the exact large-d start of cfg's student: the observables obs0 and
+ * d overlap/d tau from the right-hand side (d: the dimension of a raw
+ * mean's equation when cfg->ode_d is 0). Returns 0, or -1 with the reason
+ * in err (size n). */
+int aim_trajectory_start_drift(const aim_config *cfg, int d, double obs0[AIM_OBS_COUNT],
+                               double *drift, char *err, size_t n);
+
 /* Weak recovery: the first tau with |teacher overlap| >= this (MODEL.md
  * sec. 6). */
 #define AIM_RECOVERY_THRESHOLD 0.1
