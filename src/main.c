@@ -26,7 +26,6 @@
 #include "version.h"
 #include "words.h"
 
-enum { EXIT_USAGE = AIM_EXIT_USAGE, EXIT_RUNTIME = AIM_EXIT_RUNTIME, EXIT_BLOWUP = AIM_EXIT_BLOWUP };
 #define MAX_DIMS 8
 #define MAX_ORDERS 10
 
@@ -65,8 +64,6 @@ static const char *const usage_main =
     "Exit status: 0 done, 1 bad usage or configuration (nothing written),\n"
     "2 run-time failure (no result file left), 3 blow-up (recorded).\n";
 
-#define usage_common aim_cli_usage_common
-
 static void print_usage(FILE *out, const char *cmd)
 {
     if (!cmd) {
@@ -91,7 +88,7 @@ static void print_usage(FILE *out, const char *cmd)
                 "  --order M                tied, untied: truncation order (hierarchy.order)\n"
                 "Tied and untied students also get one column per tracked moment m(w) = Tr(w)/d.\n"
                 "%s",
-                usage_common);
+                aim_cli_usage_common);
     else if (!strcmp(cmd, "sgd"))
         fprintf(out,
                 "usage: aimdyn sgd [CONFIG.ini] [options]\n\n"
@@ -103,7 +100,7 @@ static void print_usage(FILE *out, const char *cmd)
                 "  --d D                    dimension (sgd.d, default 200)\n"
                 "  --seeds N                number of seeds (sgd.seeds, default 8)\n"
                 "%s",
-                usage_common);
+                aim_cli_usage_common);
     else if (!strcmp(cmd, "compare"))
         fprintf(out,
                 "usage: aimdyn compare [CONFIG.ini] [options]\n\n"
@@ -122,7 +119,7 @@ static void print_usage(FILE *out, const char *cmd)
                 "                           files NAME-MM-..., every order in the figure\n"
                 "                           and in the agreement table\n"
                 "%s",
-                usage_common);
+                aim_cli_usage_common);
     else if (!strcmp(cmd, "hierarchy"))
         fprintf(out,
                 "usage: aimdyn hierarchy [CONFIG.ini] [--order M] [--latex] [--set ...]\n\n"
@@ -317,7 +314,6 @@ static int parse_run_options(const char *cmd, int argc, char **argv,
     return 0;
 }
 
-
 static const char *closure_name(aim_closure c)
 {
     return c == AIM_CLOSURE_ALIGNED    ? "aligned"
@@ -403,7 +399,7 @@ static int cmd_ode(int argc, char **argv)
     run_options ro;
     int rc = parse_run_options("ode", argc, argv, &ro);
     if (rc)
-        return rc > 0 ? 0 : EXIT_USAGE;
+        return rc > 0 ? 0 : AIM_EXIT_USAGE;
     const aim_config *cfg = &ro.cfg;
     double *tau = malloc(sizeof(double) * (size_t)cfg->points);
     double *obs = malloc(sizeof(double) * (size_t)cfg->points * AIM_OBS_COUNT);
@@ -411,7 +407,7 @@ static int cmd_ode(int argc, char **argv)
         free(tau);
         free(obs);
         fprintf(stderr, "aimdyn ode: out of memory\n");
-        return EXIT_RUNTIME;
+        return AIM_EXIT_RUNTIME;
     }
     aim_grid_fill(cfg, tau);
     aim_ode_report rep;
@@ -423,7 +419,7 @@ static int cmd_ode(int argc, char **argv)
         !(start = aim_compare_seed_moments(cfg, ro.dims[0], &ab, cfg->order + 1))) {
         free(tau);
         free(obs);
-        return EXIT_RUNTIME;
+        return AIM_EXIT_RUNTIME;
     }
     aim_ode_status st = aim_trajectory_run_full(cfg, ro.dims[0], tau, start, obs, &mom, &rep);
     free(start);
@@ -434,11 +430,11 @@ static int cmd_ode(int argc, char **argv)
     int exit_code = 0;
     if (st == AIM_ODE_FAILED || rep.reached < 1) {
         fprintf(stderr, "aimdyn ode: %s\n", rep.message);
-        exit_code = EXIT_RUNTIME;
+        exit_code = AIM_EXIT_RUNTIME;
     } else {
         char path[1024];
         if (write_ode_file(cfg, ro.dims[0], tau, obs, &mom, &rep, path, sizeof path)) {
-            exit_code = EXIT_RUNTIME;
+            exit_code = AIM_EXIT_RUNTIME;
         } else {
             const double *last = obs + (size_t)(rep.reached - 1) * AIM_OBS_COUNT;
             double twr = aim_trajectory_recovery_time(rep.reached, tau, obs + AIM_OBS_OVERLAP,
@@ -455,7 +451,7 @@ static int cmd_ode(int argc, char **argv)
                        ro.dims[0]);
             if (st == AIM_ODE_BLOWUP) {
                 fprintf(stderr, "aimdyn ode: %s\n", rep.message);
-                exit_code = EXIT_BLOWUP;
+                exit_code = AIM_EXIT_BLOWUP;
             }
         }
     }
@@ -470,20 +466,20 @@ static int cmd_hierarchy(int argc, char **argv)
     run_options ro;
     int rc = parse_run_options("hierarchy", argc, argv, &ro);
     if (rc)
-        return rc > 0 ? 0 : EXIT_USAGE;
+        return rc > 0 ? 0 : AIM_EXIT_USAGE;
     if (ro.cfg.decomposition == AIM_DIRECT) {
         fprintf(stderr, "aimdyn hierarchy: model.decomposition = direct has no moment "
                         "hierarchy (direct attention closes in Omega, Psi and the "
                         "trace: theory/direct.md); allowed: model.decomposition = tied | "
                         "untied\n");
-        return EXIT_USAGE;
+        return AIM_EXIT_USAGE;
     }
     char err[256];
     if (ro.cfg.decomposition == AIM_UNTIED) {
         aim_untied *model = aim_untied_create(&ro.cfg, ro.cfg.d, ro.cfg.rule, err, sizeof err);
         if (!model) {
             fprintf(stderr, "aimdyn hierarchy: %s\n", err);
-            return EXIT_RUNTIME;
+            return AIM_EXIT_RUNTIME;
         }
         aim_hierarchy_print(aim_untied_hierarchy(model), stdout, ro.latex);
         aim_untied_free(model);
@@ -492,7 +488,7 @@ static int cmd_hierarchy(int argc, char **argv)
     aim_tied *model = aim_tied_create(&ro.cfg, ro.cfg.rule, err, sizeof err);
     if (!model) {
         fprintf(stderr, "aimdyn hierarchy: %s\n", err);
-        return EXIT_RUNTIME;
+        return AIM_EXIT_RUNTIME;
     }
     aim_hierarchy_print(aim_tied_hierarchy(model), stdout, ro.latex);
     aim_tied_free(model);
@@ -666,13 +662,13 @@ static int cmd_sgd(int argc, char **argv)
     run_options ro;
     int rc = parse_run_options("sgd", argc, argv, &ro);
     if (rc)
-        return rc > 0 ? 0 : EXIT_USAGE;
+        return rc > 0 ? 0 : AIM_EXIT_USAGE;
     aim_config *cfg = &ro.cfg;
     const int points = cfg->points;
     double *tau = malloc(sizeof(double) * (size_t)points);
     double *mean = malloc(sizeof(double) * (size_t)points * AIM_OBS_COUNT);
     double *se = malloc(sizeof(double) * (size_t)points * AIM_OBS_COUNT);
-    int exit_code = EXIT_RUNTIME;
+    int exit_code = AIM_EXIT_RUNTIME;
     char path[1024];
     if (tau && mean && se) {
         aim_grid_fill(cfg, tau);
@@ -686,7 +682,7 @@ static int cmd_sgd(int argc, char **argv)
                    tau[points - 1], last[AIM_OBS_RISK], last[AIM_OBS_OVERLAP], cfg->seeds);
             printf("weak recovery (|overlap| >= %g): %d of %d seeds, median tau = %.4g\n",
                    AIM_RECOVERY_THRESHOLD, recovered, cfg->seeds, twr);
-            exit_code = st > 0 ? EXIT_BLOWUP : 0;
+            exit_code = st > 0 ? AIM_EXIT_BLOWUP : 0;
         }
     }
     free(tau);
@@ -700,7 +696,7 @@ static int cmd_compare(int argc, char **argv)
     run_options ro;
     int rc = parse_run_options("compare", argc, argv, &ro);
     if (rc)
-        return rc > 0 ? 0 : EXIT_USAGE;
+        return rc > 0 ? 0 : AIM_EXIT_USAGE;
     aim_config *cfg = &ro.cfg;
     const int points = cfg->points, tied = cfg->decomposition != AIM_DIRECT;
     aim_alphabet ab;
@@ -713,7 +709,7 @@ static int cmd_compare(int argc, char **argv)
     double *se = malloc(sizeof(double) * block * (size_t)ro.ndims);
     aim_gap(*gaps)[AIM_OBS_COUNT] = malloc(sizeof *gaps * (size_t)nruns);
     double *start = NULL;
-    int exit_code = EXIT_RUNTIME;
+    int exit_code = AIM_EXIT_RUNTIME;
     aim_tsv *tsv = NULL;
     if (!tau || !ode || !mean || !se || !gaps) {
         fprintf(stderr, "aimdyn compare: out of memory\n");
@@ -847,7 +843,7 @@ static int cmd_compare(int argc, char **argv)
     if (committed != 0)
         goto done;
     printf("wrote %s\n", path);
-    exit_code = blowup ? EXIT_BLOWUP : 0;
+    exit_code = blowup ? AIM_EXIT_BLOWUP : 0;
 done:
     if (tsv)
         aim_tsv_abort(tsv);
@@ -885,7 +881,7 @@ static int cmd_plot(int argc, char **argv)
             if (*count == MAX_ORDERS) {
                 fprintf(stderr, "aimdyn plot: %s given more than %d times\n",
                         c == 'o' ? "--ode" : c == 'L' ? "--label" : "--sgd", MAX_ORDERS);
-                return EXIT_USAGE;
+                return AIM_EXIT_USAGE;
             }
             list[(*count)++] = optarg;
             break;
@@ -899,40 +895,40 @@ static int cmd_plot(int argc, char **argv)
             if (end == optarg || *end || !(samples_d >= 1.0) || !isfinite(samples_d)) {
                 fprintf(stderr, "aimdyn plot: --samples \"%s\": the dimension d of the files; "
                                 "allowed: a number >= 1\n", optarg);
-                return EXIT_USAGE;
+                return AIM_EXIT_USAGE;
             }
             break;
         }
         case 'h': print_usage(stdout, "plot"); return 0;
         default:
             fprintf(stderr, "aimdyn plot: see `aimdyn plot --help`\n");
-            return EXIT_USAGE;
+            return AIM_EXIT_USAGE;
         }
     }
     if (optind < argc || !stem || (!nodes && !nsgd)) {
         fprintf(stderr, "aimdyn plot: needs --figure STEM and at least one of --ode FILE, "
                         "--sgd FILE (see `aimdyn plot --help`)\n");
-        return EXIT_USAGE;
+        return AIM_EXIT_USAGE;
     }
     for (int i = 0; i < nlabels; i++)
         if (strchr(labels[i], '\n') || strchr(labels[i], '\r')) {
             fprintf(stderr, "aimdyn plot: --label %d contains a line break; allowed: one line "
                             "of text\n", i + 1);
-            return EXIT_USAGE;
+            return AIM_EXIT_USAGE;
         }
     if (nlabels && nlabels != nodes) {
         fprintf(stderr, "aimdyn plot: %d --label for %d --ode files: give one label per "
                         "ODE file, or none\n", nlabels, nodes);
-        return EXIT_USAGE;
+        return AIM_EXIT_USAGE;
     }
     if (nsgd > 1 && nsgd != nodes) {
         fprintf(stderr, "aimdyn plot: %d --sgd for %d --ode files: give one SGD file for all "
                         "ODE files, or one per ODE file (paired in order)\n", nsgd, nodes);
-        return EXIT_USAGE;
+        return AIM_EXIT_USAGE;
     }
     const aim_plot_spec sp = {ode, nlabels ? labels : NULL, nodes, sgd, nsgd, samples_d, flags};
     if (aim_plot_figure(&sp, stem))
-        return EXIT_RUNTIME;
+        return AIM_EXIT_RUNTIME;
     printf("wrote %s.png and %s.svg\n", stem, stem);
     return 0;
 }
@@ -985,7 +981,7 @@ static int cmd_agreement(int argc, char **argv)
         case 'o':
             if (nodes == MAX_ORDERS) {
                 fprintf(stderr, "aimdyn agreement: --ode given more than %d times\n", MAX_ORDERS);
-                return EXIT_USAGE;
+                return AIM_EXIT_USAGE;
             }
             ode[nodes++] = optarg;
             break;
@@ -995,33 +991,33 @@ static int cmd_agreement(int argc, char **argv)
             if (*end || end == optarg || !(upto > 0)) {
                 fprintf(stderr, "aimdyn agreement: --upto %s: not allowed; allowed: a real "
                                 "number > 0 (the last tau compared)\n", optarg);
-                return EXIT_USAGE;
+                return AIM_EXIT_USAGE;
             }
             break;
         case 'h': print_usage(stdout, "agreement"); return 0;
         default:
             fprintf(stderr, "aimdyn agreement: see `aimdyn agreement --help`\n");
-            return EXIT_USAGE;
+            return AIM_EXIT_USAGE;
         }
     }
     if (optind < argc || !sgd || !nodes) {
         fprintf(stderr, "aimdyn agreement: needs --sgd FILE and at least one --ode FILE "
                         "(see `aimdyn agreement --help`)\n");
-        return EXIT_USAGE;
+        return AIM_EXIT_USAGE;
     }
     enum { MAX_ROWS = 100001 };
     aim_table ts;
     if (aim_table_read(sgd, &ts))
-        return EXIT_USAGE;
+        return AIM_EXIT_USAGE;
     const size_t cells = (size_t)ts.nrows * AIM_OBS_COUNT + 1;
     double *tau_s = malloc(sizeof(double) * ((size_t)ts.nrows + 1)),
            *tau_o = malloc(sizeof(double) * ((size_t)ts.nrows + 1));
     double *mean = malloc(sizeof(double) * cells), *se = malloc(sizeof(double) * cells),
            *obs = malloc(sizeof(double) * cells);
-    int exit_code = EXIT_USAGE;
+    int exit_code = AIM_EXIT_USAGE;
     if (!tau_s || !tau_o || !mean || !se || !obs) {
         fprintf(stderr, "aimdyn agreement: out of memory\n");
-        exit_code = EXIT_RUNTIME;
+        exit_code = AIM_EXIT_RUNTIME;
         goto done;
     }
     int ns = table_observables(&ts, 1, upto, tau_s, mean, se, ts.nrows);
@@ -1111,7 +1107,7 @@ int main(int argc, char **argv)
     gsl_set_error_handler_off();
     if (argc < 2 || !strcmp(argv[1], "-h") || !strcmp(argv[1], "--help")) {
         print_usage(argc < 2 ? stderr : stdout, NULL);
-        return argc < 2 ? EXIT_USAGE : 0;
+        return argc < 2 ? AIM_EXIT_USAGE : 0;
     }
     if (!strcmp(argv[1], "--version")) {
         printf("aimdyn %s\n", AIM_VERSION);
@@ -1139,12 +1135,12 @@ int main(int argc, char **argv)
     if (!strcmp(cmd, "keys")) {
         if (argc > 2) {
             print_usage(stdout, "keys");
-            return strcmp(argv[2], "--help") && strcmp(argv[2], "-h") ? EXIT_USAGE : 0;
+            return strcmp(argv[2], "--help") && strcmp(argv[2], "-h") ? AIM_EXIT_USAGE : 0;
         }
         aim_config_describe(stdout);
         return 0;
     }
     fprintf(stderr, "aimdyn: unknown command '%s'; allowed: ode, sgd, compare, hierarchy, agreement, plot, recovery, sweep, scaling, keys "
                     "(see aimdyn --help)\n", cmd);
-    return EXIT_USAGE;
+    return AIM_EXIT_USAGE;
 }
