@@ -291,10 +291,8 @@ static int seed_run(const aim_config *cfg, int d, uint64_t seed, const double *t
         aim_sgd_free(sgd);
         aim_trajectory_run_direct_from(&c, d, tau, &q, obs, rep);
     } else {
-        aim_alphabet ab;
-        aim_compare_alphabet(&c, &ab);
         c.start = AIM_START_SEED;
-        double *start = aim_compare_seed_moments(&c, d, &ab, c.order + 1);
+        double *start = aim_compare_seed_start(&c, d);
         if (!start) {
             snprintf(err, n, "could not measure the start of seed %llu at d = %d",
                      (unsigned long long)seed, d);

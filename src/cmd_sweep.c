@@ -718,15 +718,6 @@ static void set_outcome(point_result *r, const char *status, const char *message
             *c = ' ';
 }
 
-/* A tied or untied start measured on SGD seed sgd.seed at d = sgd.d
- * (hierarchy.start = seed), as `aimdyn ode` takes it; NULL on failure. */
-static double *seed_start(const aim_config *cfg)
-{
-    aim_alphabet ab;
-    aim_compare_alphabet(cfg, &ab);
-    return aim_compare_seed_moments(cfg, cfg->d, &ab, cfg->order + 1);
-}
-
 /* Integrates the point's limit ODE as `aimdyn ode` does and classifies
  * the outcome. */
 static void run_point(const aim_config *cfg, point_result *r)
@@ -742,7 +733,7 @@ static void run_point(const aim_config *cfg, point_result *r)
     aim_ode_report rep;
     if (!tau || !obs) {
         set_outcome(r, "failed", "out of memory");
-    } else if (seeded && !(start = seed_start(cfg))) {
+    } else if (seeded && !(start = aim_compare_seed_start(cfg, cfg->d))) {
         set_outcome(r, "failed", "could not measure the start moments of SGD seed sgd.seed");
     } else {
         aim_grid_fill(cfg, tau);

@@ -413,10 +413,8 @@ static int cmd_ode(int argc, char **argv)
     aim_ode_report rep;
     aim_trajectory_moments mom;
     double *start = NULL;
-    aim_alphabet ab;
-    aim_compare_alphabet(cfg, &ab);
     if (cfg->decomposition != AIM_DIRECT && cfg->start == AIM_START_SEED &&
-        !(start = aim_compare_seed_moments(cfg, ro.dims[0], &ab, cfg->order + 1))) {
+        !(start = aim_compare_seed_start(cfg, ro.dims[0]))) {
         free(tau);
         free(obs);
         return AIM_EXIT_RUNTIME;

@@ -388,3 +388,10 @@ void aim_compare_alphabet(const aim_config *cfg, aim_alphabet *ab)
     else
         *ab = (aim_alphabet){"ST", "ST"};
 }
+
+double *aim_compare_seed_start(const aim_config *cfg, int d)
+{
+    aim_alphabet ab;
+    aim_compare_alphabet(cfg, &ab);
+    return aim_compare_seed_moments(cfg, d, &ab, cfg->order + 1);
+}

@@ -30,6 +30,11 @@ int aim_compare_measure_words(const aim_sgd *sgd, const aim_wordset *ws, int max
  * student's moment hierarchy. */
 void aim_compare_alphabet(const aim_config *cfg, aim_alphabet *ab);
 
+/* The start of cfg's tied or untied hierarchy (order cfg->order) measured
+ * on SGD seed cfg->seed at dimension d: aim_compare_seed_moments of its
+ * alphabet up to length cfg->order + 1. NULL with a message on stderr. */
+double *aim_compare_seed_start(const aim_config *cfg, int d);
+
 /* Moments Tr(w)/d of every word of the alphabet ab (tied {"ST", "ST"},
  * untied aim_untied_alphabet) of length 0..max_len, measured from the
  * initial matrices of SGD seed cfg->seed at dimension d (aim_wordset
