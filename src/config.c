@@ -5,7 +5,6 @@
 #include "config.h"
 
 #include <errno.h>
-#include <sys/stat.h>
 #include <inttypes.h>
 #include <math.h>
 #include <stdarg.h>
@@ -17,6 +16,8 @@
 #include <gsl/gsl_linalg.h>
 #include <gsl/gsl_matrix.h>
 #include <ini.h>
+
+#include "lines.h"
 
 /* ------------------------------------------------------------------ */
 /* Small helpers                                                       */
@@ -862,6 +863,13 @@ static bool known_section(const char *s)
     return false;
 }
 
+/* Appends " model, training, ..." (the sections a file may have). */
+static void append_sections(char *msg, size_t n)
+{
+    for (int i = 0; i < NSECTIONS; i++)
+        append(msg, n, "%s %s", i ? "," : "", sections[i]);
+}
+
 static int find_key(const char *section, const char *key)
 {
     for (int i = 0; i < NKEYS; i++)
@@ -893,8 +901,7 @@ static int assign(aim_config *cfg, const char *section, const char *key,
         append(msg, n, "%s: [%s] %s = ", where, section, key);
         append_value(msg, n, value);
         append(msg, n, ": unknown section \"%s\"; allowed sections:", section);
-        for (int i = 0; i < NSECTIONS; i++)
-            append(msg, n, "%s %s", i ? "," : "", sections[i]);
+        append_sections(msg, n);
         return -1;
     }
     int i = find_key(section, key);
@@ -969,23 +976,84 @@ void aim_config_defaults(aim_config *cfg)
 typedef struct {
     aim_config *cfg;
     const char *path;
-    FILE *fp;
-    int line;         /* current line (counted by the reader) */
-    bool line_start;  /* next read starts a new line */
+    aim_lines *in;
+    const char *text; /* the current line, for messages */
+    size_t len, left; /* its length, and how much inih has not had yet */
+    bool newline;     /* its line break is still to be handed over */
+    int line;         /* its number */
     int cov_line;     /* line of the last model.covariance, 0 if none */
     bool failed;
     char message[sizeof(((aim_config_error *)0)->message)];
 } parse_ctx;
 
+/* Debian's libinih is built without INI_CALL_HANDLER_ON_NEW_SECTION: a
+ * section header reaches the handler only through the keys under it, so
+ * an unknown section without keys would pass unseen. The reader sees
+ * every line and checks the headers itself, finding the name as inih
+ * does: after '[' up to ']', unless an inline comment (" ;") comes
+ * first (then inih reports the line as a syntax error). */
+static int check_section_header(parse_ctx *ctx, const char *line)
+{
+    const char *s = line;
+    if (ctx->line == 1 && !strncmp(s, "\xEF\xBB\xBF", 3)) /* a UTF-8 BOM, as inih */
+        s += 3;
+    while (is_space(*s))
+        s++;
+    if (*s != '[')
+        return 0;
+    const char *name = s + 1, *end = name;
+    for (bool was_space = false; *end && *end != ']' && !(was_space && *end == ';'); end++)
+        was_space = is_space(*end);
+    if (*end != ']')
+        return 0;
+    const size_t len = (size_t)(end - name);
+    for (int i = 0; i < NSECTIONS; i++)
+        if (strlen(sections[i]) == len && !strncmp(name, sections[i], len))
+            return 0;
+    ctx->message[0] = '\0';
+    append(ctx->message, sizeof ctx->message, "%s:%d: [%.*s]: unknown section; allowed "
+           "sections:", ctx->path, ctx->line, (int)(len > VALUE_SHOWN ? VALUE_SHOWN : len),
+           name);
+    append_sections(ctx->message, sizeof ctx->message);
+    ctx->failed = true;
+    return -1;
+}
+
+/* inih's reader: the lines of ctx->in (aim_lines: bounded, NUL bytes
+ * refused), each with its line break, in pieces of at most num - 1
+ * bytes. The lines are at most ini_max_line - 3 bytes (aim_config_load),
+ * so inih never cuts one. */
 static char *reader(char *str, int num, void *stream)
 {
     parse_ctx *ctx = stream;
-    if (ctx->line_start)
-        ctx->line++;
-    char *s = fgets(str, num, ctx->fp);
-    if (s)
-        ctx->line_start = strchr(s, '\n') != NULL;
-    return s;
+    if (ctx->failed || num < 2)
+        return NULL;
+    if (ctx->left == 0 && !ctx->newline) {
+        char *line;
+        size_t len;
+        int r = aim_lines_next(ctx->in, &line, &len);
+        if (r < 0) {
+            snprintf(ctx->message, sizeof ctx->message, "%s", aim_lines_error(ctx->in));
+            ctx->failed = true;
+        }
+        if (r <= 0)
+            return NULL;
+        ctx->line = (int)aim_lines_number(ctx->in);
+        ctx->text = line;
+        ctx->len = ctx->left = len;
+        ctx->newline = true;
+        if (check_section_header(ctx, line))
+            return NULL;
+    }
+    size_t n = ctx->left < (size_t)num - 1 ? ctx->left : (size_t)num - 1;
+    memcpy(str, ctx->text + (ctx->len - ctx->left), n);
+    ctx->left -= n;
+    if (ctx->left == 0 && n < (size_t)num - 1) {
+        str[n++] = '\n';
+        ctx->newline = false;
+    }
+    str[n] = '\0';
+    return str;
 }
 
 static int handler(void *user, const char *section, const char *name,
@@ -1039,24 +1107,23 @@ static int handler(void *user, const char *section, const char *name,
 
 int aim_config_load(aim_config *cfg, const char *path, aim_config_error *err)
 {
+    /* inih's line buffer (ini_max_line) holds a line, its "\r\n" and the
+     * NUL; a configuration is a few dozen short lines, so 1 MiB is ample */
+    enum { MAX_LINE = 1 << 16 };
+    static const aim_lines_limits limits = {1 << 20, MAX_LINE - 3, 0,
+                                            "an INI configuration file"};
     if (err)
         err->message[0] = '\0';
     if (!path)
         return 0;
-    FILE *fp = fopen(path, "r");
-    if (!fp) {
-        errorf(err, "%s: cannot open: %s", path, strerror(errno));
-        return -1;
-    }
-    struct stat st;
-    if (fstat(fileno(fp), &st) != 0 || !S_ISREG(st.st_mode)) {
-        fclose(fp);
-        errorf(err, "%s: not a regular file; allowed: an INI configuration file", path);
-        return -1;
-    }
     if (strlen(path) >= sizeof cfg->source) {
-        fclose(fp);
         errorf(err, "%.200s...: path too long", path);
+        return -1;
+    }
+    char why[sizeof err->message];
+    aim_lines *in = aim_lines_open(path, &limits, why, sizeof why);
+    if (!in) {
+        set_error(err, why);
         return -1;
     }
 
@@ -1066,8 +1133,7 @@ int aim_config_load(aim_config *cfg, const char *path, aim_config_error *err)
             work.key_line[i] = -2; /* lines of an earlier file */
     snprintf(work.source, sizeof work.source, "%s", path);
 
-    parse_ctx ctx = {.cfg = &work, .path = path, .fp = fp, .line = 0,
-                     .line_start = true};
+    parse_ctx ctx = {.cfg = &work, .path = path, .in = in};
 
     /* Debian's inih exposes its options as globals: long lines (explicit
      * covariances), no multi-line continuation, stop at the first error.
@@ -1079,7 +1145,7 @@ int aim_config_load(aim_config *cfg, const char *path, aim_config_error *err)
     ini_use_stack = false;
     ini_allow_realloc = true;
     ini_initial_alloc = 512;
-    ini_max_line = 1 << 16;
+    ini_max_line = MAX_LINE;
     ini_allow_multiline = false;
     ini_stop_on_first_error = true;
     ini_allow_no_value = false;
@@ -1091,23 +1157,23 @@ int aim_config_load(aim_config *cfg, const char *path, aim_config_error *err)
     ini_allow_multiline = s_multi;
     ini_stop_on_first_error = s_stop;
     ini_allow_no_value = s_novalue;
-    fclose(fp);
 
     if (ctx.failed) {
         set_error(err, ctx.message);
-        return -1;
-    }
-    if (rc == -2) {
+    } else if (rc == -2) {
         errorf(err, "%s: out of memory while reading", path);
-        return -1;
+    } else if (rc != 0) {
+        /* inih stops at the first error, so the line last read is it */
+        why[0] = '\0';
+        append(why, sizeof why, "%s:%d: ", path, ctx.line);
+        append_value(why, sizeof why, ctx.text);
+        append(why, sizeof why, ": syntax error; allowed: [section], key = value, or a "
+                                "comment (; or #)");
+        set_error(err, why);
     }
-    if (rc != 0) {
-        errorf(err,
-               "%s:%d: syntax error; allowed: [section], key = value, or a "
-               "comment (; or #)",
-               path, rc);
+    aim_lines_close(in);
+    if (ctx.failed || rc != 0)
         return -1;
-    }
     /* A covariance given in this file must fit the tokens after it. */
     if (ctx.cov_line > 0) {
         char why[WHY_SIZE];
@@ -1349,6 +1415,17 @@ int aim_config_validate(aim_config *cfg, aim_config_error *err)
                  "training.eta)", steps);
         combo_error(cfg, err, k_horizon, key_index("training", "eta"), reason,
                     "at most 1e12 steps: a shorter horizon, a larger eta or a smaller sgd.d");
+        return -1;
+    }
+    /* seed i is sgd.seed + i: the last one must not wrap around to 0 */
+    if (cfg->seed > UINT64_MAX - (uint64_t)(cfg->seeds - 1)) {
+        char reason[WHY_SIZE], allowed[WHY_SIZE];
+        snprintf(reason, sizeof reason, "seeds sgd.seed .. sgd.seed + sgd.seeds - 1 pass "
+                 "2^64 - 1 = %" PRIu64 " and would wrap around to 0", UINT64_MAX);
+        snprintf(allowed, sizeof allowed, "sgd.seed <= %" PRIu64 " - (sgd.seeds - 1)",
+                 UINT64_MAX);
+        combo_error(cfg, err, key_index("sgd", "seed"), key_index("sgd", "seeds"), reason,
+                    allowed);
         return -1;
     }
     /* the quasi-random rule whitens its point set: it needs clearly more

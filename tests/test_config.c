@@ -284,7 +284,12 @@ static void test_file_errors(void **state)
     (void)state;
     /* unknown section, unknown key */
     expect_file_error("sec.ini", "[model]\ntokens = 2\n\n[trainig]\neta = 0.1\n", 0,
-                      5, "trainig", "0.1", "unknown section");
+                      4, "trainig", "[trainig]", "unknown section");
+    /* an unknown section is refused even without keys under it */
+    expect_file_error("emptysec.ini", "[model]\ntokens = 2\n[frobnicate]\n", 0, 3,
+                      "frobnicate", "[frobnicate]", "unknown section");
+    expect_file_error("emptysec2.ini", "[model]\n  [ode] ; comment\n[ sgd ]\n", 0, 3,
+                      " sgd ", "[ sgd ]", "unknown section");
     expect_file_error("key.ini", "; c\n[training]\netaa = 0.1\n", 0, 3,
                       "training.etaa", "0.1", "unknown key");
     expect_file_error("nosec.ini", "eta = 0.1\n", 0, 1, "eta", "0.1", NULL);
@@ -375,8 +380,12 @@ static void test_file_errors(void **state)
                       "training.grid_start", "0.6", "training.horizon");
     expect_file_error("combo8.ini", "[ode]\nquad_nodes = 3\n", 1, 2,
                       "ode.quad_nodes", "3", "model.hermite");
-    /* syntax error and missing file */
-    expect_file_error("syntax.ini", "[model]\ntokens 2\n", 0, 2, "", "", NULL);
+    /* seeds sgd.seed .. sgd.seed + sgd.seeds - 1 must not wrap around */
+    expect_file_error("seedwrap.ini", "[sgd]\nseed = 18446744073709551610\nseeds = 7\n", 1,
+                      3, "sgd.seeds", "sgd.seed = \"18446744073709551610\"", "wrap");
+    /* syntax error (the line quoted) and missing file */
+    expect_file_error("syntax.ini", "[model]\ntokens 2\n", 0, 2, "\"tokens 2\"",
+                      "syntax error", NULL);
     aim_config cfg;
     aim_config_error err;
     aim_config_defaults(&cfg);
@@ -453,6 +462,110 @@ static void test_file_accepts(void **state)
     assert_int_equal(cfg.tokens, 8);
 }
 
+/* Writes n bytes (NULs included) to a temporary file. */
+static const char *write_bytes(const char *name, const char *bytes, size_t n)
+{
+    const char *path = tmp_path(name);
+    FILE *f = fopen(path, "wb");
+    assert_non_null(f);
+    assert_int_equal(fwrite(bytes, 1, n, f), n);
+    assert_int_equal(fclose(f), 0);
+    return path;
+}
+
+/* Loads path; returns the message ("" when it loaded). */
+static const char *load_message(const char *path, aim_config *cfg)
+{
+    static aim_config_error err;
+    aim_config_defaults(cfg);
+    if (aim_config_load(cfg, path, &err) == 0)
+        err.message[0] = '\0';
+    return err.message;
+}
+
+/* "[model]\n" + a comment of len bytes ('x' after ';') + "\n" + tail. */
+static const char *long_comment(const char *name, size_t len, const char *tail)
+{
+    size_t n = 8 + len + 1 + strlen(tail);
+    char *text = malloc(n);
+    assert_non_null(text);
+    memcpy(text, "[model]\n;", 9);
+    memset(text + 9, 'x', len - 1);
+    text[8 + len] = '\n';
+    memcpy(text + 9 + len, tail, strlen(tail));
+    const char *path = write_bytes(name, text, n);
+    free(text);
+    return path;
+}
+
+/* What inih could not see or said wrongly: a NUL byte inside a value (it
+ * cut the value short), a line too long for its buffer (a "syntax
+ * error" on the wrong line), lines that cross its 512-byte first read,
+ * a last line without a line break, a file too large. */
+static void test_file_input_limits(void **state)
+{
+    (void)state;
+    aim_config cfg;
+    char loc[700];
+    static const char nul[] = "[model]\nactivation = he1\0junk\n";
+    const char *path = write_bytes("nul.ini", nul, sizeof nul - 1);
+    const char *msg = load_message(path, &cfg);
+    snprintf(loc, sizeof loc, "%s:2:", path);
+    assert_contains(msg, loc);
+    assert_contains(msg, "NUL byte at column 17");
+
+    /* 65533 bytes is the longest line (inih's 64 KiB buffer holds it,
+     * "\r\n" and the NUL); the line numbers after it stay right */
+    path = long_comment("edge.ini", 65533, "tokens = 3\nspeed = 1\n");
+    msg = load_message(path, &cfg);
+    snprintf(loc, sizeof loc, "%s:4:", path);
+    assert_contains(msg, loc);
+    assert_contains(msg, "unknown key \"speed\"");
+    path = long_comment("long.ini", 65534, "tokens = 3\n");
+    msg = load_message(path, &cfg);
+    snprintf(loc, sizeof loc, "%s:2:", path);
+    assert_contains(msg, loc);
+    assert_contains(msg, "line longer than 65533 bytes");
+    path = long_comment("longer.ini", 70000, "tokens = 3\n");
+    msg = load_message(path, &cfg);
+    assert_contains(msg, loc + strlen(path)); /* ":2:" */
+    assert_contains(msg, "line longer than 65533 bytes");
+
+    /* values on lines of 511 .. 513 bytes (inih reads 511 at first, then
+     * grows its buffer) and a last line without a line break */
+    for (int len = 511; len <= 513; len++) {
+        char text[700] = "[model]\nhermite = 0";
+        size_t used = strlen(text) - 8;
+        while (used < (size_t)len - 1)
+            text[8 + used++] = ' ';
+        strcpy(text + 8 + used, "1\ntokens = 1");
+        assert_int_equal(strlen(text), 8 + (size_t)len + strlen("\ntokens = 1"));
+        path = write_tmp("edge512.ini", text);
+        msg = load_message(path, &cfg);
+        assert_string_equal(msg, "");
+        assert_true(cfg.hermite[0] == 0.0 && cfg.hermite[1] == 1.0);
+        assert_int_equal(cfg.hermite_degree, 1);
+        assert_int_equal(cfg.tokens, 1);
+    }
+
+    /* a UTF-8 byte-order mark before the first section */
+    path = write_tmp("bom.ini", "\xEF\xBB\xBF[model]\ntokens = 3\n");
+    assert_string_equal(load_message(path, &cfg), "");
+    assert_int_equal(cfg.tokens, 3);
+
+    /* more than 1 MiB: a configuration is a few dozen short lines */
+    size_t big = (1 << 20) + 1;
+    char *text = malloc(big);
+    assert_non_null(text);
+    for (size_t i = 0; i < big; i++)
+        text[i] = i % 100 == 99 ? '\n' : i % 100 == 0 ? ';' : 'x';
+    path = write_bytes("big.ini", text, big);
+    free(text);
+    msg = load_message(path, &cfg);
+    assert_contains(msg, "1048576 bytes");
+    assert_contains(msg, "allowed");
+}
+
 static void test_set(void **state)
 {
     (void)state;
@@ -465,6 +578,7 @@ static void test_set(void **state)
     assert_int_equal(aim_config_set(&cfg, "training.eta=0.05", &err), 0);
     assert_int_equal(aim_config_set(&cfg, " model.hermite = \"0 0 1\" ", &err), 0);
     assert_int_equal(aim_config_set(&cfg, "sgd.seed=18446744073709551615", &err), 0);
+    assert_int_equal(aim_config_set(&cfg, "sgd.seeds=1", &err), 0); /* the last seed */
     assert_int_equal(aim_config_set(&cfg, "model.tokens=3", &err), 0);
     assert_int_equal(aim_config_set(&cfg, "model.covariance=equicorrelated:0.25", &err), 0);
     assert_int_equal(aim_config_validate(&cfg, &err), 0);
@@ -686,6 +800,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_defaults),   cmocka_unit_test(test_examples),
         cmocka_unit_test(test_file_errors), cmocka_unit_test(test_file_accepts),
+        cmocka_unit_test(test_file_input_limits),
         cmocka_unit_test(test_set),        cmocka_unit_test(test_round_trip),
         cmocka_unit_test(test_docs),
     };

@@ -1,0 +1,192 @@
+/* aim_lines: bounded line reading. Written here rather than with getline
+ * or fgets: getline grows its buffer without bound (a file without line
+ * breaks takes all memory) and neither tells a NUL byte from the end of
+ * the line, so a value with a NUL in it would be cut short unseen. */
+#define _POSIX_C_SOURCE 200809L
+
+#include "lines.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+enum { CHUNK = 1 << 16 };
+
+struct aim_lines {
+    FILE *fp;
+    char *path;
+    const aim_lines_limits *lim;
+    char chunk[CHUNK];
+    size_t pos, fill;  /* unread bytes: chunk[pos .. fill) */
+    size_t total;      /* bytes read so far */
+    char *line;
+    size_t cap;
+    long number;
+    int done, failed;
+    char error[1200];
+};
+
+__attribute__((format(printf, 3, 4))) static int fail(aim_lines *f, long line,
+                                                      const char *fmt, ...)
+{
+    int n = line > 0 ? snprintf(f->error, sizeof f->error, "%s:%ld: ", f->path, line)
+                     : snprintf(f->error, sizeof f->error, "%s: ", f->path);
+    va_list ap;
+    va_start(ap, fmt);
+    if (n >= 0 && (size_t)n < sizeof f->error)
+        vsnprintf(f->error + n, sizeof f->error - (size_t)n, fmt, ap);
+    va_end(ap);
+    f->failed = 1;
+    return -1;
+}
+
+aim_lines *aim_lines_open(const char *path, const aim_lines_limits *limits, char *err,
+                          size_t n)
+{
+    struct stat st;
+    /* without O_NONBLOCK, opening a FIFO waits for a writer forever */
+    const int fd = open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC);
+    if (fd < 0) {
+        snprintf(err, n, "%s: cannot open: %s", path, strerror(errno));
+        return NULL;
+    }
+    const char *why = NULL;
+    FILE *fp = NULL;
+    if (fstat(fd, &st) != 0)
+        why = strerror(errno);
+    else if (!S_ISREG(st.st_mode))
+        why = S_ISDIR(st.st_mode) ? "a directory, not a regular file"
+                                  : "not a regular file (a device, a pipe or a socket)";
+    else if ((unsigned long long)st.st_size > limits->max_bytes)
+        why = "too large";
+    else if (fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) & ~O_NONBLOCK) != 0 ||
+             !(fp = fdopen(fd, "r")))
+        why = strerror(errno);
+    if (!fp)
+        close(fd);
+    aim_lines *f = why ? NULL : calloc(1, sizeof *f);
+    if (f && !(f->path = strdup(path))) {
+        free(f);
+        f = NULL;
+        why = "out of memory";
+    }
+    if (!f) {
+        if (why && !strcmp(why, "too large"))
+            snprintf(err, n, "%s: %lld bytes; allowed: %s of at most %zu bytes", path,
+                     (long long)st.st_size, limits->what, limits->max_bytes);
+        else
+            snprintf(err, n, "%s: %s; allowed: %s", path, why ? why : "out of memory",
+                     limits->what);
+        if (fp)
+            fclose(fp);
+        return NULL;
+    }
+    f->fp = fp;
+    f->lim = limits;
+    return f;
+}
+
+/* Room for len + 1 bytes in f->line, growing geometrically. */
+static int reserve(aim_lines *f, size_t len)
+{
+    if (len < f->cap)
+        return 0;
+    size_t cap = f->cap ? f->cap : 256;
+    while (cap <= len)
+        cap *= 2;
+    char *p = realloc(f->line, cap);
+    if (!p)
+        return fail(f, 0, "out of memory");
+    f->line = p;
+    f->cap = cap;
+    return 0;
+}
+
+int aim_lines_next(aim_lines *f, char **line, size_t *len)
+{
+    if (f->failed)
+        return -1;
+    if (f->done)
+        return 0;
+    const aim_lines_limits *lim = f->lim;
+    const long number = f->number + 1;
+    size_t used = 0;
+    int started = 0; /* bytes of this line were read */
+    for (;;) {
+        if (f->pos == f->fill) {
+            errno = 0;
+            f->fill = fread(f->chunk, 1, CHUNK, f->fp);
+            f->pos = 0;
+            if (f->fill == 0) {
+                if (ferror(f->fp))
+                    return fail(f, number, "read error: %s",
+                                strerror(errno ? errno : EIO));
+                f->done = 1;
+                if (!started)
+                    return 0;
+                if (lim->need_final_newline)
+                    return fail(f, number, "the last line has no line break (a truncated "
+                                           "file?); allowed: %s, which ends with one",
+                                lim->what);
+                break;
+            }
+            f->total += f->fill;
+            if (f->total > lim->max_bytes)
+                return fail(f, 0, "more than %zu bytes; allowed: %s of at most %zu bytes",
+                            lim->max_bytes, lim->what, lim->max_bytes);
+        }
+        const char *start = f->chunk + f->pos;
+        const char *nl = memchr(start, '\n', f->fill - f->pos);
+        const size_t take = nl ? (size_t)(nl - start) : f->fill - f->pos;
+        if (used + take > lim->max_line)
+            return fail(f, number, "line longer than %zu bytes; allowed: %s with lines of "
+                                   "at most %zu bytes", lim->max_line, lim->what,
+                        lim->max_line);
+        if (reserve(f, used + take))
+            return -1;
+        memcpy(f->line + used, start, take);
+        used += take;
+        f->pos += take;
+        started = 1;
+        if (nl) {
+            f->pos++;
+            break;
+        }
+    }
+    if (reserve(f, used))
+        return -1;
+    f->line[used] = '\0';
+    f->number = number;
+    const char *nul = memchr(f->line, '\0', used);
+    if (nul)
+        return fail(f, number, "a NUL byte at column %zu; allowed: %s, text without NUL bytes",
+                    (size_t)(nul - f->line) + 1, lim->what);
+    *line = f->line;
+    *len = used;
+    return 1;
+}
+
+long aim_lines_number(const aim_lines *f)
+{
+    return f->number;
+}
+
+const char *aim_lines_error(const aim_lines *f)
+{
+    return f->error;
+}
+
+void aim_lines_close(aim_lines *f)
+{
+    if (!f)
+        return;
+    fclose(f->fp);
+    free(f->line);
+    free(f->path);
+    free(f);
+}
