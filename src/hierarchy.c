@@ -237,11 +237,41 @@ static int merge(term *t, int n)
     return kept;
 }
 
+double aim_hierarchy_equations(const aim_alphabet *ab, const char *fixed, int order)
+{
+    aim_alphabet still = {"", ""};
+    size_t k = 0;
+    for (size_t i = 0; ab->letters[i] && i < AIM_ALPHABET_MAX; i++)
+        if (strchr(fixed, ab->letters[i])) {
+            still.letters[k] = ab->letters[i];
+            still.transpose[k++] = ab->transpose[i];
+        }
+    double count = 0.0;
+    for (int len = 1; len <= order; len++) {
+        const double all = aim_words_classes(ab, len);
+        const double unmoved = k ? aim_words_classes(&still, len) : 0.0;
+        if (all < 0 || unmoved < 0)
+            return -1;
+        count += all - unmoved;
+    }
+    return count;
+}
+
 aim_hierarchy *aim_hierarchy_create(const aim_dynamics *dyn, int order,
                                     char *err, size_t n)
 {
     if (order < 1 || order + 1 > AIM_WORD_MAX) {
         snprintf(err, n, "order %d outside 1..%d", order, AIM_WORD_MAX - 1);
+        return NULL;
+    }
+    char fixed[AIM_ALPHABET_MAX + 1] = "";
+    for (size_t i = 0, k = 0; dyn->alphabet.letters[i] && i < AIM_ALPHABET_MAX; i++)
+        if (!rule_of(dyn, dyn->alphabet.letters[i]))
+            fixed[k++] = dyn->alphabet.letters[i];
+    const double equations = aim_hierarchy_equations(&dyn->alphabet, fixed, order);
+    if (equations > AIM_HIERARCHY_MAX_EQUATIONS) {
+        snprintf(err, n, "the order-%d hierarchy has %.0f equations; allowed: at most %d",
+                 order, equations, AIM_HIERARCHY_MAX_EQUATIONS);
         return NULL;
     }
     aim_hierarchy *h = calloc(1, sizeof *h);

@@ -91,8 +91,24 @@ enum {
 
 typedef struct aim_hierarchy aim_hierarchy;
 
+/* The most equations aimdyn builds. Time and memory grow faster than the
+ * number of equations (measured on the shared 2-core development
+ * machine): the untied order-6 system (5041 equations) builds in 6-19 s
+ * and 146 MB, order 7 with a symmetric teacher (7665) took 55 s and
+ * 410 MB, order 7 (25245) 310 s and 2 GB. So an untied student stops at
+ * M = 6; tied ones stay far below (198 equations at M = 10). */
+#define AIM_HIERARCHY_MAX_EQUATIONS 6000
+
+/* Number of equations of the order-M hierarchy, the words of length 1..M
+ * with a letter not in fixed (the letters that do not move), counted
+ * without building anything (aim_words_classes); -1 when ab is invalid
+ * or the letters of fixed that are in ab are not closed under
+ * transposition. */
+double aim_hierarchy_equations(const aim_alphabet *ab, const char *fixed, int order);
+
 /* Generates the order-M system. NULL with a message in err (size n) when
- * the rules are inconsistent (unknown letter, word too long) or memory
+ * the rules are inconsistent (unknown letter, word too long), the system
+ * would have more than AIM_HIERARCHY_MAX_EQUATIONS equations, or memory
  * runs out. */
 aim_hierarchy *aim_hierarchy_create(const aim_dynamics *dyn, int order,
                                     char *err, size_t n);

@@ -4,6 +4,7 @@
  * NUL still terminates. */
 #include "words.h"
 
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -138,6 +139,42 @@ int aim_word_transpose(const aim_alphabet *ab, const char *w, char *out)
     transpose_codes(tcode, a, n, t);
     decode(ab, t, n, out);
     return 0;
+}
+
+static int gcd(int a, int b)
+{
+    while (b) {
+        const int t = a % b;
+        a = b;
+        b = t;
+    }
+    return a;
+}
+
+/* A class is an orbit of the 2 len maps "rotate by r" and "transpose,
+ * then rotate by r"; by Burnside's lemma their number is the mean number
+ * of words each map fixes. Rotation by r fixes k^gcd(r, len) words (one
+ * letter per cycle of positions). Transposing and rotating by r fixes a
+ * word when a_i = t(a_(r - i mod len)) for every i: the positions with
+ * 2i = r (mod len) need a letter that is its own transpose (f of them),
+ * the others pair up, one free letter per pair. */
+double aim_words_classes(const aim_alphabet *ab, int len)
+{
+    unsigned char code[256], tcode[AIM_ALPHABET_MAX + 1];
+    if (len < 0 || alphabet_codes(ab, code, tcode))
+        return -1;
+    if (len == 0)
+        return 1;
+    const int k = (int)strlen(ab->letters);
+    int f = 0;
+    for (int i = 1; i <= k; i++)
+        f += tcode[i] == i;
+    double fixed = 0.0;
+    for (int r = 0; r < len; r++) {
+        const int singles = len % 2 ? 1 : r % 2 ? 0 : 2;
+        fixed += pow(k, gcd(r, len)) + pow(f, singles) * pow(k, (len - singles) / 2);
+    }
+    return fixed / (2.0 * len);
 }
 
 /* Enumeration: the canonical words of a length are necklaces (smallest

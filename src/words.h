@@ -31,6 +31,12 @@ int aim_word_canonical(const aim_alphabet *ab, const char *w, char *out);
  * canonicalised. Returns 0 or -1 as above. */
 int aim_word_transpose(const aim_alphabet *ab, const char *w, char *out);
 
+/* Number of classes of words of length len (canonical words), counted
+ * without listing them (Burnside's lemma over the rotations and the
+ * transposition), so that the size of a word set can be known before it
+ * is built. Exact while below 2^53; -1 for an invalid alphabet or len < 0. */
+double aim_words_classes(const aim_alphabet *ab, int len);
+
 /* Every canonical word of length 0 .. max_len, ordered by length, then
  * lexicographically in the letter order; index 0 is the empty word
  * (moment Tr(I)/d = 1). */

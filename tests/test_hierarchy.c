@@ -41,6 +41,8 @@ static void test_sizes(void **state)
         aim_tied *m = aim_tied_create(&cfg, AIM_RULE_AUTO, err, sizeof err);
         assert_non_null(m);
         assert_int_equal(aim_tied_size(m), equations[M - 1]);
+        const aim_alphabet ab = {"ST", "ST"};
+        assert_true(aim_hierarchy_equations(&ab, "T", M) == equations[M - 1]);
         assert_int_equal(aim_hierarchy_terms(aim_tied_hierarchy(m)), terms[M - 1]);
         aim_tied_free(m);
     }
@@ -296,6 +298,25 @@ static void test_untied_sizes(void **state)
         assert_int_equal(aim_untied_size(m), size5[M]);
         aim_untied_free(m);
     }
+    /* the sizes counted before building (aim_hierarchy_equations) */
+    const aim_alphabet ab6 = {"ABKkTt", "ABkKtT"}, ab5 = {"ABKkT", "ABkKT"};
+    for (int M = 2; M <= 5; M++)
+        assert_true(aim_hierarchy_equations(&ab6, "Tt", M) == size6[M]);
+    for (int M = 2; M <= 4; M++)
+        assert_true(aim_hierarchy_equations(&ab5, "Tt", M) == size5[M]);
+    /* and refused above the bound before anything is built: order 7
+     * (25245 equations) took 310 s and 2 GB to build */
+    assert_true(aim_hierarchy_equations(&ab6, "Tt", 6) <= AIM_HIERARCHY_MAX_EQUATIONS);
+    assert_true(aim_hierarchy_equations(&ab6, "Tt", 7) == 25245);
+    aim_config cfg;
+    aim_config_error e;
+    aim_config_defaults(&cfg);
+    assert_int_equal(aim_config_set(&cfg, "model.decomposition=untied", &e), 0);
+    assert_int_equal(aim_config_validate(&cfg, &e), 0);
+    cfg.order = 7;
+    char err[256];
+    assert_null(aim_untied_create(&cfg, 0.0, AIM_RULE_AUTO, err, sizeof err));
+    assert_non_null(strstr(err, "the order-7 hierarchy has 25245 equations; allowed: at most"));
     aim_untied *c = untied_model(3, NULL, 0, 0.0), *r = untied_model(3, raw, 1, 400.0);
     assert_true(aim_hierarchy_terms(aim_untied_hierarchy(r)) >
                 aim_hierarchy_terms(aim_untied_hierarchy(c)));

@@ -112,6 +112,32 @@ static void test_counts(void **state)
     aim_wordset_free(ws);
 }
 
+/* The number of classes of each length, counted without listing them
+ * (Burnside), against the word sets that list them: letters that are
+ * their own transposes, pairs, and an alphabet of 15 letters. */
+static void test_class_counts(void **state)
+{
+    (void)state;
+    static const aim_alphabet alphabets[] = {
+        {"ST", "ST"}, {"ABKkT", "ABkKT"}, {"ABKkTt", "ABkKtT"}, {"Ab", "bA"},
+        {"abcdefghijklmno", "badcfehgjilknmo"}};
+    static const int max_len[] = {12, 7, 7, 12, 4};
+    for (size_t a = 0; a < sizeof alphabets / sizeof alphabets[0]; a++) {
+        aim_wordset *ws = aim_wordset_create(&alphabets[a], max_len[a]);
+        assert_non_null(ws);
+        for (int n = 0; n <= max_len[a]; n++) {
+            const int listed = aim_wordset_first(ws, n + 1) - aim_wordset_first(ws, n);
+            if (aim_words_classes(&alphabets[a], n) != listed)
+                fail_msg("%s, length %d: %.17g classes counted, %d listed",
+                         alphabets[a].letters, n, aim_words_classes(&alphabets[a], n), listed);
+        }
+        aim_wordset_free(ws);
+    }
+    const aim_alphabet bad = {"ST", "SX"};
+    assert_true(aim_words_classes(&bad, 3) == -1);
+    assert_true(aim_words_classes(&alphabets[0], -1) == -1);
+}
+
 /* w as the index-th word of length n over k letters, in base k */
 static void nth_word(const aim_alphabet *ab, int k, int n, long index, char *w)
 {
@@ -456,6 +482,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_canonical),
         cmocka_unit_test(test_counts),
+        cmocka_unit_test(test_class_counts),
         cmocka_unit_test(test_enumeration),
         cmocka_unit_test(test_measure),
         cmocka_unit_test(test_round_trip),
