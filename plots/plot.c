@@ -3,6 +3,7 @@
 #define _POSIX_C_SOURCE 200809L
 
 #include "plot.h"
+#include "tsv.h"
 
 #include <errno.h>
 #include <math.h>
@@ -290,19 +291,36 @@ int aim_plot_orders(const char *const *ode_tsv, const char *const *labels,
     return aim_plot_figure(&sp, stem);
 }
 
-static int readable(const char *name)
+/* The file is a result file with the columns the figure draws, checked
+ * by the shared reader before gnuplot reads it (a device, a FIFO or a
+ * damaged file would hang gnuplot or draw nonsense). */
+static int readable(const char *name, int sgd, const aim_plot_spec *sp)
 {
     if (bad_name(name)) {
         fprintf(stderr, "aimdyn: plot: unusable file name (line break)\n");
         return 0;
     }
-    FILE *f = fopen(name, "r");
-    if (!f) {
-        fprintf(stderr, "aimdyn: plot: cannot read '%s': %s\n", name,
-                strerror(errno));
+    static const char *const panels[] = {"risk", "overlap", "mean"};
+    char names[6][16];
+    const char *columns[8];
+    int n = 0;
+    columns[n++] = sp->samples_d > 0 ? "n" : "tau";
+    for (int p = 0; p < (sp->flags & AIM_PLOT_MEAN ? 3 : 2); p++)
+        for (int j = 0; j < (sgd ? 2 : 1); j++) {
+            snprintf(names[2 * p + j], sizeof names[0], sgd ? (j ? "%s_se" : "%s_mean") : "%s",
+                     panels[p]);
+            columns[n++] = names[2 * p + j];
+        }
+    columns[n] = NULL;
+    const aim_table_kind kind = {sgd ? "an SGD summary file NAME-sgd-dD.tsv with the columns "
+                                       "the figure draws"
+                                     : "an ODE result file NAME-ode.tsv with the columns the "
+                                       "figure draws",
+                                 columns, NULL};
+    aim_table t;
+    if (aim_table_read(name, &kind, &t))
         return 0;
-    }
-    fclose(f);
+    aim_table_free(&t);
     return 1;
 }
 
@@ -330,19 +348,14 @@ static void figure_script(FILE *f, const void *ctx, const char *png, const char 
     put_figure(f, sp);
 }
 
-int aim_plot_figure(const aim_plot_spec *sp, const char *stem)
+int aim_plot_check_inputs(const aim_plot_spec *sp)
 {
-    const int n_ode = sp->n_ode;
-    if (n_ode == 0 && sp->n_sgd == 0) {
+    if (sp->n_ode == 0 && sp->n_sgd == 0) {
         fprintf(stderr, "aimdyn: plot: no ODE or SGD file to plot\n");
         return -1;
     }
-    if (bad_name(stem)) {
-        fprintf(stderr, "aimdyn: plot: unusable file name (line break)\n");
-        return -1;
-    }
-    for (int i = 0; i < n_ode; i++) {
-        if (!readable(sp->ode[i]))
+    for (int i = 0; i < sp->n_ode; i++) {
+        if (!readable(sp->ode[i], 0, sp))
             return -1;
         if (sp->labels && bad_name(sp->labels[i])) {
             fprintf(stderr, "aimdyn: plot: --label %d contains a line break\n", i + 1);
@@ -350,8 +363,19 @@ int aim_plot_figure(const aim_plot_spec *sp, const char *stem)
         }
     }
     for (int i = 0; i < sp->n_sgd; i++)
-        if (!readable(sp->sgd[i]))
+        if (!readable(sp->sgd[i], 1, sp))
             return -1;
+    return 0;
+}
+
+int aim_plot_figure(const aim_plot_spec *sp, const char *stem)
+{
+    if (bad_name(stem)) {
+        fprintf(stderr, "aimdyn: plot: unusable file name (line break)\n");
+        return -1;
+    }
+    if (aim_plot_check_inputs(sp))
+        return -1;
     return draw(stem, figure_script, sp, 1);
 }
 

@@ -33,6 +33,12 @@ typedef struct {
 
 int aim_plot_figure(const aim_plot_spec *spec, const char *stem);
 
+/* Checks, as aim_plot_figure does first, that every file of spec is a
+ * result file with the columns the figure draws (aim_table_read: a
+ * device or a FIFO would hang gnuplot). Returns 0, or -1 with a message
+ * on stderr. */
+int aim_plot_check_inputs(const aim_plot_spec *spec);
+
 /* A categorical heatmap, e.g. a sweep's phase diagram: on each panel an
  * nx x ny grid of cells, column i labelled x[i] and row j labelled y[j]
  * (in the given order), coloured by value (one colour scale for all

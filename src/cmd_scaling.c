@@ -9,11 +9,11 @@
 
 #include <errno.h>
 #include <getopt.h>
+#include <inttypes.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
 #include <unistd.h>
 
 #include <gsl/gsl_cdf.h>
@@ -129,7 +129,7 @@ typedef struct {
     int d;
     double eta;
     int nseeds, recovered;
-    double *seed;    /* seed numbers, as recorded */
+    uint64_t *seed;  /* seed numbers, as recorded */
     double *tau_wr;  /* NaN: censored */
     double *tau_end; /* the last grid point with a finite overlap */
     double tau_max;  /* the recorded horizon (or the last grid point of any
@@ -302,114 +302,62 @@ static int parse_options(int argc, char **argv, options *o)
 
 /* ---- reading the SGD files ---- */
 
-/* Opens an input file, refusing what is not a regular file (a directory
- * opens, then fails to read). NULL after a message naming the option. */
-static FILE *open_input(const char *opt, const char *path)
-{
-    struct stat st;
-    FILE *f = fopen(path, "r");
-    if (!f || fstat(fileno(f), &st) != 0 || !S_ISREG(st.st_mode)) {
-        fprintf(stderr, CMD ": %s %s: cannot read: %s\n", opt, path,
-                f ? "not a regular file" : strerror(errno));
-        if (f)
-            fclose(f);
-        return NULL;
-    }
-    return f;
-}
-
 /* d and eta from the recorded "# config sgd.d = ..." and "# config
  * training.eta = ..." lines, parsed and range-checked by the
- * configuration's own rules, and the horizon (training.horizon; the
- * default when the line is absent: then the rows give it). Returns 0, or
- * -1 after a message. */
-static int read_recorded_config(const char *path, int *d, double *eta, double *horizon)
+ * configuration's own rules, and the horizon (training.horizon; -inf
+ * when the line is absent: then the rows give it). Returns 0, or -1
+ * after a message. */
+static int recorded_config(const aim_table *t, const char *path, int *d, double *eta,
+                           double *horizon)
 {
-    FILE *f = open_input("--sgd", path);
-    if (!f)
-        return -1;
+    static const char *const keys[] = {"sgd.d", "training.eta", "training.horizon"};
     aim_config cfg;
     aim_config_defaults(&cfg);
-    int have_d = 0, have_eta = 0, have_horizon = 0, rc = 0;
-    char *line = NULL;
-    size_t cap = 0;
-    ssize_t len;
-    while (rc == 0 && (len = getline(&line, &cap, f)) >= 0) {
-        if (line[0] != '#')
-            break; /* the metadata precede the header */
-        while (len > 0 && (line[len - 1] == '\n' || line[len - 1] == '\r'))
-            line[--len] = '\0';
-        const int is_d = !strncmp(line, "# config sgd.d = ", 17);
-        const int is_eta = !strncmp(line, "# config training.eta = ", 24);
-        const int is_horizon = !strncmp(line, "# config training.horizon = ", 28);
-        if (!is_d && !is_eta && !is_horizon)
+    *horizon = -INFINITY;
+    for (int k = 0; k < 3; k++) {
+        char prefix[64];
+        snprintf(prefix, sizeof prefix, "# config %s = ", keys[k]);
+        const char *value = aim_table_meta(t, prefix);
+        if (!value && k < 2) {
+            fprintf(stderr, CMD ": --sgd %s: no '# config %s = ...' line; allowed: a per-seed "
+                            "file NAME-sgd-dD-seeds.tsv written by `aimdyn sgd`\n", path,
+                    keys[k]);
+            return -1;
+        }
+        if (!value)
             continue;
         char set[256];
         aim_config_error err;
-        snprintf(set, sizeof set, "%s=%.200s",
-                 is_d ? "sgd.d" : is_eta ? "training.eta" : "training.horizon",
-                 line + (is_d ? 17 : is_eta ? 24 : 28));
+        snprintf(set, sizeof set, "%s=%.200s", keys[k], value);
         if (aim_config_set(&cfg, set, &err)) {
             const char *msg = strncmp(err.message, "--set ", 6) ? err.message : err.message + 6;
             fprintf(stderr, CMD ": --sgd %s: recorded configuration not usable: %s\n", path,
                     msg);
-            rc = -1;
+            return -1;
         }
-        have_d |= is_d;
-        have_eta |= is_eta;
-        have_horizon |= is_horizon;
-    }
-    free(line);
-    fclose(f);
-    if (rc == 0 && (!have_d || !have_eta)) {
-        fprintf(stderr, CMD ": --sgd %s: no '# config %s = ...' line; allowed: a per-seed "
-                        "file NAME-sgd-dD-seeds.tsv written by `aimdyn sgd`\n", path,
-                have_d ? "training.eta" : "sgd.d");
-        rc = -1;
+        if (k == 2)
+            *horizon = cfg.horizon;
     }
     *d = cfg.d;
     *eta = cfg.eta;
-    *horizon = have_horizon ? cfg.horizon : -INFINITY;
-    return rc;
+    return 0;
 }
 
-static int column_or_complain(const aim_table *t, const char *path, const char *opt,
-                              const char *name, const char *expected)
-{
-    int k = aim_table_column(t, name);
-    if (k < 0)
-        fprintf(stderr, CMD ": %s %s: no column '%s'; allowed: %s\n", opt, path, name,
-                expected);
-    return k;
-}
-
-/* The seeds of a table: rows grouped by consecutive equal seed numbers,
- * tau increasing within a seed. Fills run's per-seed arrays. */
+/* The seeds of a table: rows grouped by consecutive equal seed numbers
+ * (tau increases within a seed: aim_table_read). Fills run's per-seed
+ * arrays. */
 static int seeds_from_table(const aim_table *t, sgd_run *run, double threshold)
 {
-    static const char expected[] =
-        "a per-seed file NAME-sgd-dD-seeds.tsv of `aimdyn sgd` (columns seed, tau, "
-        "overlap), not the summary NAME-sgd-dD.tsv";
-    const int ks = column_or_complain(t, run->path, "--sgd", "seed", expected);
-    const int kt = ks < 0 ? -1 : column_or_complain(t, run->path, "--sgd", "tau", expected);
-    const int ko = kt < 0 ? -1 : column_or_complain(t, run->path, "--sgd", "overlap", expected);
-    if (ko < 0)
-        return -1;
+    const int kt = aim_table_column(t, "tau"), ko = aim_table_column(t, "overlap");
     const size_t nc = (size_t)t->ncols;
     int nseeds = 0;
-    for (int i = 0; i < t->nrows; i++) {
-        if (!isfinite(t->data[i * nc + ks])) { /* rows are grouped by equal seeds */
-            fprintf(stderr, CMD ": --sgd %s: data row %d: seed is not a number\n", run->path,
-                    i + 1);
-            return -1;
-        }
-        nseeds += i == 0 || t->data[i * nc + ks] != t->data[(i - 1) * nc + ks];
-    }
+    for (int i = 0; i < t->nrows; i++)
+        nseeds += i == 0 || t->seed[i] != t->seed[i - 1];
     if (nseeds == 0) {
         fprintf(stderr, CMD ": --sgd %s: no data rows\n", run->path);
         return -1;
     }
-    run->seed = malloc(sizeof(double) * (size_t)nseeds);
+    run->seed = malloc(sizeof *run->seed * (size_t)nseeds);
     run->tau_wr = malloc(sizeof(double) * (size_t)nseeds);
     run->tau_end = malloc(sizeof(double) * (size_t)nseeds);
     double *tau = malloc(sizeof(double) * (size_t)t->nrows);
@@ -421,21 +369,14 @@ static int seeds_from_table(const aim_table *t, sgd_run *run, double threshold)
     int rc = 0;
     run->tau_max = -INFINITY;
     for (int i = 0, s = 0; rc == 0 && i < t->nrows; s++) {
-        const double id = t->data[i * nc + ks];
+        const uint64_t id = t->seed[i];
         int end = i;
-        for (; end < t->nrows && t->data[end * nc + ks] == id; end++) {
+        for (; end < t->nrows && t->seed[end] == id; end++)
             tau[end - i] = t->data[end * nc + kt];
-            if (!isfinite(tau[end - i]) || (end > i && !(tau[end - i] > tau[end - i - 1]))) {
-                fprintf(stderr, CMD ": --sgd %s: seed %g: tau is not finite and increasing "
-                                "at data row %d\n", run->path, id, end + 1);
-                rc = -1;
-                break;
-            }
-        }
         for (int j = 0; rc == 0 && j < s; j++)
             if (run->seed[j] == id) {
-                fprintf(stderr, CMD ": --sgd %s: the rows of seed %g are not together\n",
-                        run->path, id);
+                fprintf(stderr, CMD ": --sgd %s: the rows of seed %" PRIu64 " are not "
+                                "together\n", run->path, id);
                 rc = -1;
             }
         /* `aimdyn sgd` writes NaN only past a blow-up: the seed stops at
@@ -444,9 +385,9 @@ static int seeds_from_table(const aim_table *t, sgd_run *run, double threshold)
         while (rc == 0 && i + finite < end && !isnan(t->data[(i + finite) * nc + ko]))
             finite++;
         if (rc == 0 && finite == 0) {
-            fprintf(stderr, CMD ": --sgd %s: seed %g: the overlap is NaN from its first row "
-                            "(tau = %g) on; allowed: per-seed rows of `aimdyn sgd`, which are "
-                            "NaN only past a blow-up\n", run->path, id, tau[0]);
+            fprintf(stderr, CMD ": --sgd %s: seed %" PRIu64 ": the overlap is NaN from its "
+                            "first row (tau = %g) on; allowed: per-seed rows of `aimdyn sgd`, "
+                            "which are NaN only past a blow-up\n", run->path, id, tau[0]);
             rc = -1;
         }
         if (rc)
@@ -457,9 +398,9 @@ static int seeds_from_table(const aim_table *t, sgd_run *run, double threshold)
         run->tau_wr[s] = aim_trajectory_recovery_time(finite, tau, t->data + i * nc + ko, nc,
                                                       threshold);
         if (run->tau_wr[s] <= 0) { /* n_wr = 0 has no logarithm */
-            fprintf(stderr, CMD ": --sgd %s: seed %g has |overlap| >= %g already at tau = %g; "
-                            "allowed: a --threshold above the initial overlap (of order "
-                            "1/d)\n", run->path, id, threshold, run->tau_wr[s]);
+            fprintf(stderr, CMD ": --sgd %s: seed %" PRIu64 " has |overlap| >= %g already at "
+                            "tau = %g; allowed: a --threshold above the initial overlap (of "
+                            "order 1/d)\n", run->path, id, threshold, run->tau_wr[s]);
             rc = -1;
         }
         run->recovered += !isnan(run->tau_wr[s]);
@@ -472,15 +413,19 @@ static int seeds_from_table(const aim_table *t, sgd_run *run, double threshold)
 
 static int read_sgd_file(sgd_run *run, double threshold)
 {
+    static const char *const columns[] = {"seed", "tau", "overlap", NULL};
+    static const aim_table_kind kind = {
+        "a per-seed file NAME-sgd-dD-seeds.tsv of `aimdyn sgd` (columns seed, tau, overlap), "
+        "not the summary NAME-sgd-dD.tsv", columns, NULL};
     double horizon;
-    if (read_recorded_config(run->path, &run->d, &run->eta, &horizon))
-        return -1;
     aim_table t;
-    if (aim_table_read(run->path, &t)) {
+    if (aim_table_read(run->path, &kind, &t)) {
         fprintf(stderr, CMD ": --sgd %s: not a readable result file (see above)\n", run->path);
         return -1;
     }
-    int rc = seeds_from_table(&t, run, threshold);
+    int rc = recorded_config(&t, run->path, &run->d, &run->eta, &horizon);
+    if (rc == 0)
+        rc = seeds_from_table(&t, run, threshold);
     /* every seed blew up: the rows stop before the horizon the run was
      * for, which is where a seed that did not blow up would stop */
     run->tau_max = fmax(run->tau_max, horizon);
@@ -530,23 +475,19 @@ static sgd_run *read_runs(const options *o)
 /* Appends the rows of one --predict file to pred (capacity grown). */
 static int read_prediction_file(const char *path, prediction **pred, int *n)
 {
-    static const char expected[] =
-        "a prediction file of `aimdyn recovery` with the columns d and n_wr_predicted";
-    FILE *probe = open_input("--predict", path);
-    if (!probe)
-        return -1;
-    fclose(probe);
+    static const char *const columns[] = {"d", "n_wr_predicted", NULL};
+    static const aim_table_kind kind = {
+        "a prediction file of `aimdyn recovery` with the columns d and n_wr_predicted",
+        columns, NULL};
     aim_table t;
-    if (aim_table_read(path, &t)) {
+    if (aim_table_read(path, &kind, &t)) {
         fprintf(stderr, CMD ": --predict %s: not a readable result file (see above)\n", path);
         return -1;
     }
-    const int kd = column_or_complain(&t, path, "--predict", "d", expected);
-    const int kn = kd < 0 ? -1 : column_or_complain(&t, path, "--predict", "n_wr_predicted",
-                                                    expected);
-    int rc = kn < 0 ? -1 : 0;
-    prediction *grown = rc ? NULL : realloc(*pred, sizeof **pred * (size_t)(*n + t.nrows + 1));
-    if (rc == 0 && !grown) {
+    const int kd = aim_table_column(&t, "d"), kn = aim_table_column(&t, "n_wr_predicted");
+    int rc = 0;
+    prediction *grown = realloc(*pred, sizeof **pred * (size_t)(*n + t.nrows + 1));
+    if (!grown) {
         fprintf(stderr, CMD ": out of memory\n");
         rc = -1;
     }
@@ -890,7 +831,7 @@ static void print_table(const options *o, const dim_row *rows, int nrows)
         const char *sep = run->nseeds - run->recovered > 1 ? " seeds" : " seed";
         for (int s = 0; s < run->nseeds; s++)
             if (isnan(run->tau_wr[s])) {
-                printf("%s %g", sep, run->seed[s]);
+                printf("%s %" PRIu64, sep, run->seed[s]);
                 if (blew_up(run, s))
                     printf(" (blow-up: stopped early, at n = %.4g)",
                            run->tau_end[s] * run->d * run->d / run->eta);
@@ -1031,12 +972,12 @@ static int write_tsv(const options *o, const char *cmdline, const sgd_run *runs,
         for (int s = 0; s < runs[r].nseeds; s++) {
             const double to_n = (double)runs[r].d * runs[r].d / runs[r].eta;
             if (isnan(runs[r].tau_wr[s]))
-                fprintf(f, "# seed d = %d, seed = %.10g: censored, %stau_end = %.10g, n_end = "
+                fprintf(f, "# seed d = %d, seed = %" PRIu64 ": censored, %stau_end = %.10g, n_end = "
                            "%.10g\n", runs[r].d, runs[r].seed[s],
                         blew_up(&runs[r], s) ? "blow-up (stopped early), " : "",
                         runs[r].tau_end[s], runs[r].tau_end[s] * to_n);
             else
-                fprintf(f, "# seed d = %d, seed = %.10g: tau_wr = %.10g, n_wr = %.10g\n",
+                fprintf(f, "# seed d = %d, seed = %" PRIu64 ": tau_wr = %.10g, n_wr = %.10g\n",
                         runs[r].d, runs[r].seed[s], runs[r].tau_wr[s],
                         runs[r].tau_wr[s] * to_n);
         }

@@ -12,6 +12,7 @@
  * then assembles DIR/NAME-sweep.tsv and draws DIR/NAME-sweep.png/.svg.
  * No file records a timing: the same sweep gives the same files, bit for
  * bit; the wall times go to stdout and stderr only. */
+#include <ctype.h>
 #include <errno.h>
 #include <getopt.h>
 #include <math.h>
@@ -29,6 +30,7 @@
 #include "compare.h"
 #include "config.h"
 #include "grid.h"
+#include "lines.h"
 #include "plot.h"
 #include "trajectory.h"
 #include "tsv.h"
@@ -179,12 +181,14 @@ static double now(void)
 
 /* ---- options ---- */
 
+/* Without the white space around it (in place), as the configuration
+ * trims keys and values. */
 static char *trim(char *s)
 {
-    while (*s == ' ')
+    while (isspace((unsigned char)*s))
         s++;
     size_t n = strlen(s);
-    while (n > 0 && s[n - 1] == ' ')
+    while (n > 0 && isspace((unsigned char)s[n - 1]))
         s[--n] = '\0';
     return s;
 }
@@ -202,14 +206,20 @@ static int parse_vary(sweep *sw, const char *arg)
     }
     vary_list *v = &sw->vary[sw->nvary];
     const char *eq = strchr(arg, '=');
-    const char *dot = eq ? memchr(arg, '.', (size_t)(eq - arg)) : NULL;
-    if (!eq || !dot || dot == arg || dot + 1 == eq || (size_t)(eq - arg) >= sizeof v->key) {
+    /* the key as the configuration reads it (aim_config_set trims it), so
+     * that " output.dir" or "training.eta " is checked as that key */
+    char key[sizeof v->key] = "";
+    if (eq && (size_t)(eq - arg) < sizeof key) {
+        memcpy(key, arg, (size_t)(eq - arg));
+        key[eq - arg] = '\0';
+    }
+    snprintf(v->key, sizeof v->key, "%s", trim(key));
+    const char *dot = strchr(v->key, '.');
+    if (!eq || !dot || dot == v->key || !dot[1]) {
         fprintf(stderr, "aimdyn sweep: --vary %s: expected KEY=V1,V2,... with KEY a "
                         "configuration key section.key (see `aimdyn keys`)\n", arg);
         return -1;
     }
-    memcpy(v->key, arg, (size_t)(eq - arg));
-    v->key[eq - arg] = '\0';
     if (!strncmp(v->key, "output.", 7)) {
         fprintf(stderr, "aimdyn sweep: --vary %s: %s does not change the dynamics; allowed: "
                         "any key but output.* (use --out and --name)\n", arg, v->key);
@@ -515,100 +525,117 @@ static void first_difference(const char *a, const char *b, char *buf, size_t n)
                                                    : "missing there (another version)");
 }
 
-static int parse_number(const char *s, double *x)
-{
-    char *end;
-    *x = strtod(s, &end);
-    return end == s || *end ? -1 : 0;
-}
-
-/* A result row (modified in place). Returns 0 or -1. */
-static int parse_result(char *line, point_result *r)
-{
-    char *f[7];
-    int n = 0;
-    for (char *p = line; n < 7; n++) {
-        f[n] = p;
-        char *tab = strchr(p, '\t');
-        if (!tab) {
-            n++;
-            break;
-        }
-        *tab = '\0';
-        p = tab + 1;
-    }
-    static const char *const statuses[] = {"recovered", "not-by-horizon", "blow-up", "failed"};
-    int known = 0;
-    for (int i = 0; n == 7 && !strchr(f[6], '\t') && i < 4; i++)
-        known |= !strcmp(f[0], statuses[i]);
-    if (!known || parse_number(f[1], &r->tau_wr) || parse_number(f[2], &r->n_wr) ||
-        parse_number(f[3], &r->tau_end) || parse_number(f[4], &r->overlap) ||
-        parse_number(f[5], &r->risk))
-        return -1;
-    r->seconds = NAN; /* not recorded */
-    snprintf(r->status, sizeof r->status, "%s", f[0]);
-    snprintf(r->message, sizeof r->message, "%s", f[6]);
-    return 0;
-}
-
 /* read_point's outcomes besides 0 and -1 */
 enum { OTHER_VERSION = 1 };
 
 /* The version in a file's first line "# aimdyn VERSION" (aim_tsv_metadata)
  * into version[0 .. n-1]: 0 when it is this one's, OTHER_VERSION when it
- * is another's, -1 when the line is not there. */
-static int check_version(const char *first_line, char *version, size_t n)
+ * is another's, -1 when the line is not there (reported). Only the first
+ * line is read: another version's file may differ in the rest. */
+static int check_version(const char *path, char *version, size_t n)
 {
+    static const aim_lines_limits limits = {(size_t)1 << 20, (size_t)1 << 16, 0,
+                                            "a point file of a sweep"};
     static const char tag[] = "# aimdyn ";
-    if (strncmp(first_line, tag, sizeof tag - 1))
-        return -1;
-    snprintf(version, n, "%s", first_line + sizeof tag - 1);
-    return strcmp(version, AIM_VERSION) ? OTHER_VERSION : 0;
+    char err[1400];
+    char *line;
+    size_t len;
+    aim_lines *in = aim_lines_open(path, &limits, err, sizeof err);
+    int rc = in ? aim_lines_next(in, &line, &len) : -1;
+    if (rc < 0)
+        fprintf(stderr, "aimdyn sweep: %s\n", in ? aim_lines_error(in) : err);
+    else if (rc == 0 || strncmp(line, tag, sizeof tag - 1))
+        fprintf(stderr, "aimdyn sweep: %s:1: no '# aimdyn VERSION' line; allowed: a point "
+                        "file of a sweep\n", path);
+    else
+        snprintf(version, n, "%s", line + sizeof tag - 1);
+    rc = rc > 0 && !strncmp(line, tag, sizeof tag - 1)
+             ? (strcmp(version, AIM_VERSION) ? OTHER_VERSION : 0)
+             : -1;
+    aim_lines_close(in);
+    return rc;
 }
 
 /* Reads a point file: its result and, when config is not NULL, its
  * result-deciding configuration lines (malloc'd). Returns 0; OTHER_VERSION
  * when another version of aimdyn wrote it (its version in version[0 ..
- * n-1], nothing else read); or -1 when it is not a complete point file. */
+ * n-1], nothing else read); or -1 when it is not a complete point file
+ * (reported). */
 static int read_point(const char *path, point_result *r, char **config, char *version,
                       size_t n)
 {
-    FILE *f = fopen(path, "r");
-    if (!f)
+    static const char *const columns[] = {"status", "tau_wr", "n_wr", "tau_end",
+                                          "overlap_end", "risk_end", "message", NULL};
+    static const char *const text[] = {"status", "message", NULL};
+    static const aim_table_kind kind = {"a point file of a sweep (one row: status, tau_wr, "
+                                        "n_wr, tau_end, overlap_end, risk_end, message)",
+                                        columns, text};
+    static const char *const statuses[] = {"recovered", "not-by-horizon", "blow-up", "failed"};
+    const int v = check_version(path, version, n);
+    if (v)
+        return v;
+    aim_table t;
+    if (aim_table_read(path, &kind, &t))
         return -1;
-    char *line = NULL, *text = NULL;
-    size_t cap = 0, textlen = 0;
-    FILE *m = config ? open_memstream(&text, &textlen) : NULL;
-    int rows = -1, ok = !config || m; /* rows: -1 before the header */
-    int lines = 0, other = 0;
-    ssize_t len;
-    while (ok && !other && (len = getline(&line, &cap, f)) >= 0) {
-        while (len > 0 && (line[len - 1] == '\n' || line[len - 1] == '\r'))
-            line[--len] = '\0';
-        if (lines++ == 0) {
-            const int v = check_version(line, version, n);
-            ok = v >= 0;
-            other = v == OTHER_VERSION;
-        } else if (line[0] == '#') {
-            if (m && result_config_line(line))
-                fprintf(m, "%s\n", line);
-        } else if (rows < 0) {
-            ok = !strcmp(line, result_header);
-            rows = 0;
-        } else {
-            ok = rows++ == 0 && parse_result(line, r) == 0;
-        }
+    int ok = t.ncols == 7 && t.nrows == 1, known = 0;
+    for (int i = 0; ok && i < 4; i++)
+        known |= !strcmp(t.text[0], statuses[i]);
+    if (!ok || !known)
+        fprintf(stderr, "aimdyn sweep: %s: %s; allowed: %s\n", path,
+                !ok ? "not one row of the 7 columns" : "an unknown status", kind.what);
+    if (ok && known) {
+        *r = (point_result){.tau_wr = t.data[1], .n_wr = t.data[2], .tau_end = t.data[3],
+                            .overlap = t.data[4], .risk = t.data[5], .seconds = NAN};
+        snprintf(r->status, sizeof r->status, "%s", t.text[0]);
+        snprintf(r->message, sizeof r->message, "%s", t.text[6]);
     }
-    ok = ok && (other || rows == 1) && !ferror(f);
-    if (m && fclose(m))
-        ok = 0;
-    free(line);
-    fclose(f);
-    if (config && ok && !other)
-        *config = text;
+    char *lines = NULL;
+    size_t len = 0;
+    FILE *m = ok && known && config ? open_memstream(&lines, &len) : NULL;
+    for (int i = 0; m && i < t.nmeta; i++)
+        if (result_config_line(t.meta[i]))
+            fprintf(m, "%s\n", t.meta[i]);
+    if (m && fclose(m) == 0)
+        *config = lines;
     else
-        free(text);
-    return !ok ? -1 : other ? OTHER_VERSION : 0;
+        free(lines);
+    aim_table_free(&t);
+    return ok && known && (!config || *config) ? 0 : -1;
+}
+
+/* A point's values agree with each other and with its configuration, as
+ * run_point writes them: NaN throughout when failed; else tau_end in
+ * [0, horizon], a weak-recovery time (for recovered always, for a
+ * blow-up maybe) in [0, tau_end] with n_wr = tau_wr d^2 / eta. Returns 0,
+ * or -1 after a message. */
+static int point_consistent(const char *path, const point_result *r, const aim_config *cfg)
+{
+    /* the file holds %.10g of each value */
+    const double rel = 1e-9;
+    const int failed = !strcmp(r->status, "failed");
+    const int recovered = !strcmp(r->status, "recovered");
+    const int has_wr = !isnan(r->tau_wr);
+    const double n_wr = r->tau_wr * cfg->d * (double)cfg->d / cfg->eta;
+    const char *why =
+        failed ? (isnan(r->tau_wr) && isnan(r->n_wr) && isnan(r->tau_end) && isnan(r->overlap) &&
+                          isnan(r->risk)
+                      ? NULL
+                      : "a failed point with values")
+        : !(r->tau_end >= 0 && r->tau_end <= cfg->horizon * (1 + rel))
+            ? "tau_end outside [0, training.horizon]"
+        : has_wr != isfinite(r->n_wr) || (recovered && !has_wr) ||
+                (!strcmp(r->status, "not-by-horizon") && has_wr)
+            ? "the status, tau_wr and n_wr disagree"
+        : has_wr && !(r->tau_wr >= 0 && r->tau_wr <= r->tau_end)
+            ? "tau_wr outside [0, tau_end]"
+        : has_wr && !(fabs(r->n_wr - n_wr) <= rel * n_wr)
+            ? "n_wr is not tau_wr sgd.d^2 / training.eta"
+            : NULL;
+    if (why)
+        fprintf(stderr, "aimdyn sweep: %s: %s (status %s, tau_wr %.10g, n_wr %.10g, tau_end "
+                        "%.10g); allowed: a point file as `aimdyn sweep` writes it\n",
+                path, why, r->status, r->tau_wr, r->n_wr, r->tau_end);
+    return why ? -1 : 0;
 }
 
 static void put_result(FILE *f, const point_result *r)
@@ -688,6 +715,11 @@ static int keep_finished(sweep *sw)
             fprintf(stderr, "aimdyn sweep: %s records a different configuration than point "
                             "%d of this sweep (%s); remove the directory %s or choose another "
                             "--name\n", path, p + 1, diff, sw->dir);
+            rc = -1;
+        } else if (point_consistent(path, &sw->res[p], &sw->cfg[p])) {
+            fprintf(stderr, "aimdyn sweep: %s is not a consistent point file of a sweep; "
+                            "remove the directory %s or choose another --name\n", path,
+                    sw->dir);
             rc = -1;
         }
         free(there);

@@ -3,6 +3,7 @@
  * TSV files (atomically) and figures. Exit status: 0 success, 1 bad
  * usage or configuration (nothing run, nothing written), 2 run-time
  * failure (no result file left), 3 blow-up (the file records it). */
+#include <errno.h>
 #include <getopt.h>
 #include <math.h>
 #include <stdio.h>
@@ -200,6 +201,35 @@ static int add_to_list(const char *cmd, const char *opt, const char *arg, long l
     return 0;
 }
 
+/* Online SGD measures at the grid points, each a later step than the one
+ * before: otherwise its files would give one state several tau (at
+ * eta = 1e6 a run takes no step at all). Returns 0, or -1 after a message
+ * naming the keys. */
+static int sgd_grid_usable(const char *cmd, const aim_config *cfg, int d)
+{
+    double *tau = malloc(sizeof(double) * (size_t)cfg->points);
+    if (!tau) {
+        fprintf(stderr, "aimdyn %s: out of memory\n", cmd);
+        return -1;
+    }
+    aim_grid_fill(cfg, tau);
+    int i = 1;
+    while (i < cfg->points && aim_sgd_steps_for(cfg, d, tau[i]) > aim_sgd_steps_for(cfg, d, tau[i - 1]))
+        i++;
+    if (i < cfg->points)
+        fprintf(stderr, "aimdyn %s: training.eta = %g, training.horizon = %g, training.points "
+                        "= %d at d = %d: online SGD takes %ld steps in all (n = tau d^2 / eta), "
+                        "and the grid points tau = %g and %g fall on the same step %ld; "
+                        "allowed: at least one step between successive grid points (a smaller "
+                        "training.eta, fewer training.points, a longer training.horizon%s)\n",
+                cmd, cfg->eta, cfg->horizon, cfg->points, d,
+                aim_sgd_steps_for(cfg, d, cfg->horizon), tau[i - 1], tau[i],
+                aim_sgd_steps_for(cfg, d, tau[i]),
+                cfg->grid == AIM_GRID_LOG ? " or a larger training.grid_start" : "");
+    free(tau);
+    return i < cfg->points ? -1 : 0;
+}
+
 /* Parses [CONFIG] and the options of ode, sgd and compare. Returns 0, 1
  * after printing help, or -1 on a usage error. */
 static int parse_run_options(const char *cmd, int argc, char **argv,
@@ -305,10 +335,13 @@ static int parse_run_options(const char *cmd, int argc, char **argv,
                         "(model.decomposition = tied | untied)\n", cmd);
         return -1;
     }
-    if (!is_hierarchy && aim_tsv_prepare_dir(&ro->cfg))
-        return -1;
     if (ro->ndims == 0)
         ro->dims[ro->ndims++] = ro->cfg.d;
+    for (int j = 0; (is_sgd || is_compare) && j < ro->ndims; j++)
+        if (sgd_grid_usable(cmd, &ro->cfg, ro->dims[j]))
+            return -1;
+    if (!is_hierarchy && aim_tsv_prepare_dir(&ro->cfg))
+        return -1;
     if (ro->norders == 0)
         ro->orders[ro->norders++] = ro->cfg.order;
     return 0;
@@ -925,21 +958,55 @@ static int cmd_plot(int argc, char **argv)
         return AIM_EXIT_USAGE;
     }
     const aim_plot_spec sp = {ode, nlabels ? labels : NULL, nodes, sgd, nsgd, samples_d, flags};
+    if (aim_plot_check_inputs(&sp))
+        return AIM_EXIT_USAGE;
     if (aim_plot_figure(&sp, stem))
         return AIM_EXIT_RUNTIME;
     printf("wrote %s.png and %s.svg\n", stem, stem);
     return 0;
 }
 
-/* Observables of a result file on its tau grid (points x OBS; NaN where
- * a column is missing), the SGD summary's means and standard errors when
- * sgd is set. Returns the number of rows, or -1. */
+/* What agreement reads: an ODE file (sgd = 0) or an SGD summary (sgd =
+ * 1), with tau and every observable (X, or X_mean and X_se). */
+typedef struct {
+    char names[2 * AIM_OBS_COUNT][32];
+    const char *columns[2 * AIM_OBS_COUNT + 2];
+    aim_table_kind kind;
+} result_kind;
+
+static void result_kind_init(result_kind *r, int sgd)
+{
+    int n = 0;
+    r->columns[n++] = "tau";
+    for (int k = 0; k < AIM_OBS_COUNT; k++)
+        for (int j = 0; j < (sgd ? 2 : 1); j++) {
+            char *name = r->names[sgd ? 2 * k + j : k];
+            snprintf(name, sizeof r->names[0], sgd ? (j ? "%s_se" : "%s_mean") : "%s",
+                     aim_obs_names[k]);
+            r->columns[n++] = name;
+        }
+    r->columns[n] = NULL;
+    r->kind = (aim_table_kind){sgd ? "an SGD summary file NAME-sgd-dD.tsv (tau, and X_mean, "
+                                     "X_se for every observable X)"
+                                   : "an ODE result file NAME-ode.tsv (tau and every observable)",
+                               r->columns, NULL};
+}
+
+/* Observables of a result file read as result_kind on its tau grid
+ * (points x OBS), the SGD summary's means and standard errors when sgd is
+ * set. Returns the number of rows. */
 static int table_observables(const aim_table *t, int sgd, double upto, double *tau, double *a,
                              double *b, int max_rows)
 {
     const int kt = aim_table_column(t, "tau");
-    if (kt < 0)
-        return -1;
+    int ka[AIM_OBS_COUNT], kb[AIM_OBS_COUNT];
+    for (int k = 0; k < AIM_OBS_COUNT; k++) {
+        char name[64];
+        snprintf(name, sizeof name, sgd ? "%s_mean" : "%s", aim_obs_names[k]);
+        ka[k] = aim_table_column(t, name);
+        snprintf(name, sizeof name, "%s_se", aim_obs_names[k]);
+        kb[k] = aim_table_column(t, name);
+    }
     int rows = 0;
     for (int i = 0; i < t->nrows && rows < max_rows; i++) {
         const double *row = t->data + (size_t)i * t->ncols;
@@ -947,15 +1014,9 @@ static int table_observables(const aim_table *t, int sgd, double upto, double *t
             break;
         tau[rows] = row[kt];
         for (int k = 0; k < AIM_OBS_COUNT; k++) {
-            char name[64];
-            snprintf(name, sizeof name, sgd ? "%s_mean" : "%s", aim_obs_names[k]);
-            int col = aim_table_column(t, name);
-            a[(size_t)rows * AIM_OBS_COUNT + k] = col >= 0 ? row[col] : NAN;
-            if (sgd) {
-                snprintf(name, sizeof name, "%s_se", aim_obs_names[k]);
-                col = aim_table_column(t, name);
-                b[(size_t)rows * AIM_OBS_COUNT + k] = col >= 0 ? row[col] : NAN;
-            }
+            a[(size_t)rows * AIM_OBS_COUNT + k] = row[ka[k]];
+            if (sgd)
+                b[(size_t)rows * AIM_OBS_COUNT + k] = row[kb[k]];
         }
         rows++;
     }
@@ -1003,9 +1064,11 @@ static int cmd_agreement(int argc, char **argv)
                         "(see `aimdyn agreement --help`)\n");
         return AIM_EXIT_USAGE;
     }
-    enum { MAX_ROWS = 100001 };
+    result_kind sgd_kind, ode_kind;
+    result_kind_init(&sgd_kind, 1);
+    result_kind_init(&ode_kind, 0);
     aim_table ts;
-    if (aim_table_read(sgd, &ts))
+    if (aim_table_read(sgd, &sgd_kind.kind, &ts))
         return AIM_EXIT_USAGE;
     const size_t cells = (size_t)ts.nrows * AIM_OBS_COUNT + 1;
     double *tau_s = malloc(sizeof(double) * ((size_t)ts.nrows + 1)),
@@ -1019,22 +1082,19 @@ static int cmd_agreement(int argc, char **argv)
         goto done;
     }
     int ns = table_observables(&ts, 1, upto, tau_s, mean, se, ts.nrows);
-    int has_means = 0;
-    for (int c = 0; c < ts.ncols; c++)
-        has_means |= strstr(ts.names[c], "_mean") != NULL;
-    if (ns < 1 || !has_means) {
-        fprintf(stderr, "aimdyn agreement: %s: no tau column or no row up to --upto "
-                        "(an SGD summary file, NAME-sgd-dD.tsv, is expected)\n", sgd);
+    if (ns < 1) {
+        fprintf(stderr, "aimdyn agreement: %s: no row up to --upto; allowed: an SGD summary "
+                        "file NAME-sgd-dD.tsv with a row at tau <= --upto\n", sgd);
         goto done;
     }
     printf("%-28s %-10s %12s %10s %10s %10s\n", "ode file", "observable", "max_gap", "at_tau",
            "gap/se", "rel_gap");
     for (int j = 0; j < nodes; j++) {
         aim_table to;
-        if (aim_table_read(ode[j], &to))
+        if (aim_table_read(ode[j], &ode_kind.kind, &to))
             goto done;
         int no = table_observables(&to, 0, upto, tau_o, obs, NULL, ns);
-        int same = no >= 0;
+        int same = 1;
         for (int i = 0; same && i < ns; i++) /* a stopped ODE has fewer rows */
             same = i >= no || fabs(tau_o[i] - tau_s[i]) <= 1e-9 * fmax(1.0, fabs(tau_s[i]));
         if (!same) {
@@ -1097,12 +1157,8 @@ done:
     return exit_code;
 }
 
-int main(int argc, char **argv)
+static int run_command(int argc, char **argv)
 {
-    /* GSL's default handler aborts; every GSL status is checked instead,
-     * and out-of-range special-function values surface as non-finite
-     * numbers that the blow-up checks report. */
-    gsl_set_error_handler_off();
     if (argc < 2 || !strcmp(argv[1], "-h") || !strcmp(argv[1], "--help")) {
         print_usage(argc < 2 ? stderr : stdout, NULL);
         return argc < 2 ? AIM_EXIT_USAGE : 0;
@@ -1141,4 +1197,31 @@ int main(int argc, char **argv)
     fprintf(stderr, "aimdyn: unknown command '%s'; allowed: ode, sgd, compare, hierarchy, agreement, plot, recovery, sweep, scaling, keys "
                     "(see aimdyn --help)\n", cmd);
     return AIM_EXIT_USAGE;
+}
+
+/* What a command printed is checked once, here: stdout is buffered, so a
+ * full disk (> /dev/full) shows only when it is flushed. A write error
+ * is a run-time failure (exit 2), even after an otherwise complete run or
+ * a recorded blow-up; a usage error or failure keeps its own status. */
+static int finish_stdout(int rc)
+{
+    errno = 0;
+    const int flushed = fflush(stdout) == 0 && !ferror(stdout);
+    int err = errno;
+    if (fclose(stdout) != 0 && flushed)
+        err = errno;
+    else if (flushed)
+        return rc;
+    fprintf(stderr, "aimdyn: cannot write to standard output: %s\n",
+            strerror(err ? err : EIO));
+    return rc == AIM_EXIT_USAGE || rc == AIM_EXIT_RUNTIME ? rc : AIM_EXIT_RUNTIME;
+}
+
+int main(int argc, char **argv)
+{
+    /* GSL's default handler aborts; every GSL status is checked instead,
+     * and out-of-range special-function values surface as non-finite
+     * numbers that the blow-up checks report. */
+    gsl_set_error_handler_off();
+    return finish_stdout(run_command(argc, argv));
 }

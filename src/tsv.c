@@ -4,11 +4,13 @@
 #include "tsv.h"
 
 #include <errno.h>
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "lines.h"
 #include "version.h"
 
 struct aim_tsv {
@@ -231,8 +233,15 @@ void aim_table_free(aim_table *t)
         return;
     for (int i = 0; i < t->ncols; i++)
         free(t->names[i]);
+    for (size_t i = 0; t->text && i < (size_t)t->nrows * (size_t)t->ncols; i++)
+        free(t->text[i]);
+    for (int i = 0; i < t->nmeta; i++)
+        free(t->meta[i]);
     free(t->names);
     free(t->data);
+    free(t->seed);
+    free(t->text);
+    free(t->meta);
     memset(t, 0, sizeof *t);
 }
 
@@ -244,7 +253,17 @@ int aim_table_column(const aim_table *t, const char *name)
     return -1;
 }
 
-/* Splits line (modified in place) at tabs into at most max fields. */
+const char *aim_table_meta(const aim_table *t, const char *prefix)
+{
+    const size_t n = strlen(prefix);
+    for (int i = 0; i < t->nmeta; i++)
+        if (!strncmp(t->meta[i], prefix, n))
+            return t->meta[i] + n;
+    return NULL;
+}
+
+/* Splits line (modified in place) at tabs into at most max fields;
+ * -1 when there are more. */
 static int split_tabs(char *line, char **fields, int max)
 {
     int n = 0;
@@ -262,86 +281,252 @@ static int split_tabs(char *line, char **fields, int max)
     return n;
 }
 
-int aim_table_read(const char *path, aim_table *t)
+static int in_list(const char *const *list, const char *name)
 {
-    enum { MAX_FIELDS = 4096 };
-    memset(t, 0, sizeof *t);
-    FILE *f = fopen(path, "r");
-    if (!f) {
-        fprintf(stderr, "aimdyn: cannot read '%s': %s\n", path, strerror(errno));
+    for (; list && *list; list++)
+        if (!strcmp(*list, name))
+            return 1;
+    return 0;
+}
+
+static int ends_with(const char *s, const char *tail)
+{
+    const size_t n = strlen(s), m = strlen(tail);
+    return n >= m && !strcmp(s + n - m, tail);
+}
+
+/* How a column's values are checked (aim_table_read). */
+enum { PLAIN = 0, TEXT, SEED, TAU, OVERLAP, STDERR };
+
+static int column_role(const char *name, const aim_table_kind *kind)
+{
+    if (in_list(kind->text_columns, name))
+        return TEXT;
+    if (!strcmp(name, "seed"))
+        return SEED;
+    if (!strcmp(name, "tau"))
+        return TAU;
+    if (ends_with(name, "_se"))
+        return STDERR;
+    if (!strcmp(name, "overlap") || !strncmp(name, "overlap_", 8) || ends_with(name, "_overlap"))
+        return OVERLAP;
+    return PLAIN;
+}
+
+/* A seed as written: decimal digits only, at most 2^64 - 1; no double
+ * on the way, which would merge seeds above 2^53. */
+static int parse_seed(const char *s, uint64_t *v)
+{
+    uint64_t x = 0;
+    if (!*s)
         return -1;
+    for (; *s; s++) {
+        if (*s < '0' || *s > '9')
+            return -1;
+        const unsigned digit = (unsigned)(*s - '0');
+        if (x > (UINT64_MAX - digit) / 10)
+            return -1;
+        x = 10 * x + digit;
     }
-    char *line = NULL, **fields = malloc(sizeof *fields * MAX_FIELDS);
-    size_t cap = 0, rows_cap = 0;
-    long lineno = 0;
-    ssize_t len;
-    int rc = -1;
-    if (!fields)
+    *v = x;
+    return 0;
+}
+
+static int compare_names(const void *a, const void *b)
+{
+    return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+/* An empty or repeated name among names[0 .. n-1] (reordered), or NULL. */
+static const char *repeated_name(char **names, int n)
+{
+    qsort(names, (size_t)n, sizeof *names, compare_names);
+    for (int i = 0; i < n; i++)
+        if (!*names[i] || (i > 0 && !strcmp(names[i], names[i - 1])))
+            return names[i];
+    return NULL;
+}
+
+/* Grows an array of n elements of size sz to hold one more; 0 or -1. */
+static int grow(void **array, size_t n, size_t *cap, size_t sz)
+{
+    if (n < *cap)
+        return 0;
+    size_t c = *cap ? 2 * *cap : 64;
+    void *p = realloc(*array, c * sz);
+    if (!p)
+        return -1;
+    *array = p;
+    *cap = c;
+    return 0;
+}
+
+int aim_table_read(const char *path, const aim_table_kind *kind, aim_table *t)
+{
+    enum { MAX_FIELDS = 1 << 15 };
+    static const aim_table_kind any = {"an aimdyn result file", NULL, NULL};
+    if (!kind)
+        kind = &any;
+    const aim_lines_limits limits = {(size_t)256 << 20, (size_t)1 << 20, 1, kind->what};
+    memset(t, 0, sizeof *t);
+    char msg[1400] = "";
+    aim_lines *in = aim_lines_open(path, &limits, msg, sizeof msg);
+    char **fields = malloc(sizeof *fields * MAX_FIELDS);
+    int *role = NULL, seed_col = -1;
+    size_t rows_cap = 0, meta_cap = 0;
+    int rc = -1, r;
+    char *line;
+    size_t len;
+    if (!in || !fields)
         goto fail;
-    while ((len = getline(&line, &cap, f)) >= 0) {
-        lineno++;
-        while (len > 0 && (line[len - 1] == '\n' || line[len - 1] == '\r'))
+    while ((r = aim_lines_next(in, &line, &len)) > 0) {
+        const long lineno = aim_lines_number(in);
+        if (len > 0 && line[len - 1] == '\r')
             line[--len] = '\0';
         if (line[0] == '#') {
+            if (t->names) {
+                snprintf(msg, sizeof msg, "%s:%ld: a '#' line after the header; allowed: %s "
+                         "('#' lines come first)", path, lineno, kind->what);
+                goto fail;
+            }
             int order;
             if (sscanf(line, "# tied hierarchy: order M = %d", &order) == 1)
                 t->order = order;
+            if (grow((void **)&t->meta, (size_t)t->nmeta, &meta_cap, sizeof *t->meta) ||
+                !(t->meta[t->nmeta] = strdup(line)))
+                goto oom;
+            t->nmeta++;
             continue;
         }
-        if (len == 0)
-            continue;
-        int n = split_tabs(line, fields, MAX_FIELDS);
+        if (len == 0) {
+            snprintf(msg, sizeof msg, "%s:%ld: an empty line; allowed: %s (no empty lines)",
+                     path, lineno, kind->what);
+            goto fail;
+        }
+        const int n = split_tabs(line, fields, MAX_FIELDS);
         if (n < 0) {
-            fprintf(stderr, "aimdyn: %s:%ld: more than %d columns\n", path, lineno, MAX_FIELDS);
+            snprintf(msg, sizeof msg, "%s:%ld: more than %d columns; allowed: %s", path, lineno,
+                     MAX_FIELDS, kind->what);
             goto fail;
         }
         if (!t->names) { /* the header */
             t->names = calloc((size_t)n, sizeof *t->names);
-            if (!t->names)
+            role = malloc(sizeof *role * (size_t)n);
+            if (!t->names || !role)
                 goto oom;
-            t->ncols = n;
-            for (int i = 0; i < n; i++)
+            int text = 0;
+            for (int i = 0; i < n; i++, t->ncols++) {
                 if (!(t->names[i] = strdup(fields[i])))
                     goto oom;
+                role[i] = column_role(fields[i], kind);
+                text |= role[i] == TEXT;
+            }
+            const char *name = repeated_name(fields, n);
+            if (name) {
+                snprintf(msg, sizeof msg, "%s:%ld: %s column name \"%.100s\"; allowed: %s, "
+                         "with distinct column names", path, lineno,
+                         *name ? "a repeated" : "an empty", name, kind->what);
+                goto fail;
+            }
+            if (aim_table_column(t, "seed") >= 0 && !(t->seed = malloc(sizeof *t->seed)))
+                goto oom;
+            if (text && !(t->text = malloc(sizeof *t->text)))
+                goto oom;
+            seed_col = aim_table_column(t, "seed");
             continue;
         }
         if (n != t->ncols) {
-            fprintf(stderr, "aimdyn: %s:%ld: %d columns where the header has %d\n", path,
-                    lineno, n, t->ncols);
+            snprintf(msg, sizeof msg, "%s:%ld: %d columns where the header has %d; allowed: %s",
+                     path, lineno, n, t->ncols, kind->what);
             goto fail;
         }
-        if ((size_t)t->nrows == rows_cap) {
+        const size_t row = (size_t)t->nrows, cap_before = rows_cap;
+        if (row == rows_cap) {
             rows_cap = rows_cap ? 2 * rows_cap : 64;
             double *d = realloc(t->data, sizeof *d * rows_cap * (size_t)n);
             if (!d)
                 goto oom;
             t->data = d;
+            if (t->seed) {
+                uint64_t *sd = realloc(t->seed, sizeof *sd * rows_cap);
+                if (!sd)
+                    goto oom;
+                t->seed = sd;
+            }
+            if (t->text) {
+                char **tx = realloc(t->text, sizeof *tx * rows_cap * (size_t)n);
+                if (!tx)
+                    goto oom;
+                t->text = tx;
+                memset(tx + cap_before * (size_t)n, 0,
+                       sizeof *tx * (rows_cap - cap_before) * (size_t)n);
+            }
         }
+        double *cell = t->data + row * (size_t)n;
+        /* first the seed: the tau of a row is checked within its seed */
+        const int bad_seed = seed_col >= 0 && parse_seed(fields[seed_col], &t->seed[row]);
         for (int i = 0; i < n; i++) {
+            const char *f = fields[i], *why = NULL;
             char *end;
-            double v = strtod(fields[i], &end);
-            if (end == fields[i] || *end) {
-                fprintf(stderr, "aimdyn: %s:%ld: column %s: \"%s\" is not a number\n", path,
-                        lineno, t->names[i], fields[i]);
+            double v = NAN;
+            if (role[i] == TEXT) {
+                if (!(t->text[row * (size_t)n + i] = strdup(f)))
+                    goto oom;
+            } else if (role[i] == SEED) {
+                if (bad_seed)
+                    why = "not an unsigned 64-bit integer";
+                else
+                    v = (double)t->seed[row];
+            } else {
+                v = strtod(f, &end);
+                if (end == f || *end)
+                    why = "not a number";
+            }
+            if (!why && role[i] == TAU) {
+                const int restart = row == 0 || (t->seed && t->seed[row] != t->seed[row - 1]);
+                if (!isfinite(v) || v < 0)
+                    why = "not a finite tau >= 0";
+                else if (!restart && !(v > t->data[(row - 1) * (size_t)n + i]))
+                    why = "not above the tau of the row before (tau must increase)";
+            }
+            if (!why && role[i] == OVERLAP && !(isnan(v) || fabs(v) <= 1))
+                why = "a teacher overlap outside [-1, 1]";
+            if (!why && role[i] == STDERR && !(isnan(v) || v >= 0))
+                why = "a negative standard error";
+            if (why) {
+                snprintf(msg, sizeof msg, "%s:%ld: column %s: \"%.100s\": %s; allowed: %s", path,
+                         lineno, t->names[i], f, why, kind->what);
                 goto fail;
             }
-            t->data[(size_t)t->nrows * n + i] = v;
+            cell[i] = v;
         }
         t->nrows++;
     }
-    if (!t->names) {
-        fprintf(stderr, "aimdyn: %s: no header line (not an aimdyn result file)\n", path);
+    if (r < 0) {
+        snprintf(msg, sizeof msg, "%s", aim_lines_error(in));
         goto fail;
     }
+    if (!t->names) {
+        snprintf(msg, sizeof msg, "%s: no header line; allowed: %s", path, kind->what);
+        goto fail;
+    }
+    for (const char *const *c = kind->columns; c && *c; c++)
+        if (aim_table_column(t, *c) < 0) {
+            snprintf(msg, sizeof msg, "%s: no column '%s'; allowed: %s", path, *c, kind->what);
+            goto fail;
+        }
     rc = 0;
     goto done;
 oom:
-    fprintf(stderr, "aimdyn: out of memory reading '%s'\n", path);
+    snprintf(msg, sizeof msg, "%s: out of memory", path);
 fail:
+    if (!msg[0])
+        snprintf(msg, sizeof msg, "%s: out of memory", path);
+    fprintf(stderr, "aimdyn: %s\n", msg);
     aim_table_free(t);
 done:
-    free(line);
+    aim_lines_close(in);
     free(fields);
-    fclose(f);
+    free(role);
     return rc;
 }

@@ -6,6 +6,7 @@
 #ifndef AIM_TSV_H
 #define AIM_TSV_H
 
+#include <stdint.h>
 #include <stdio.h>
 
 #include "config.h"
@@ -37,19 +38,51 @@ int aim_tsv_prepare_dir(const aim_config *cfg);
 int aim_tsv_path(char *buf, size_t n, const aim_config *cfg,
                  const char *suffix, const char *ext);
 
-/* A result file read back: the named columns of its data rows ('#'
- * lines skipped; "nan" cells are NaN). */
+/* A result file read back (by agreement, plot, scaling and a sweep's
+ * resume), checked as it is read:
+ *  - a regular file of at most 256 MiB, lines of at most 1 MiB, at most
+ *    32768 columns, no NUL byte, no read error, a line break at the end
+ *    (aimdyn writes one: a file without it was cut short);
+ *  - '#' metadata lines, then one header line of distinct column names,
+ *    then data rows with one cell per column; no blank line;
+ *  - every cell a number ("nan", "inf" allowed), but in the kind's text
+ *    columns; the column "seed" an unsigned 64-bit decimal integer;
+ *  - the column "tau" finite, >= 0 and increasing down the rows (within
+ *    each seed, where there is a "seed" column);
+ *  - teacher overlaps (a column "overlap", "overlap_X" or "X_overlap",
+ *    not "X_se") in [-1, 1] or NaN; standard errors ("X_se") >= 0 or NaN;
+ *  - the kind's columns present.
+ * A problem is reported with the file, the line and what is allowed. */
 typedef struct {
     int ncols, nrows;
     char **names;
-    double *data; /* nrows x ncols */
-    int order;    /* the "# tied hierarchy: order M" of an ODE file, else 0 */
+    double *data;   /* nrows x ncols; NaN in text columns */
+    uint64_t *seed; /* per row, the column "seed"; NULL without one */
+    char **text;    /* nrows x ncols, the cells of the text columns
+                       (NULL elsewhere); NULL without text columns */
+    char **meta;    /* the '#' lines, as written */
+    int nmeta;
+    int order;      /* the "# tied hierarchy: order M" of an ODE file, else 0 */
 } aim_table;
 
-/* Returns 0, or -1 with the file and line of the problem on stderr. */
-int aim_table_read(const char *path, aim_table *t);
+/* What a caller needs of a file. */
+typedef struct {
+    const char *what;               /* what it should be, for messages: "an
+                                       ODE result file NAME-ode.tsv" */
+    const char *const *columns;     /* the columns it needs, NULL-terminated
+                                       (NULL: none) */
+    const char *const *text_columns; /* cells kept as text, NULL-terminated
+                                        (NULL: none) */
+} aim_table_kind;
+
+/* Reads path as kind (NULL: any result file). Returns 0, or -1 with
+ * "aimdyn: FILE:LINE: problem; allowed: ..." on stderr. */
+int aim_table_read(const char *path, const aim_table_kind *kind, aim_table *t);
 void aim_table_free(aim_table *t);
 /* Index of the column, or -1. */
 int aim_table_column(const aim_table *t, const char *name);
+/* The rest of the first metadata line that starts with prefix (e.g.
+ * "# config sgd.d = "), or NULL. */
+const char *aim_table_meta(const aim_table *t, const char *prefix);
 
 #endif

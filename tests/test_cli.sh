@@ -535,7 +535,8 @@ se="$sc/none"
 expect_exit "scaling without --sgd" 1 "$exe" scaling --out "$se"
 contains "scaling without --sgd explained" "$work/err" "no --sgd FILE"
 expect_exit "scaling missing file" 1 "$exe" scaling --out "$se" --sgd "$sc/missing.tsv"
-contains "scaling missing file named" "$work/err" "--sgd $sc/missing.tsv: cannot read"
+contains "scaling missing file named" "$work/err" "$sc/missing.tsv: cannot open"
+contains "scaling missing file's option named" "$work/err" "--sgd $sc/missing.tsv: not a readable"
 expect_exit "scaling two files at one d" 1 "$exe" scaling --out "$se" --sgd "$sc/a100.tsv" \
     --sgd "$sc/a200.tsv" --sgd "$sc/c100.tsv"
 contains "scaling same d names both files" "$work/err" "--sgd $sc/a100.tsv and --sgd $sc/c100.tsv are both at d = 100"
@@ -561,7 +562,8 @@ expect_exit "scaling duplicate predicted d" 1 "$exe" scaling --out "$se" --sgd "
 contains "scaling duplicate prediction explained" "$work/err" "both predict d = 100"
 expect_exit "scaling prediction without its column" 1 "$exe" scaling --out "$se" \
     --sgd "$sc/a100.tsv" --predict "$sc/a200.tsv"
-contains "scaling prediction column named" "$work/err" "--predict $sc/a200.tsv: no column 'd'"
+contains "scaling prediction column named" "$work/err" "$sc/a200.tsv: no column 'd'"
+contains "scaling prediction's option named" "$work/err" "--predict $sc/a200.tsv: not a readable"
 expect_exit "scaling figure in a missing directory" 1 "$exe" scaling --out "$se" \
     --sgd "$sc/a100.tsv" --figure "$sc/nodir/fig"
 contains "scaling figure directory explained" "$work/err" "--figure"
@@ -725,6 +727,150 @@ if command -v gnuplot >/dev/null 2>&1; then
     [ -s "$work/sweep5/aimdyn-sweep.tsv" ]
     check "sweep: table kept after a heatmap failure" $?
 fi
+
+# result files read back (agreement, plot, scaling, a sweep's resume) go
+# through one reader with limits and checks (src/tsv.c, src/lines.c)
+rb="$work/readback"
+expect_exit "readback: ode" 0 "$exe" ode --out "$rb" --d 40 --set training.points=11
+expect_exit "readback: sgd" 0 "$exe" sgd --out "$rb" --d 40 --seeds 2 --set training.points=11
+ode_f="$rb/aimdyn-ode.tsv" sgd_f="$rb/aimdyn-sgd-d40.tsv"
+expect_exit "readback: agreement of sound files" 0 "$exe" agreement --sgd "$sgd_f" --ode "$ode_f"
+expect_exit "readback: plot of sound files" 0 "$exe" plot --sgd "$sgd_f" --ode "$ode_f" \
+    --figure "$rb/fig"
+rb_bad() { # name, problem text, file: agreement (as --ode) and plot refuse it, exit 1
+    expect_exit "readback: agreement refuses $1" 1 timeout 60 "$exe" agreement --sgd "$sgd_f" \
+        --ode "$3"
+    contains "readback: agreement names $1" "$work/err" "$2"
+    expect_exit "readback: plot refuses $1" 1 timeout 60 "$exe" plot --ode "$3" \
+        --figure "$rb/bad"
+    contains "readback: plot names $1" "$work/err" "$2"
+}
+rb_bad "a device" "/dev/zero: not a regular file" /dev/zero
+mkfifo "$rb/fifo"
+rb_bad "a FIFO" "fifo: not a regular file" "$rb/fifo"
+rb_bad "a read error" "read error" /proc/self/mem
+rb_edit() { # COLUMN VALUE: the ODE file with the 6th data row's COLUMN set to VALUE
+    awk -F'\t' -v OFS='\t' -v c="$1" -v v="$2" '/^#/ {print; next} !h++ {print; next}
+        ++r == 6 {$c = v} {print}' "$ode_f" >"$rb/edited.tsv"
+}
+rb_edit 1 inf
+rb_bad "an infinite tau" "column tau: \"inf\": not a finite tau" "$rb/edited.tsv"
+rb_edit 1 0.01
+rb_bad "a decreasing tau" "column tau: \"0.01\": not above the tau of the row before" "$rb/edited.tsv"
+rb_edit 5 1.5
+rb_bad "an overlap above 1" "column overlap: \"1.5\": a teacher overlap outside \[-1, 1\]" "$rb/edited.tsv"
+rb_edit 5 0.1x
+rb_bad "a cell that is no number" "column overlap: \"0.1x\": not a number" "$rb/edited.tsv"
+rb_drop() { # COLUMN: the ODE file without that column
+    awk -F'\t' -v OFS='\t' -v c="$1" '/^#/ {print; next}
+        {s = ""; for (i = 1; i <= NF; i++) if (i != c) s = s (s == "" ? "" : OFS) $i; print s}' \
+        "$ode_f" >"$rb/dropped.tsv"
+}
+rb_drop 8
+expect_exit "readback: agreement refuses a missing column" 1 "$exe" agreement --sgd "$sgd_f" \
+    --ode "$rb/dropped.tsv"
+contains "readback: agreement names the missing column" "$work/err" "no column 'omega_st'"
+grep -q "inf" "$work/out"
+[ $? -ne 0 ]
+check "readback: no infinite gap printed for a missing column" $?
+rb_drop 5
+rb_bad "a missing column" "no column 'overlap'" "$rb/dropped.tsv"
+head -c -1 "$ode_f" >"$rb/cut.tsv"
+rb_bad "a last line cut short" "the last line has no line break" "$rb/cut.tsv"
+{ cat "$ode_f"; printf '0.5\t1'; head -c 2000000 /dev/zero | tr '\0' 1; printf '\n'; } >"$rb/long.tsv"
+rb_bad "a line of 2 MB" "line longer than 1048576 bytes" "$rb/long.tsv"
+{ cat "$ode_f"; printf '\0\n'; } >"$rb/nul.tsv"
+rb_bad "a NUL byte" "a NUL byte" "$rb/nul.tsv"
+{ cat "$ode_f"; echo; } >"$rb/blank.tsv"
+rb_bad "an empty line" "an empty line" "$rb/blank.tsv"
+sed 's/^tau\tn\tt\trisk/tau\tn\ttau\trisk/' "$ode_f" >"$rb/twice.tsv"
+rb_bad "a repeated column name" "a repeated column name \"tau\"" "$rb/twice.tsv"
+# the SGD summary is checked as well: standard errors >= 0
+awk -F'\t' -v OFS='\t' '/^#/ {print; next} !h++ {print; next} ++r == 6 {$4 = "-1"} {print}' \
+    "$sgd_f" >"$rb/negse.tsv"
+expect_exit "readback: agreement refuses a negative standard error" 1 "$exe" agreement \
+    --sgd "$rb/negse.tsv" --ode "$ode_f"
+contains "readback: negative standard error named" "$work/err" "column risk_se: \"-1\": a negative standard error"
+# seeds are integers: above 2^53 they stay distinct (as doubles, 8 seeds
+# 90071992547409901 .. 08 fell on 1 or 2 values)
+sed 's/^\([1-8]\)\t/9007199254740990\1\t/' "$sc/a100.tsv" >"$sc/bigseeds.tsv"
+expect_exit "readback: scaling with seeds above 2^53" 0 "$exe" scaling --out "$sc/o10" \
+    --sgd "$sc/bigseeds.tsv"
+[ "$(sc_col "$sc/o10/aimdyn-scaling.tsv" 100 seeds)" = 8 ]
+check "readback: 8 seeds above 2^53 stay 8" $?
+contains "readback: a seed above 2^53 written exactly" "$sc/o10/aimdyn-scaling.tsv" "^# seed d = 100, seed = 90071992547409904: tau_wr"
+sed 's/^3\t/3.0\t/' "$sc/a100.tsv" >"$sc/realseed.tsv"
+expect_exit "readback: scaling refuses a seed that is no integer" 1 "$exe" scaling --out "$se" \
+    --sgd "$sc/realseed.tsv"
+contains "readback: a seed that is no integer named" "$work/err" "column seed: \"3.0\": not an unsigned 64-bit integer"
+expect_exit "readback: scaling refuses a device" 1 timeout 60 "$exe" scaling --out "$se" \
+    --sgd /dev/zero
+contains "readback: scaling names the device" "$work/err" "/dev/zero: not a regular file"
+# a sweep's point files: complete (the final line break) and consistent
+rs="$work/sweep-readback"
+expect_exit "readback: sweep" 0 "$exe" sweep --out "$rs" $sweep_cheap --vary training.eta=0.05,0.1
+pf="$rs/aimdyn-sweep.d/point-0001.tsv"
+cp "$pf" "$rb/point.tsv"
+head -c -1 "$rb/point.tsv" >"$pf"
+expect_exit "readback: sweep refuses a point file cut short" 1 "$exe" sweep --out "$rs" \
+    $sweep_cheap --vary training.eta=0.05,0.1
+contains "readback: the cut point file explained" "$work/err" "point-0001.tsv:[0-9]*: the last line has no line break"
+sed 's/^recovered\t/not-by-horizon\t/' "$rb/point.tsv" >"$pf"
+expect_exit "readback: sweep refuses inconsistent values" 1 "$exe" sweep --out "$rs" \
+    $sweep_cheap --vary training.eta=0.05,0.1
+contains "readback: the inconsistent point explained" "$work/err" "the status, tau_wr and n_wr disagree"
+awk -F'\t' -v OFS='\t' '/^recovered/ {$3 = 2 * $3} {print}' "$rb/point.tsv" >"$pf"
+expect_exit "readback: sweep refuses a wrong n_wr" 1 "$exe" sweep --out "$rs" \
+    $sweep_cheap --vary training.eta=0.05,0.1
+contains "readback: the wrong n_wr explained" "$work/err" "n_wr is not tau_wr sgd.d^2 / training.eta"
+cp "$rb/point.tsv" "$pf"
+expect_exit "readback: sweep resumes from sound point files" 0 "$exe" sweep --out "$rs" \
+    $sweep_cheap --vary training.eta=0.05,0.1
+kept=$(grep -c "kept from an earlier run$" "$work/err")
+[ "$kept" -eq 2 ]
+check "readback: both sound points kept (got $kept)" $?
+
+# configuration: keys trimmed before they are checked
+st="$work/sweep-trim"
+expect_exit "sweep: an output key with a space" 1 "$exe" sweep --out "$st" --vary ' output.dir=a,b'
+contains "sweep: an output key with a space named" "$work/err" "output.dir does not change the dynamics"
+expect_exit "sweep: a key twice, once with spaces" 1 "$exe" sweep --out "$st" \
+    --vary training.eta=0.1 --vary ' training.eta =0.2'
+contains "sweep: a key twice explained" "$work/err" "training.eta is already varied"
+[ ! -e "$st" ]
+check "sweep: nothing written after the trimmed-key errors" $?
+# a configuration file that is a FIFO: refused, not waited on
+expect_exit "configuration that is a FIFO" 1 timeout 60 "$exe" ode "$rb/fifo" --out "$out"
+contains "configuration FIFO explained" "$work/err" "not a regular file"
+# SGD needs a step between grid points (eta = 1e6 took none, and exited 0)
+expect_exit "sgd with fewer steps than grid points" 1 "$exe" sgd --set training.eta=1e6 \
+    --out "$out"
+contains "sgd steps explained" "$work/err" "training.eta = 1e+06, training.horizon = 0.3, training.points = 31 at d = 200: online SGD takes 0 steps"
+expect_exit "compare with fewer steps than grid points at one --d" 1 "$exe" compare --d 8 \
+    --d 200 --set training.eta=30 --out "$out"
+contains "compare steps name the d" "$work/err" "at d = 8:"
+expect_exit "sgd with seeds that wrap around 2^64" 1 "$exe" sgd --seeds 2 \
+    --set sgd.seed=18446744073709551615 --out "$out"
+contains "seeds that wrap explained" "$work/err" "wrap around to 0"
+[ ! -e "$out" ]
+check "nothing written after the step and seed errors" $?
+# the hierarchy's size is counted before it is built (untied M = 7:
+# 25245 equations took 310 s and 2 GB)
+expect_exit "untied hierarchy above the size bound" 1 timeout 60 "$exe" hierarchy \
+    "$work/untied.ini" --order 7
+contains "hierarchy size bound gives the size" "$work/err" "25245 equations; allowed: at most 6000 equations, hierarchy.order <= 6"
+expect_exit "untied ode above the size bound" 1 timeout 60 "$exe" ode "$work/untied.ini" \
+    --order 10 --out "$out"
+contains "ode size bound gives the size" "$work/err" "3718874 equations"
+expect_exit "tied hierarchy of order 10" 0 "$exe" hierarchy "$work/tied2.ini" --order 10
+contains "tied order 10 has 198 equations" "$work/out" "198 equations"
+
+# stdout write errors: exit 2 with a message, for every command
+for args in "keys" "--help" "ode --help" "hierarchy $work/tied2.ini --order 2" \
+    "agreement --sgd $sgd_f --ode $ode_f" "ode --out $rb/full --d 16 --set training.points=3"; do
+    expect_exit "stdout full: $args" 2 sh -c "\"\$0\" $args >/dev/full" "$exe"
+    contains "stdout full: $args explained" "$work/err" "cannot write to standard output: No space left on device"
+done
 
 echo "$passes passed, $failures failed"
 [ "$failures" -eq 0 ]

@@ -136,6 +136,92 @@ static void write_result(const char *path, const aim_config *cfg)
 
 /* ---------- TSV ---------- */
 
+/* Reads text (written to a temporary file) as kind; returns
+ * aim_table_read's result, the table in t on success. */
+static int read_text(const char *text, const aim_table_kind *kind, aim_table *t)
+{
+    char *dir = make_tmpdir();
+    char path[600];
+    snprintf(path, sizeof path, "%s/t.tsv", dir);
+    FILE *f = fopen(path, "w");
+    assert_non_null(f);
+    fputs(text, f);
+    assert_int_equal(fclose(f), 0);
+    int rc = aim_table_read(path, kind, t);
+    remove_tree(dir);
+    free(dir);
+    return rc;
+}
+
+/* The shared reader of result files: what it keeps and what it refuses. */
+static void test_table_read(void **state)
+{
+    (void)state;
+    aim_table t;
+    /* seeds as integers: 2^53 + 1 and 2^53 are one double, two seeds;
+     * tau increases within each seed and starts again with the next */
+    assert_int_equal(read_text("# aimdyn test\n# config sgd.d = 40\n"
+                               "seed\ttau\toverlap\toverlap_se\tnote\n"
+                               "9007199254740993\t0\t-1\tnan\ta b\n"
+                               "9007199254740993\t0.5\t1\t0\t-\n"
+                               "9007199254740992\t0\tnan\t0.25\tx\r\n"
+                               "18446744073709551615\t0\t0\t0\ty\n",
+                               &(aim_table_kind){"a test file",
+                                                 (const char *const[]){"seed", "note", NULL},
+                                                 (const char *const[]){"note", NULL}},
+                               &t),
+                     0);
+    assert_int_equal(t.nrows, 4);
+    assert_int_equal(t.ncols, 5);
+    assert_true(t.seed[0] == 9007199254740993u && t.seed[2] == 9007199254740992u);
+    assert_true(t.seed[3] == UINT64_MAX);
+    assert_string_equal(t.text[0 * 5 + 4], "a b");
+    assert_string_equal(t.text[2 * 5 + 4], "x");
+    assert_null(t.text[0]);
+    assert_true(isnan(t.data[4]) && t.data[1 * 5 + 2] == 1.0);
+    assert_int_equal(t.nmeta, 2);
+    assert_string_equal(aim_table_meta(&t, "# config sgd.d = "), "40");
+    assert_null(aim_table_meta(&t, "# config sgd.seeds = "));
+    aim_table_free(&t);
+    assert_int_equal(read_text("tau\n", NULL, &t), 0); /* no rows: a file still */
+    assert_int_equal(t.nrows, 0);
+    aim_table_free(&t);
+
+    static const char *const refused[] = {
+        "tau\tx\n0\t1\n0.5\t2",                /* cut short: no final line break */
+        "tau\tx\n0\t1\n\n0.5\t2\n",          /* an empty line */
+        "tau\tx\n0\t1\n# late\n",              /* '#' after the header */
+        "tau\tx\n0\t1\n0.5\n",                 /* a missing cell */
+        "tau\ttau\n0\t1\n",                     /* a repeated column name */
+        "tau\t\n0\t1\n",                        /* an empty column name */
+        "tau\tx\ninf\t1\n",                     /* tau not finite */
+        "tau\tx\nnan\t1\n",
+        "tau\tx\n-1\t1\n",                      /* tau < 0 */
+        "tau\tx\n0.5\t1\n0.5\t2\n",           /* tau not increasing */
+        "seed\ttau\n1\t0\n1\t0\n",            /* ... within a seed */
+        "seed\ttau\n1.0\t0\n",                  /* a seed that is no integer */
+        "seed\ttau\n-1\t0\n",
+        "seed\ttau\n18446744073709551616\t0\n", /* above 2^64 - 1 */
+        "seed\ttau\n1e3\t0\n",
+        "overlap\n1.0000001\n",                   /* an overlap outside [-1, 1] */
+        "overlap_mean\n-inf\n",
+        "start_overlap\n2\n",
+        "risk_se\n-0.5\n",                        /* a negative standard error */
+        "x\n0.1x\n",                              /* not a number */
+        "x\n\n",
+        "# only metadata\n",                       /* no header */
+        "",
+    };
+    for (size_t i = 0; i < sizeof refused / sizeof refused[0]; i++)
+        if (read_text(refused[i], NULL, &t) != -1)
+            fail_msg("accepted: \"%s\"", refused[i]);
+    const aim_table_kind needs = {"a test file", (const char *const[]){"risk", NULL}, NULL};
+    assert_int_equal(read_text("tau\toverlap\n0\t0.5\n", &needs, &t), -1);
+    assert_int_equal(read_text("tau\trisk\n0\t0.5\n", &needs, &t), 0);
+    aim_table_free(&t);
+    assert_int_equal(aim_table_read("/dev/zero", NULL, &t), -1); /* not a regular file */
+}
+
 static void test_tsv_commit(void **state)
 {
     (void)state;
@@ -518,6 +604,7 @@ int main(void)
         cmocka_unit_test(test_tsv_abort),
         cmocka_unit_test(test_tsv_uncreatable),
         cmocka_unit_test(test_tsv_path),
+        cmocka_unit_test(test_table_read),
         cmocka_unit_test(test_grid_linear),
         cmocka_unit_test(test_grid_log),
         cmocka_unit_test(test_teacher_overlap),
