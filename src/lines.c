@@ -15,7 +15,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-enum { CHUNK = 1 << 16 };
+enum { CHUNK = 1 << 14 };
 
 struct aim_lines {
     FILE *fp;

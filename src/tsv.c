@@ -462,6 +462,9 @@ int aim_table_read(const char *path, const aim_table_kind *kind, aim_table *t)
                        sizeof *tx * (rows_cap - cap_before) * (size_t)n);
             }
         }
+        /* counted before its cells, so that a refusal half way through the
+         * row frees the text cells already kept */
+        t->nrows++;
         double *cell = t->data + row * (size_t)n;
         /* first the seed: the tau of a row is checked within its seed */
         const int bad_seed = seed_col >= 0 && parse_seed(fields[seed_col], &t->seed[row]);
@@ -500,7 +503,6 @@ int aim_table_read(const char *path, const aim_table_kind *kind, aim_table *t)
             }
             cell[i] = v;
         }
-        t->nrows++;
     }
     if (r < 0) {
         snprintf(msg, sizeof msg, "%s", aim_lines_error(in));

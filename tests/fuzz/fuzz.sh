@@ -1,0 +1,53 @@
+#!/bin/sh
+# Builds the fuzz targets (tests/fuzz/fuzz_*.c) with clang's libFuzzer,
+# AddressSanitizer and UndefinedBehaviorSanitizer, and runs each for a
+# bounded time from its seed corpus (tests/fuzz/corpus/TARGET). Apart from
+# the normal build: it needs clang, which it installs from Debian when
+# missing (as root, as scripts/setup.sh does for its packages).
+# Usage: sh tests/fuzz/fuzz.sh [SECONDS_PER_TARGET [BUILD_DIR]]
+# (default 60 s each, build-fuzz/). Exits non-zero when a target crashes
+# or reports a sanitizer error; the input that did it is kept as
+# BUILD_DIR/crash-TARGET-* and printed. New inputs the runs find go to
+# BUILD_DIR/corpus-TARGET, never into the repository.
+set -eu
+root=$(cd "$(dirname "$0")/../.." && pwd)
+seconds=${1:-60}
+build=${2:-$root/build-fuzz}
+case $seconds in '' | *[!0-9]*) echo "fuzz: SECONDS_PER_TARGET must be a whole number" >&2; exit 1 ;; esac
+
+sh "$root/scripts/install.sh" fuzz clang libclang-rt-dev pkg-config libgsl-dev libinih-dev
+
+mkdir -p "$build"
+# the library's version.h comes from meson's vcs_tag; the fuzz build has
+# no meson, so it gets a fixed one
+echo '#define AIM_VERSION "fuzz"' >"$build/version.h"
+flags="-std=c17 -g -O1 -Wall -Wextra -Werror -D_XOPEN_SOURCE=700 -I$root/src -I$build
+-fsanitize=fuzzer,address,undefined -fno-sanitize-recover=all"
+libs="$(pkg-config --libs gsl inih) -lm"
+sources="$root/src/config.c $root/src/lines.c $root/src/tsv.c"
+status=0
+for target in config table; do
+    # shellcheck disable=SC2086 # word splitting of the flag lists is meant
+    clang $flags $(pkg-config --cflags gsl inih) -o "$build/fuzz_$target" \
+        "$root/tests/fuzz/fuzz_$target.c" $sources $libs
+    mkdir -p "$build/corpus-$target"
+    echo "fuzz: $target for $seconds s"
+    # -close_fd_mask=3: the readers' messages on stderr would drown the
+    # output (libFuzzer keeps its own and the sanitizers' reports)
+    if ! nice -n 10 "$build/fuzz_$target" -max_total_time="$seconds" -timeout=10 \
+        -rss_limit_mb=2048 -max_len=65536 -close_fd_mask=3 -print_final_stats=1 \
+        -dict="$root/tests/fuzz/$target.dict" -artifact_prefix="$build/crash-$target-" \
+        "$build/corpus-$target" "$root/tests/fuzz/corpus/$target" \
+        >"$build/fuzz-$target.log" 2>&1; then
+        status=1
+        echo "fuzz: $target FAILED; its log ($build/fuzz-$target.log) ends:" >&2
+        tail -n 40 "$build/fuzz-$target.log" >&2
+        for crash in "$build"/crash-"$target"-*; do
+            [ -e "$crash" ] && echo "fuzz: input kept: $crash" >&2
+        done
+    fi
+    grep -E '^stat::(number_of_executed_units|peak_rss_mb)|^Done' "$build/fuzz-$target.log" |
+        sed "s/^/fuzz: $target: /"
+done
+[ "$status" -eq 0 ] && echo "fuzz: no crash"
+exit "$status"
