@@ -537,21 +537,20 @@ static int check_version(const char *path, char *version, size_t n)
     static const aim_lines_limits limits = {(size_t)1 << 20, (size_t)1 << 16, 0,
                                             "a point file of a sweep"};
     static const char tag[] = "# aimdyn ";
-    char err[1400];
-    char *line;
+    char err[1400], *line = NULL;
     size_t len;
     aim_lines *in = aim_lines_open(path, &limits, err, sizeof err);
-    int rc = in ? aim_lines_next(in, &line, &len) : -1;
-    if (rc < 0)
+    const int got = in ? aim_lines_next(in, &line, &len) : -1;
+    int rc = -1;
+    if (got < 0)
         fprintf(stderr, "aimdyn sweep: %s\n", in ? aim_lines_error(in) : err);
-    else if (rc == 0 || strncmp(line, tag, sizeof tag - 1))
+    else if (got == 0 || strncmp(line, tag, sizeof tag - 1))
         fprintf(stderr, "aimdyn sweep: %s:1: no '# aimdyn VERSION' line; allowed: a point "
                         "file of a sweep\n", path);
-    else
+    else {
         snprintf(version, n, "%s", line + sizeof tag - 1);
-    rc = rc > 0 && !strncmp(line, tag, sizeof tag - 1)
-             ? (strcmp(version, AIM_VERSION) ? OTHER_VERSION : 0)
-             : -1;
+        rc = strcmp(version, AIM_VERSION) ? OTHER_VERSION : 0;
+    }
     aim_lines_close(in);
     return rc;
 }
@@ -577,30 +576,38 @@ static int read_point(const char *path, point_result *r, char **config, char *ve
     aim_table t;
     if (aim_table_read(path, &kind, &t))
         return -1;
-    int ok = t.ncols == 7 && t.nrows == 1, known = 0;
-    for (int i = 0; ok && i < 4; i++)
-        known |= !strcmp(t.text[0], statuses[i]);
-    if (!ok || !known)
+    const int ks = aim_table_column(&t, "status"), km = aim_table_column(&t, "message");
+    int known = 0;
+    for (int i = 0; t.nrows == 1 && i < 4; i++)
+        known |= !strcmp(t.text[ks], statuses[i]);
+    if (t.ncols != 7 || t.nrows != 1 || !known) {
         fprintf(stderr, "aimdyn sweep: %s: %s; allowed: %s\n", path,
-                !ok ? "not one row of the 7 columns" : "an unknown status", kind.what);
-    if (ok && known) {
-        *r = (point_result){.tau_wr = t.data[1], .n_wr = t.data[2], .tau_end = t.data[3],
-                            .overlap = t.data[4], .risk = t.data[5], .seconds = NAN};
-        snprintf(r->status, sizeof r->status, "%s", t.text[0]);
-        snprintf(r->message, sizeof r->message, "%s", t.text[6]);
+                known ? "not one row of the 7 columns" : "no known status", kind.what);
+        aim_table_free(&t);
+        return -1;
     }
-    char *lines = NULL;
-    size_t len = 0;
-    FILE *m = ok && known && config ? open_memstream(&lines, &len) : NULL;
-    for (int i = 0; m && i < t.nmeta; i++)
-        if (result_config_line(t.meta[i]))
-            fprintf(m, "%s\n", t.meta[i]);
-    if (m && fclose(m) == 0)
-        *config = lines;
-    else
-        free(lines);
+    *r = (point_result){.tau_wr = t.data[aim_table_column(&t, "tau_wr")],
+                        .n_wr = t.data[aim_table_column(&t, "n_wr")],
+                        .tau_end = t.data[aim_table_column(&t, "tau_end")],
+                        .overlap = t.data[aim_table_column(&t, "overlap_end")],
+                        .risk = t.data[aim_table_column(&t, "risk_end")],
+                        .seconds = NAN}; /* not recorded */
+    snprintf(r->status, sizeof r->status, "%s", t.text[ks]);
+    snprintf(r->message, sizeof r->message, "%s", t.text[km]);
+    int rc = 0;
+    if (config) { /* the result-deciding configuration lines */
+        size_t len = 0;
+        FILE *m = open_memstream(config, &len);
+        for (int i = 0; m && i < t.nmeta; i++)
+            if (result_config_line(t.meta[i]))
+                fprintf(m, "%s\n", t.meta[i]);
+        if (!m || fclose(m)) {
+            fprintf(stderr, "aimdyn sweep: out of memory\n");
+            rc = -1;
+        }
+    }
     aim_table_free(&t);
-    return ok && known && (!config || *config) ? 0 : -1;
+    return rc;
 }
 
 /* A point's values agree with each other and with its configuration, as

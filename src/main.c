@@ -214,7 +214,8 @@ static int sgd_grid_usable(const char *cmd, const aim_config *cfg, int d)
     }
     aim_grid_fill(cfg, tau);
     int i = 1;
-    while (i < cfg->points && aim_sgd_steps_for(cfg, d, tau[i]) > aim_sgd_steps_for(cfg, d, tau[i - 1]))
+    while (i < cfg->points &&
+           aim_sgd_steps_for(cfg, d, tau[i]) > aim_sgd_steps_for(cfg, d, tau[i - 1]))
         i++;
     if (i < cfg->points)
         fprintf(stderr, "aimdyn %s: training.eta = %g, training.horizon = %g, training.points "

@@ -862,8 +862,6 @@ contains "hierarchy size bound gives the size" "$work/err" "25245 equations; all
 expect_exit "untied ode above the size bound" 1 timeout 60 "$exe" ode "$work/untied.ini" \
     --order 10 --out "$out"
 contains "ode size bound gives the size" "$work/err" "3718874 equations"
-expect_exit "tied hierarchy of order 10" 0 "$exe" hierarchy "$work/tied2.ini" --order 10
-contains "tied order 10 has 198 equations" "$work/out" "198 equations"
 
 # stdout write errors: exit 2 with a message, for every command
 for args in "keys" "--help" "ode --help" "hierarchy $work/tied2.ini --order 2" \

@@ -308,6 +308,8 @@ static void test_untied_sizes(void **state)
      * (25245 equations) took 310 s and 2 GB to build */
     assert_true(aim_hierarchy_equations(&ab6, "Tt", 6) <= AIM_HIERARCHY_MAX_EQUATIONS);
     assert_true(aim_hierarchy_equations(&ab6, "Tt", 7) == 25245);
+    const aim_alphabet tied = {"ST", "ST"}; /* every tied order is allowed */
+    assert_true(aim_hierarchy_equations(&tied, "T", 10) == 198);
     aim_config cfg;
     aim_config_error e;
     aim_config_defaults(&cfg);
