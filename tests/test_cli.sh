@@ -779,6 +779,9 @@ head -c -1 "$ode_f" >"$rb/cut.tsv"
 rb_bad "a last line cut short" "the last line has no line break" "$rb/cut.tsv"
 { cat "$ode_f"; printf '0.5\t1'; head -c 2000000 /dev/zero | tr '\0' 1; printf '\n'; } >"$rb/long.tsv"
 rb_bad "a line of 2 MB" "line longer than 1048576 bytes" "$rb/long.tsv"
+truncate -s 300M "$rb/huge.tsv" # sparse: no disk used
+rb_bad "a file of 300 MB" "huge.tsv: 314572800 bytes; allowed: .* of at most 268435456 bytes" \
+    "$rb/huge.tsv"
 { cat "$ode_f"; printf '\0\n'; } >"$rb/nul.tsv"
 rb_bad "a NUL byte" "a NUL byte" "$rb/nul.tsv"
 { cat "$ode_f"; echo; } >"$rb/blank.tsv"
