@@ -262,23 +262,33 @@ const char *aim_table_meta(const aim_table *t, const char *prefix)
     return NULL;
 }
 
-/* Splits line (modified in place) at tabs into at most max fields;
- * -1 when there are more. */
-static int split_tabs(char *line, char **fields, int max)
+/* Splits line (modified in place) at tabs into *fields (grown to hold
+ * them, *cap entries); the number of fields, -1 when there are more than
+ * max or memory runs out. */
+static int split_tabs(char *line, char ***fields, size_t *cap, int max)
 {
-    int n = 0;
-    char *p = line;
-    for (;;) {
-        if (n == max)
+    size_t n = 1;
+    for (const char *p = line; (p = strchr(p, '\t')); p++)
+        n++;
+    if (n > (size_t)max)
+        return -1;
+    if (n > *cap) {
+        char **f = realloc(*fields, sizeof *f * n);
+        if (!f)
             return -1;
-        fields[n++] = p;
-        char *tab = strchr(p, '\t');
-        if (!tab)
-            break;
-        *tab = '\0';
-        p = tab + 1;
+        *fields = f;
+        *cap = n;
     }
-    return n;
+    char *p = line;
+    for (size_t i = 0; i < n; i++) {
+        (*fields)[i] = p;
+        char *tab = strchr(p, '\t');
+        if (tab) {
+            *tab = '\0';
+            p = tab + 1;
+        }
+    }
+    return (int)n;
 }
 
 static int in_list(const char *const *list, const char *name)
@@ -371,13 +381,14 @@ int aim_table_read(const char *path, const aim_table_kind *kind, aim_table *t)
     memset(t, 0, sizeof *t);
     char msg[1400] = "";
     aim_lines *in = aim_lines_open(path, &limits, msg, sizeof msg);
-    char **fields = malloc(sizeof *fields * MAX_FIELDS);
+    char **fields = NULL;
+    size_t fields_cap = 0;
     int *role = NULL, seed_col = -1;
     size_t rows_cap = 0, meta_cap = 0;
     int rc = -1, r;
     char *line;
     size_t len;
-    if (!in || !fields)
+    if (!in)
         goto fail;
     while ((r = aim_lines_next(in, &line, &len)) > 0) {
         const long lineno = aim_lines_number(in);
@@ -403,10 +414,10 @@ int aim_table_read(const char *path, const aim_table_kind *kind, aim_table *t)
                      path, lineno, kind->what);
             goto fail;
         }
-        const int n = split_tabs(line, fields, MAX_FIELDS);
+        const int n = split_tabs(line, &fields, &fields_cap, MAX_FIELDS);
         if (n < 0) {
-            snprintf(msg, sizeof msg, "%s:%ld: more than %d columns; allowed: %s", path, lineno,
-                     MAX_FIELDS, kind->what);
+            snprintf(msg, sizeof msg, "%s:%ld: more than %d columns (or out of memory); "
+                     "allowed: %s", path, lineno, MAX_FIELDS, kind->what);
             goto fail;
         }
         if (!t->names) { /* the header */

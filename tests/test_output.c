@@ -215,6 +215,19 @@ static void test_table_read(void **state)
     for (size_t i = 0; i < sizeof refused / sizeof refused[0]; i++)
         if (read_text(refused[i], NULL, &t) != -1)
             fail_msg("accepted: \"%s\"", refused[i]);
+    /* at most 32768 columns */
+    for (int cols = 32768; cols <= 32769; cols++) {
+        char *text = malloc(16 * (size_t)cols + 16), *p = text;
+        assert_non_null(text);
+        for (int c = 0; c < cols; c++)
+            p += sprintf(p, "%sc%d", c ? "\t" : "", c);
+        strcpy(p, "\n");
+        assert_int_equal(read_text(text, NULL, &t), cols == 32768 ? 0 : -1);
+        if (cols == 32768)
+            assert_int_equal(t.ncols, 32768);
+        aim_table_free(&t);
+        free(text);
+    }
     const aim_table_kind needs = {"a test file", (const char *const[]){"risk", NULL}, NULL};
     assert_int_equal(read_text("tau\toverlap\n0\t0.5\n", &needs, &t), -1);
     assert_int_equal(read_text("tau\trisk\n0\t0.5\n", &needs, &t), 0);
