@@ -34,11 +34,11 @@ for target in config table; do
     echo "fuzz: $target for $seconds s"
     # -close_fd_mask=3: the readers' messages on stderr would drown the
     # output (libFuzzer keeps its own and the sanitizers' reports).
-    # -timeout: an input takes milliseconds; the bound catches an endless
-    # loop, not a slow or busy machine (10 s flagged a 1 ms input when the
-    # load was 15 on 2 cores)
+    # -timeout, -report_slow_units: an input takes milliseconds; the bound
+    # catches an endless loop, not a busy machine (10 s flagged a 1 ms
+    # input when the load was 15 on 2 cores)
     if ! nice -n 10 "$build/fuzz_$target" -max_total_time="$seconds" -timeout=300 \
-        -rss_limit_mb=2048 -max_len=65536 -close_fd_mask=3 -print_final_stats=1 \
+        -report_slow_units=300 -rss_limit_mb=2048 -max_len=65536 -close_fd_mask=3 -print_final_stats=1 \
         -dict="$root/tests/fuzz/$target.dict" -artifact_prefix="$build/crash-$target-" \
         "$build/corpus-$target" "$root/tests/fuzz/corpus/$target" \
         >"$build/fuzz-$target.log" 2>&1; then
