@@ -241,7 +241,7 @@ double aim_hierarchy_equations(const aim_alphabet *ab, const char *fixed, int or
 {
     aim_alphabet still = {"", ""};
     size_t k = 0;
-    for (size_t i = 0; ab->letters[i] && i < AIM_ALPHABET_MAX; i++)
+    for (size_t i = 0; i < AIM_ALPHABET_MAX && ab->letters[i]; i++)
         if (strchr(fixed, ab->letters[i])) {
             still.letters[k] = ab->letters[i];
             still.transpose[k++] = ab->transpose[i];
@@ -265,7 +265,7 @@ aim_hierarchy *aim_hierarchy_create(const aim_dynamics *dyn, int order,
         return NULL;
     }
     char fixed[AIM_ALPHABET_MAX + 1] = "";
-    for (size_t i = 0, k = 0; dyn->alphabet.letters[i] && i < AIM_ALPHABET_MAX; i++)
+    for (size_t i = 0, k = 0; i < AIM_ALPHABET_MAX && dyn->alphabet.letters[i]; i++)
         if (!rule_of(dyn, dyn->alphabet.letters[i]))
             fixed[k++] = dyn->alphabet.letters[i];
     const double equations = aim_hierarchy_equations(&dyn->alphabet, fixed, order);
