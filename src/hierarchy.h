@@ -92,11 +92,12 @@ enum {
 typedef struct aim_hierarchy aim_hierarchy;
 
 /* The most equations aimdyn builds. Time and memory grow faster than the
- * number of equations (measured on the shared 2-core development
- * machine): the untied order-6 system (5041 equations) builds in 6-19 s
- * and 146 MB, order 7 with a symmetric teacher (7665) took 55 s and
- * 410 MB, order 7 (25245) 310 s and 2 GB. So an untied student stops at
- * M = 6; tied ones stay far below (198 equations at M = 10). */
+ * number of equations (measured on the shared 2-core development machine
+ * under a load of 7-12): the untied order-6 system (5041 equations)
+ * built in 6-19 s and 146 MB, order 7 with a symmetric teacher (7665) in
+ * 55 s and 410 MB, order 7 (25245) in 310 s and 2 GB. So an untied
+ * student stops at M = 6; tied ones stay far below (198 equations at
+ * M = 10). */
 #define AIM_HIERARCHY_MAX_EQUATIONS 6000
 
 /* Number of equations of the order-M hierarchy, the words of length 1..M
