@@ -373,7 +373,9 @@ static int grow(void **array, size_t n, size_t *cap, size_t sz)
 
 int aim_table_read(const char *path, const aim_table_kind *kind, aim_table *t)
 {
-    enum { MAX_FIELDS = 1 << 15 };
+    /* the cells held as doubles take at most 256 MiB, however short they
+     * are in the file (aimdyn writes 10-17 characters a cell) */
+    enum { MAX_FIELDS = 1 << 15, MAX_CELLS = 1 << 25 };
     static const aim_table_kind any = {"an aimdyn result file", NULL, NULL};
     if (!kind)
         kind = &any;
@@ -452,8 +454,15 @@ int aim_table_read(const char *path, const aim_table_kind *kind, aim_table *t)
             goto fail;
         }
         const size_t row = (size_t)t->nrows, cap_before = rows_cap;
+        if ((row + 1) * (size_t)n > MAX_CELLS) {
+            snprintf(msg, sizeof msg, "%s:%ld: more than %d cells; allowed: %s", path, lineno,
+                     MAX_CELLS, kind->what);
+            goto fail;
+        }
         if (row == rows_cap) {
             rows_cap = rows_cap ? 2 * rows_cap : 64;
+            if (rows_cap * (size_t)n > MAX_CELLS)
+                rows_cap = MAX_CELLS / (size_t)n;
             double *d = realloc(t->data, sizeof *d * rows_cap * (size_t)n);
             if (!d)
                 goto oom;

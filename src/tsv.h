@@ -41,8 +41,9 @@ int aim_tsv_path(char *buf, size_t n, const aim_config *cfg,
 /* A result file read back (by agreement, plot, scaling and a sweep's
  * resume), checked as it is read:
  *  - a regular file of at most 256 MiB, lines of at most 1 MiB, at most
- *    32768 columns, no NUL byte, no read error, a line break at the end
- *    (aimdyn writes one: a file without it was cut short);
+ *    32768 columns and 2^25 cells, no NUL byte, no read error, a line
+ *    break at the end (aimdyn writes one: a file without it was cut
+ *    short);
  *  - '#' metadata lines, then one header line of distinct column names,
  *    then data rows with one cell per column; no blank line;
  *  - every cell a number ("nan", "inf" allowed), but in the kind's text

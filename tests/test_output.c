@@ -228,6 +228,20 @@ static void test_table_read(void **state)
         aim_table_free(&t);
         free(text);
     }
+    /* at most 2^25 cells: one-character cells are 2 bytes of text each,
+     * 8 as doubles (2^20 + 1 rows of 32 cells, 64 MiB of text) */
+    {
+        const size_t rows = (1 << 20) + 1, line = 64, n = (rows + 1) * line;
+        char *text = malloc(n + 1);
+        assert_non_null(text);
+        for (size_t i = 0; i < n; i++)
+            text[i] = i % 2 ? (i % line == line - 1 ? '\n' : '\t') : '0';
+        for (int c = 0; c < 32; c++) /* the header: distinct names a..z, A..F */
+            text[2 * c] = (char)(c < 26 ? 'a' + c : 'A' + c - 26);
+        text[n] = '\0';
+        assert_int_equal(read_text(text, NULL, &t), -1);
+        free(text);
+    }
     const aim_table_kind needs = {"a test file", (const char *const[]){"risk", NULL}, NULL};
     assert_int_equal(read_text("tau\toverlap\n0\t0.5\n", &needs, &t), -1);
     assert_int_equal(read_text("tau\trisk\n0\t0.5\n", &needs, &t), 0);
