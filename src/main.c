@@ -373,9 +373,8 @@ static int write_ode_file(const aim_config *cfg, int d, const double *tau,
         fprintf(f, "# status: %s\n", rep->message);
     else
         fprintf(f, "# status: complete\n");
-    fprintf(f, "# weak recovery (|overlap| >= %g) at tau = %.6g\n", AIM_RECOVERY_THRESHOLD,
-            aim_trajectory_recovery_time(rep->reached, tau, obs + AIM_OBS_OVERLAP, AIM_OBS_COUNT,
-                          AIM_RECOVERY_THRESHOLD));
+    fprintf(f, "# weak recovery (|overlap| >= %g) at tau = %.6g\n", cfg->recovery_threshold,
+            rep->tau_wr);
     fputs("tau\tn\tt", f);
     for (int k = 0; k < AIM_OBS_COUNT; k++)
         fprintf(f, "\t%s", aim_obs_names[k]);
@@ -435,17 +434,16 @@ static int cmd_ode(int argc, char **argv)
             exit_code = AIM_EXIT_RUNTIME;
         } else {
             const double *last = obs + (size_t)(rep.reached - 1) * AIM_OBS_COUNT;
-            double twr = aim_trajectory_recovery_time(rep.reached, tau, obs + AIM_OBS_OVERLAP,
-                                       AIM_OBS_COUNT, AIM_RECOVERY_THRESHOLD);
+            const double twr = rep.tau_wr;
             printf("wrote %s\n", path);
             printf("tau = %g: risk = %.6g, teacher overlap = %.6g\n",
                    tau[rep.reached - 1], last[AIM_OBS_RISK], last[AIM_OBS_OVERLAP]);
             if (isnan(twr))
                 printf("weak recovery (|overlap| >= %g): not reached by tau = %g\n",
-                       AIM_RECOVERY_THRESHOLD, tau[rep.reached - 1]);
+                       cfg->recovery_threshold, tau[rep.reached - 1]);
             else
                 printf("weak recovery (|overlap| >= %g): tau = %.6g, n = %.4g samples at d = %d\n",
-                       AIM_RECOVERY_THRESHOLD, twr, twr * ro.dims[0] * (double)ro.dims[0] / cfg->eta,
+                       cfg->recovery_threshold, twr, twr * ro.dims[0] * (double)ro.dims[0] / cfg->eta,
                        ro.dims[0]);
             if (st == AIM_ODE_BLOWUP) {
                 fprintf(stderr, "aimdyn ode: %s\n", rep.message);
@@ -508,7 +506,7 @@ static double median_recovery(const aim_config *cfg, const double *tau, const do
     for (int s = 0; s < seeds; s++) {
         t[s] = aim_trajectory_recovery_time(
             points, tau, obs + (size_t)s * points * AIM_OBS_COUNT + AIM_OBS_OVERLAP,
-            AIM_OBS_COUNT, AIM_RECOVERY_THRESHOLD);
+            AIM_OBS_COUNT, cfg->recovery_threshold);
         stop[s] = reached[s] > 0 ? tau[reached[s] - 1] : -INFINITY;
         *recovered += isfinite(t[s]);
     }
@@ -679,7 +677,7 @@ static int cmd_sgd(int argc, char **argv)
             printf("tau = %g: risk = %.6g, teacher overlap = %.6g (means over %d seeds)\n",
                    tau[points - 1], last[AIM_OBS_RISK], last[AIM_OBS_OVERLAP], cfg->seeds);
             printf("weak recovery (|overlap| >= %g): %d of %d seeds, median tau = %.4g\n",
-                   AIM_RECOVERY_THRESHOLD, recovered, cfg->seeds, twr);
+                   cfg->recovery_threshold, recovered, cfg->seeds, twr);
             exit_code = st > 0 ? AIM_EXIT_BLOWUP : 0;
         }
     }
@@ -757,6 +755,7 @@ static int cmd_compare(int argc, char **argv)
                 fprintf(stderr, "aimdyn compare: ODE: %s\n", rep.message);
                 blowup = 1;
             }
+            twr_ode[r] = rep.tau_wr;
             int written = write_ode_file(&per_run, d, tau, ode + r * block, &mom, &rep,
                                          ode_paths[q], sizeof ode_paths[q]);
             aim_trajectory_moments_free(&mom);
@@ -777,8 +776,6 @@ static int cmd_compare(int argc, char **argv)
             const int r = j * nord + q;
             aim_compare_gaps(points, tau, ode + r * block, mean + j * block, se + j * block,
                              gaps[r]);
-            twr_ode[r] = aim_trajectory_recovery_time(points, tau, ode + r * block + AIM_OBS_OVERLAP,
-                                                      AIM_OBS_COUNT, AIM_RECOVERY_THRESHOLD);
         }
         snprintf(suffix, sizeof suffix, "compare-d%d", d);
         if (aim_tsv_path(stem, sizeof stem, cfg, suffix, "") == 0) {
@@ -803,7 +800,7 @@ static int cmd_compare(int argc, char **argv)
         for (int q = 0; q < nord; q++)
             fprintf(f, "# weak recovery (|overlap| >= %g) at d = %d, order %d: ODE tau = %.6g, "
                        "SGD median tau = %.6g (%d of %d seeds recovered)\n",
-                    AIM_RECOVERY_THRESHOLD, ro.dims[j], tied ? ro.orders[q] : 0,
+                    cfg->recovery_threshold, ro.dims[j], tied ? ro.orders[q] : 0,
                     twr_ode[j * nord + q], twr_sgd[j], recovered[j], cfg->seeds);
     fprintf(f, "observable\td\torder\tmax_gap\ttau_at_max_gap\tmax_gap_in_se\ttau_at_max_z"
                "\trel_gap\tgap_ratio\n");
@@ -833,7 +830,7 @@ static int cmd_compare(int argc, char **argv)
             if (tied)
                 snprintf(order, sizeof order, ", M = %d", ro.orders[q]);
             printf("weak recovery (|overlap| >= %g) at d = %d%s: ODE tau = %.4g, SGD "
-                   "median tau = %.4g (%d of %d seeds)\n", AIM_RECOVERY_THRESHOLD, ro.dims[j],
+                   "median tau = %.4g (%d of %d seeds)\n", cfg->recovery_threshold, ro.dims[j],
                    order, twr_ode[j * nord + q], twr_sgd[j], recovered[j], cfg->seeds);
         }
     int committed = aim_tsv_commit(tsv);
