@@ -590,3 +590,38 @@ double aim_trajectory_recovery_time(int points, const double *tau,
     }
     return NAN;
 }
+
+void aim_trajectory_recovery_error(int points, const double *tau, const double *overlap,
+                                   size_t stride, double threshold, double *spacing,
+                                   double *curvature)
+{
+    *spacing = *curvature = NAN;
+    if (points > 0 && fabs(overlap[0]) >= threshold) {
+        *spacing = *curvature = 0.0; /* the start itself: nothing interpolated */
+        return;
+    }
+    for (int i = 1; i < points; i++) {
+        const double v = fabs(overlap[(size_t)i * stride]);
+        if (isnan(v))
+            return;
+        if (v < threshold)
+            continue;
+        const double u = fabs(overlap[(size_t)(i - 1) * stride]);
+        *spacing = tau[i] - tau[i - 1];
+        /* |f''| from the second difference over the points around the
+         * interval, |f'| from its first difference (theory/stops.md
+         * sec. 5): error ~ h^2 |f''| / (8 |f'|) */
+        const int k = i + 1 < points ? i : i - 1;
+        if (k >= 1 && k + 1 < points && k - 1 >= 0) {
+            const double h0 = tau[k] - tau[k - 1], h1 = tau[k + 1] - tau[k];
+            const double f0 = fabs(overlap[(size_t)(k - 1) * stride]);
+            const double f1 = fabs(overlap[(size_t)k * stride]);
+            const double f2 = fabs(overlap[(size_t)(k + 1) * stride]);
+            const double second = 2.0 * ((f2 - f1) / h1 - (f1 - f0) / h0) / (h0 + h1);
+            const double slope = (v - u) / *spacing;
+            if (isfinite(second) && slope > 0.0)
+                *curvature = *spacing * *spacing * fabs(second) / (8.0 * slope);
+        }
+        return;
+    }
+}

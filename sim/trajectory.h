@@ -60,4 +60,14 @@ double aim_trajectory_recovery_time(int points, const double *tau,
                                     const double *overlap, size_t stride,
                                     double threshold);
 
+/* The error of aim_trajectory_recovery_time's linear interpolation: the
+ * spacing of the two grid points around the crossing (the crossing lies
+ * between them when the overlap is monotone there) and the curvature
+ * estimate h^2 |f''| / (8 |f'|), f = |overlap|, from the second and first
+ * differences of the grid values (NaN when not crossed, or not
+ * estimable: fewer than three points). */
+void aim_trajectory_recovery_error(int points, const double *tau, const double *overlap,
+                                   size_t stride, double threshold, double *spacing,
+                                   double *curvature);
+
 #endif

@@ -495,7 +495,7 @@ static int cmd_hierarchy(int argc, char **argv)
  * seed that blew up before the median without recovering leaves it
  * undefined). */
 static double median_recovery(const aim_config *cfg, const double *tau, const double *obs,
-                              const int *reached, int *recovered)
+                              const int *reached, int *recovered, double error[2])
 {
     const int points = cfg->points, seeds = cfg->seeds;
     double *t = malloc(sizeof(double) * 2 * (size_t)seeds);
@@ -509,6 +509,15 @@ static double median_recovery(const aim_config *cfg, const double *tau, const do
             AIM_OBS_COUNT, cfg->recovery_threshold);
         stop[s] = reached[s] > 0 ? tau[reached[s] - 1] : -INFINITY;
         *recovered += isfinite(t[s]);
+        /* the largest interpolation error bound and estimate over seeds */
+        double spacing, curvature;
+        aim_trajectory_recovery_error(
+            points, tau, obs + (size_t)s * points * AIM_OBS_COUNT + AIM_OBS_OVERLAP,
+            AIM_OBS_COUNT, cfg->recovery_threshold, &spacing, &curvature);
+        if (s == 0)
+            error[0] = error[1] = NAN;
+        error[0] = isnan(error[0]) || spacing > error[0] ? spacing : error[0];
+        error[1] = isnan(error[1]) || curvature > error[1] ? curvature : error[1];
     }
     double med = aim_recovery_median(seeds, t, stop);
     free(t);
@@ -568,7 +577,8 @@ static int run_sgd(const aim_config *cfg, int d, const double *tau, double *mean
     aim_compare_stats(seeds, points, obs, mean, se);
     if (ws)
         aim_compare_stats_n(seeds, points, mom.count, mom.values, mmean, mse);
-    *median_wr = median_recovery(cfg, tau, obs, reached, recovered);
+    double wr_error[2] = {NAN, NAN};
+    *median_wr = median_recovery(cfg, tau, obs, reached, recovered, wr_error);
     int all_reached = points;
     for (int s = 0; s < seeds; s++)
         if (reached[s] < all_reached)
@@ -615,6 +625,11 @@ static int run_sgd(const aim_config *cfg, int d, const double *tau, double *mean
     aim_tsv_metadata(tsv, "sgd", cfg);
     fprintf(f, "# sgd: d = %d, %d seeds from %llu; mean and standard error over the seeds\n",
             d, seeds, (unsigned long long)cfg->seed);
+    fprintf(f, "# weak recovery (|overlap| >= %g): %d of %d seeds, median tau = %.6g; each "
+               "seed's crossing linearly interpolated between grid points, error at most the "
+               "spacing around it (largest %.3g), estimated h^2 |f''|/(8 |f'|) <= %.3g "
+               "(theory/stops.md sec. 5)\n",
+            cfg->recovery_threshold, *recovered, seeds, *median_wr, wr_error[0], wr_error[1]);
     for (int s = 0; s < seeds; s++)
         if (reached[s] < points)
             fprintf(f, "# seed %llu blew up after tau = %g\n",
