@@ -309,11 +309,16 @@ static void print_finite(const aim_config *cfg, const aim_recovery_finite *f, in
     int recovered = 0, blowups = 0;
     for (int i = 0; i < nd; i++) {
         double so = 0.0;
-        int grows = 0; /* seeds whose |overlap| ended above its start */
+        int grows = 0,   /* seeds whose |overlap| ended above its start */
+            started = 0; /* seeds that did not fail at their start */
         for (int s = 0; s < f[i].seeds; s++) {
-            so += fabs(f[i].start_overlap[s]) / f[i].seeds;
+            if (isfinite(f[i].start_overlap[s])) {
+                so += fabs(f[i].start_overlap[s]);
+                started++;
+            }
             grows += fabs(f[i].overlap_end[s]) > fabs(f[i].start_overlap[s]);
         }
+        so = started ? so / started : NAN;
         recovered += f[i].escaped;
         blowups += f[i].blowups;
         printf("  d = %4d: start |overlap| %.3g on average; %d of %d seeds recover", f[i].d, so,

@@ -136,6 +136,10 @@ typedef struct {
     double *tau_end; /* the last grid point with a finite overlap */
     double tau_max;  /* the recorded horizon (or the last grid point of any
                         seed's rows, if later) */
+    /* the linear interpolation's error over the recovered seeds: the
+     * largest grid spacing around a crossing, the largest curvature
+     * estimate (aim_trajectory_recovery_error) */
+    double interp_error[2];
 } sgd_run;
 
 /* What is reported per d. NaN: not defined. */
@@ -466,6 +470,15 @@ static int seeds_from_table(const aim_table *t, sgd_run *run, double threshold)
         run->tau_max = fmax(run->tau_max, tau[end - i - 1]);
         run->tau_wr[s] = aim_trajectory_recovery_time(finite, tau, t->data + i * nc + ko, nc,
                                                       threshold);
+        double spacing, curvature;
+        aim_trajectory_recovery_error(finite, tau, t->data + i * nc + ko, nc, threshold,
+                                      &spacing, &curvature);
+        if (s == 0)
+            run->interp_error[0] = run->interp_error[1] = NAN;
+        if (isnan(run->interp_error[0]) || spacing > run->interp_error[0])
+            run->interp_error[0] = spacing;
+        if (isnan(run->interp_error[1]) || curvature > run->interp_error[1])
+            run->interp_error[1] = curvature;
         if (run->tau_wr[s] <= 0) { /* n_wr = 0 has no logarithm */
             fprintf(stderr, CMD ": --sgd %s: seed %g has |overlap| >= %g already at tau = %g; "
                             "allowed: a --threshold above the initial overlap (of order "
@@ -1045,6 +1058,11 @@ static int write_tsv(const options *o, const char *cmdline, const sgd_run *runs,
     for (int r = 0; r < nruns; r++)
         fprintf(f, "# sgd %s: d = %d, eta = %.10g, seeds = %d\n", runs[r].path, runs[r].d,
                 runs[r].eta, runs[r].nseeds);
+    for (int r = 0; r < nruns; r++)
+        fprintf(f, "# interpolation error of tau_wr at d = %d: at most the grid spacing around "
+                   "a crossing (largest %.3g), estimated h^2 |f''|/(8 |f'|) <= %.3g "
+                   "(theory/stops.md sec. 5)\n",
+                runs[r].d, runs[r].interp_error[0], runs[r].interp_error[1]);
     for (int i = 0; i < o->npredict; i++)
         fprintf(f, "# predict %s\n", o->predict[i]);
     for (int r = 0; r < nruns; r++)

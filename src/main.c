@@ -77,7 +77,10 @@ static void print_usage(FILE *out, const char *cmd)
                 "points up to training.horizon in tau = n eta / d^2) and writes\n"
                 "DIR/NAME-ode.tsv: tau, n, t, risk, teacher overlap and all order\n"
                 "parameters. Prints the weak-recovery time (first tau with\n"
-                "|overlap| >= 0.1).\n\n"
+                "|overlap| >= output.recovery_threshold, by root finding). A run that\n"
+                "stops early (blow-up, or a hierarchy that left the valid moments) keeps\n"
+                "its rows, says why in the file's # status line, and exits 3\n"
+                "(theory/stops.md).\n\n"
                 "options:\n"
                 "  --d D                    dimension for the sample count n = tau d^2/eta\n"
                 "                           and for the raw-mode mean (default sgd.d;\n"
@@ -813,8 +816,9 @@ static int cmd_compare(int argc, char **argv)
     fprintf(f, "# order: the hierarchy's truncation order M (tied, untied); 0 for a closed ODE\n");
     for (int j = 0; j < ro.ndims; j++)
         for (int q = 0; q < nord; q++)
-            fprintf(f, "# weak recovery (|overlap| >= %g) at d = %d, order %d: ODE tau = %.6g, "
-                       "SGD median tau = %.6g (%d of %d seeds recovered)\n",
+            fprintf(f, "# weak recovery (|overlap| >= %g) at d = %d, order %d: ODE tau = %.6g "
+                       "(root finding), SGD median tau = %.6g (%d of %d seeds recovered; "
+                       "interpolated between grid points, its error in the SGD file)\n",
                     cfg->recovery_threshold, ro.dims[j], tied ? ro.orders[q] : 0,
                     twr_ode[j * nord + q], twr_sgd[j], recovered[j], cfg->seeds);
     fprintf(f, "observable\td\torder\tmax_gap\ttau_at_max_gap\tmax_gap_in_se\ttau_at_max_z"
