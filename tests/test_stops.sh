@@ -129,5 +129,21 @@ for bad in 0 1.5 -0.1; do
     contains "threshold $bad: allowed said" "$work/err" "allowed: a real number in (0, 1]"
 done
 
+# ... used by sgd and, from the files that record it, by scaling; files
+# with two thresholds are refused unless --threshold says which
+for d in 40 48; do
+    expect_exit "sgd at threshold 0.3, d = $d" 0 "$exe" sgd --d $d --seeds 2 \
+        --set training.points=11 --set output.recovery_threshold=0.3 --out "$work/s7" --name t
+done
+contains "sgd: threshold used" "$work/s7/t-sgd-d40.tsv" "^# weak recovery (|overlap| >= 0.3): "
+expect_exit "scaling takes the recorded threshold" 0 "$exe" scaling --sgd "$work/s7/t-sgd-d40-seeds.tsv" \
+    --sgd "$work/s7/t-sgd-d48-seeds.tsv" --out "$work/s7" --name sc
+contains "scaling: the recorded threshold" "$work/s7/sc-scaling.tsv" "^# threshold = 0.3$"
+contains "scaling: the interpolation error" "$work/s7/sc-scaling.tsv" \
+    "^# interpolation error of tau_wr at d = 40: at most the grid spacing around a crossing (largest 0.03)"
+expect_exit "scaling refuses two thresholds" 1 "$exe" scaling --sgd "$work/s7/t-sgd-d40-seeds.tsv" \
+    --sgd "$work/s5/sgd-sgd-d40-seeds.tsv" --out "$work/s7" --name sc2
+contains "scaling: two thresholds named" "$work/err" "records output.recovery_threshold = 0.1, an earlier --sgd file 0.3"
+
 echo "stops: $passes passed, $failures failed"
 [ "$failures" -eq 0 ]
