@@ -150,7 +150,7 @@ static void test_blowup_cause(void **state)
     aim_config cfg;
     aim_config_defaults(&cfg);
     memset(cfg.hermite, 0, sizeof cfg.hermite);
-    cfg.hermite[2] = 1.0; /* He2: MODEL.md sec. 7b, blow-up at tau ~ 0.05 */
+    cfg.hermite[2] = 1.0; /* He2 at eta = 0.5: a noise blow-up at tau ~ 0.05 */
     cfg.hermite_degree = 2;
     cfg.eta = 0.5;
     cfg.horizon = 0.5;
