@@ -15,7 +15,9 @@ typedef enum {
     AIM_STOP_NOISE,     /* |q| reached ode.blowup and the noise terms are
                            the larger part of d|q|/dtau there */
     AIM_STOP_GRADIENT,  /* |q| reached ode.blowup driven by the gradient
-                           and decay terms: not a noise blow-up */
+                           and decay terms: not a noise blow-up (also when
+                           the model gives no terms to tell: noise_share
+                           is then NAN and the message names no cause) */
     AIM_STOP_NONFINITE, /* a state component or a rate became non-finite */
     AIM_STOP_INVALID,   /* the state left the valid set (a margin turned
                            negative, or an rhs met order parameters of no
