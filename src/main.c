@@ -322,9 +322,12 @@ static const char *closure_name(aim_closure c)
                                        : "initial";
 }
 
+/* Writes DIR/NAME-ode.tsv into path: renamed into place now (set NULL)
+ * or with set. */
 static int write_ode_file(const aim_config *cfg, int d, const double *tau,
                           const double *obs, const aim_trajectory_moments *mom,
-                          const aim_ode_report *rep, char *path, size_t pathlen)
+                          const aim_ode_report *rep, char *path, size_t pathlen,
+                          aim_atomic_set *set)
 {
     if (aim_tsv_path(path, pathlen, cfg, "ode", "tsv"))
         return -1;
@@ -391,7 +394,7 @@ static int write_ode_file(const aim_config *cfg, int d, const double *tau,
             fprintf(f, "\t%.10g", mom->values[(size_t)i * mom->count + k]);
         fputc('\n', f);
     }
-    return aim_tsv_commit(tsv);
+    return set ? aim_tsv_add_to(tsv, set) : aim_tsv_commit(tsv);
 }
 
 static int cmd_ode(int argc, char **argv)
@@ -431,7 +434,7 @@ static int cmd_ode(int argc, char **argv)
         exit_code = AIM_EXIT_RUNTIME;
     } else {
         char path[1024];
-        if (write_ode_file(cfg, ro.dims[0], tau, obs, &mom, &rep, path, sizeof path)) {
+        if (write_ode_file(cfg, ro.dims[0], tau, obs, &mom, &rep, path, sizeof path, NULL)) {
             exit_code = AIM_EXIT_RUNTIME;
         } else {
             const double *last = obs + (size_t)(rep.reached - 1) * AIM_OBS_COUNT;
@@ -518,13 +521,14 @@ static double median_recovery(const aim_config *cfg, const double *tau, const do
 }
 
 /* SGD at dimension d: runs the seeds, writes the per-seed and summary
- * files. mean/se receive the summary (points x OBS): NaN from the first
- * point a blown-up seed did not reach, since a mean over the surviving
- * seeds only would be biased towards the stable ones. Returns 0, 1 when
- * a seed blew up (files written), -1 on failure. */
+ * files into set (renamed into place when it is committed). mean/se
+ * receive the summary (points x OBS): NaN from the first point a
+ * blown-up seed did not reach, since a mean over the surviving seeds only
+ * would be biased towards the stable ones. Returns 0, 1 when a seed blew
+ * up (files written), -1 on failure. */
 static int run_sgd(const aim_config *cfg, int d, const double *tau, double *mean,
                    double *se, double *median_wr, int *recovered, char *summary_path,
-                   size_t pathlen)
+                   size_t pathlen, aim_atomic_set *set)
 {
     const int points = cfg->points, seeds = cfg->seeds;
     double *obs = malloc(sizeof(double) * (size_t)seeds * points * AIM_OBS_COUNT);
@@ -604,10 +608,10 @@ static int run_sgd(const aim_config *cfg, int d, const double *tau, double *mean
                 fprintf(f, "\t%.10g", mom.values[((size_t)s * points + i) * mom.count + k]);
             fputc('\n', f);
         }
-    if (aim_tsv_commit(tsv)) {
-        tsv = NULL;
+    int added = aim_tsv_add_to(tsv, set);
+    tsv = NULL;
+    if (added)
         goto done;
-    }
 
     snprintf(suffix, sizeof suffix, "sgd-d%d", d);
     if (aim_tsv_path(summary_path, pathlen, cfg, suffix, "tsv") ||
@@ -638,7 +642,7 @@ static int run_sgd(const aim_config *cfg, int d, const double *tau, double *mean
                     mse[(size_t)i * mom.count + k]);
         fputc('\n', f);
     }
-    rc = aim_tsv_commit(tsv);
+    rc = aim_tsv_add_to(tsv, set);
     tsv = NULL;
     if (rc == 0 && all_reached < points)
         rc = 1;
@@ -668,11 +672,19 @@ static int cmd_sgd(int argc, char **argv)
     double *se = malloc(sizeof(double) * (size_t)points * AIM_OBS_COUNT);
     int exit_code = AIM_EXIT_RUNTIME;
     char path[1024];
-    if (tau && mean && se) {
+    /* the per-seed and the summary file replace the old pair together */
+    aim_atomic_set *set = aim_atomic_set_create(cfg->dir, cfg->name);
+    if (tau && mean && se && set) {
         aim_grid_fill(cfg, tau);
         double twr;
         int recovered;
-        int st = run_sgd(cfg, ro.dims[0], tau, mean, se, &twr, &recovered, path, sizeof path);
+        int st = run_sgd(cfg, ro.dims[0], tau, mean, se, &twr, &recovered, path, sizeof path,
+                         set);
+        if (st < 0)
+            aim_atomic_set_free(set);
+        else if (aim_atomic_set_commit(set) != 0)
+            st = -1;
+        set = NULL;
         if (st >= 0) {
             const double *last = mean + (size_t)(points - 1) * AIM_OBS_COUNT;
             printf("wrote %s\n", path);
@@ -683,6 +695,7 @@ static int cmd_sgd(int argc, char **argv)
             exit_code = st > 0 ? AIM_EXIT_BLOWUP : 0;
         }
     }
+    aim_atomic_set_free(set);
     free(tau);
     free(mean);
     free(se);
@@ -709,14 +722,21 @@ static int cmd_compare(int argc, char **argv)
     double *start = NULL;
     int exit_code = AIM_EXIT_RUNTIME;
     aim_tsv *tsv = NULL;
-    if (!tau || !ode || !mean || !se || !gaps) {
+    /* every file of the run (ODE, SGD, agreement, figures) waits in the
+     * set and replaces the files of an earlier run together, or none does;
+     * their names are said once they are in place */
+    aim_atomic_set *set = aim_atomic_set_create(cfg->dir, cfg->name);
+    char *wrote_text = NULL;
+    size_t wrote_len = 0;
+    FILE *wrote = open_memstream(&wrote_text, &wrote_len);
+    if (!tau || !ode || !mean || !se || !gaps || !set || !wrote) {
         fprintf(stderr, "aimdyn compare: out of memory\n");
         goto done;
     }
     aim_grid_fill(cfg, tau);
     double twr_ode[MAX_DIMS * MAX_ORDERS], twr_sgd[MAX_DIMS];
     int recovered[MAX_DIMS];
-    int blowup = 0;
+    int blowup = 0, no_gnuplot = !aim_plot_available(), figure_failed = 0;
     for (int j = 0; j < ro.ndims; j++) {
         const int d = ro.dims[j];
         char ode_paths[MAX_ORDERS][1024], labels[MAX_ORDERS][32];
@@ -758,21 +778,21 @@ static int cmd_compare(int argc, char **argv)
                 blowup = 1;
             }
             int written = write_ode_file(&per_run, d, tau, ode + r * block, &mom, &rep,
-                                         ode_paths[q], sizeof ode_paths[q]);
+                                         ode_paths[q], sizeof ode_paths[q], set);
             aim_trajectory_moments_free(&mom);
             if (written)
                 goto done;
-            printf("wrote %s\n", ode_paths[q]);
+            fprintf(wrote, "wrote %s\n", ode_paths[q]);
             snprintf(labels[q], sizeof labels[q], "ODE, M = %d", ro.orders[q]);
-            ode_list[q] = ode_paths[q];
+            ode_list[q] = aim_atomic_set_temp(set, ode_paths[q]); /* drawn before the commit */
             label_list[q] = labels[q];
         }
         int sgd_status = run_sgd(&sgd_cfg, d, tau, mean + j * block, se + j * block, &twr_sgd[j],
-                                 &recovered[j], sgd_path, sizeof sgd_path);
+                                 &recovered[j], sgd_path, sizeof sgd_path, set);
         if (sgd_status < 0)
             goto done;
         blowup |= sgd_status > 0;
-        printf("wrote %s\n", sgd_path);
+        fprintf(wrote, "wrote %s\n", sgd_path);
         for (int q = 0; q < nord; q++) {
             const int r = j * nord + q;
             aim_compare_gaps(points, tau, ode + r * block, mean + j * block, se + j * block,
@@ -781,17 +801,24 @@ static int cmd_compare(int argc, char **argv)
                                                       AIM_OBS_COUNT, AIM_RECOVERY_THRESHOLD);
         }
         snprintf(suffix, sizeof suffix, "compare-d%d", d);
-        if (aim_tsv_path(stem, sizeof stem, cfg, suffix, "") == 0) {
-            if (aim_plot_orders(ode_list, tied ? label_list : NULL, nord, sgd_path, stem,
-                                (cfg->grid == AIM_GRID_LOG ? AIM_PLOT_LOG_TAU : 0) |
-                                    (cfg->centring == AIM_RAW ? AIM_PLOT_MEAN : 0)) == 0)
-                printf("wrote %s.png and %s.svg\n", stem, stem);
-        }
+        if (aim_tsv_path(stem, sizeof stem, cfg, suffix, ""))
+            goto done;
+        const char *sgd_list[] = {aim_atomic_set_temp(set, sgd_path)};
+        const aim_plot_spec spec = {ode_list, tied ? label_list : NULL, nord, sgd_list, 1, 0.0,
+                                    (cfg->grid == AIM_GRID_LOG ? AIM_PLOT_LOG_TAU : 0) |
+                                        (cfg->centring == AIM_RAW ? AIM_PLOT_MEAN : 0)};
+        if (!no_gnuplot && aim_plot_figure(&spec, stem, set) == 0)
+            fprintf(wrote, "wrote %s.png and %s.svg\n", stem, stem);
+        else if (aim_plot_stale(set, stem)) /* an old figure would show other data */
+            goto done;
+        else
+            figure_failed |= !no_gnuplot;
     }
 
     char path[1024];
     if (aim_tsv_path(path, sizeof path, cfg, "agreement", "tsv") || !(tsv = aim_tsv_open(path)))
         goto done;
+    fprintf(wrote, "wrote %s\n", path);
     FILE *f = aim_tsv_stream(tsv);
     aim_tsv_metadata(tsv, "compare", cfg);
     fprintf(f, "# agreement of the limit ODE with the SGD mean over %d seeds (MODEL.md sec. 8)\n",
@@ -836,15 +863,33 @@ static int cmd_compare(int argc, char **argv)
                    "median tau = %.4g (%d of %d seeds)\n", AIM_RECOVERY_THRESHOLD, ro.dims[j],
                    order, twr_ode[j * nord + q], twr_sgd[j], recovered[j], cfg->seeds);
         }
-    int committed = aim_tsv_commit(tsv);
+    int added = aim_tsv_add_to(tsv, set);
     tsv = NULL;
+    if (added != 0 || fflush(wrote))
+        goto done;
+    int committed = aim_atomic_set_commit(set);
+    set = NULL;
     if (committed != 0)
         goto done;
-    printf("wrote %s\n", path);
-    exit_code = blowup ? AIM_EXIT_BLOWUP : 0;
+    fputs(wrote_text, stdout);
+    if (no_gnuplot)
+        fprintf(stderr, "aimdyn compare: warning: gnuplot not found, no figure (install "
+                        "gnuplot-nox); the tables are written and an old figure of this name "
+                        "is removed\n");
+    if (figure_failed)
+        fprintf(stderr, "aimdyn compare: the figure could not be drawn (see above); the tables "
+                        "are written and an old figure of this name is removed\n");
+    exit_code = figure_failed ? AIM_EXIT_RUNTIME : blowup ? AIM_EXIT_BLOWUP : 0;
 done:
     if (tsv)
         aim_tsv_abort(tsv);
+    if (set)
+        fprintf(stderr, "aimdyn compare: nothing written: the files of an earlier run are "
+                        "unchanged\n");
+    aim_atomic_set_free(set);
+    if (wrote)
+        fclose(wrote);
+    free(wrote_text);
     free(start);
     free(tau);
     free(ode);
@@ -908,6 +953,12 @@ static int cmd_plot(int argc, char **argv)
                         "--sgd FILE (see `aimdyn plot --help`)\n");
         return AIM_EXIT_USAGE;
     }
+    if (aim_cli_check_figure("plot", "--figure", stem))
+        return AIM_EXIT_USAGE;
+    for (int i = 0; i < nodes + nsgd; i++)
+        if (aim_cli_check_input("plot", i < nodes ? "--ode" : "--sgd",
+                                i < nodes ? ode[i] : sgd[i - nodes]))
+            return AIM_EXIT_USAGE;
     for (int i = 0; i < nlabels; i++)
         if (strchr(labels[i], '\n') || strchr(labels[i], '\r')) {
             fprintf(stderr, "aimdyn plot: --label %d contains a line break; allowed: one line "
@@ -925,7 +976,16 @@ static int cmd_plot(int argc, char **argv)
         return AIM_EXIT_USAGE;
     }
     const aim_plot_spec sp = {ode, nlabels ? labels : NULL, nodes, sgd, nsgd, samples_d, flags};
-    if (aim_plot_figure(&sp, stem))
+    aim_atomic_set *set = NULL;
+    const int locked = aim_cli_lock_figure(stem, &set);
+    if (locked)
+        return locked > 0 ? AIM_EXIT_USAGE : AIM_EXIT_RUNTIME;
+    /* on failure the old figure stays as it was */
+    if (aim_plot_figure(&sp, stem, set)) {
+        aim_atomic_set_free(set);
+        return AIM_EXIT_RUNTIME;
+    }
+    if (aim_atomic_set_commit(set))
         return AIM_EXIT_RUNTIME;
     printf("wrote %s.png and %s.svg\n", stem, stem);
     return 0;
