@@ -681,9 +681,12 @@ static int read_journal(const char *path, char **text, size_t *len)
                  !memcmp(*text + *len - 2, "E", 2)
              ? 0
              : -1;
-    if (rc)
+    if (rc) {
         fprintf(stderr, "aimdyn: '%s' is not a complete journal of aimdyn: remove it (the files "
                         "it names may mix two runs)\n", path);
+        free(*text);
+        *text = NULL;
+    }
     return rc;
 }
 

@@ -92,7 +92,7 @@ static const char usage[] =
     "  --figure STEM    STEM.png and STEM.svg (gnuplot): n_wr against d on log-log axes,\n"
     "                   medians with their intervals, the seeds as faint points, the\n"
     "                   power law, the predictions (without gnuplot: a warning, the\n"
-    "                   TSV is still written)\n"
+    "                   TSV is still written); STEM may not start with '|' or '<'\n"
     "  --out DIR        output directory (default out)\n"
     "  --name NAME      file stem (default aimdyn: DIR/aimdyn-scaling.tsv)\n"
     "  -h, --help       this help\n"
@@ -111,8 +111,10 @@ static const char usage[] =
     "      --sgd validate/runs_recovery/tied-he2-sgd-d400-seeds.tsv \\\n"
     "      --predict out/tied-recovery.tsv --figure fig/scaling-tied\n"
     "\n"
-    "Exit status: 0 done, 1 bad usage or input (nothing written), 2 run-time\n"
-    "failure (a figure that gnuplot failed to draw: the TSV is kept).\n";
+    "The TSV and the figure replace the old ones together. Exit status: 0 done,\n"
+    "1 bad usage or input, or another run writing the same files (nothing\n"
+    "written), 2 run-time failure (a figure that gnuplot failed to draw: the TSV\n"
+    "is written, an old figure at STEM removed).\n";
 
 typedef struct {
     const char **sgd, **predict;

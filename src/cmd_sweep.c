@@ -167,9 +167,13 @@ static void print_help(void)
            "integration failed (the table is still written, its row says failed, a\n"
            "rerun computes it again), a worker failed or a file could not be written\n"
            "(finished points are kept: rerun to complete the sweep), or gnuplot failed\n"
-           "to draw the heatmap (the table is kept); 3 no failure, but a point blew up\n"
-           "(recorded in the table: status blow-up). Without gnuplot: a warning, no\n"
-           "heatmap, the exit status as otherwise.\n",
+           "to draw the heatmap (the table is written, an old heatmap of the name\n"
+           "removed); 3 no failure, but a point blew up (recorded in the table: status\n"
+           "blow-up). Without gnuplot: a warning, no heatmap (an old one removed), the\n"
+           "exit status as otherwise. The table and the heatmap replace the old ones\n"
+           "together. Interrupted (130, 143) or killed, a sweep leaves no temporary\n"
+           "file but those of a SIGKILL, which the next run removes; its workers end\n"
+           "with it.\n",
            AIM_RECOVERY_THRESHOLD, MAX_VALUES, MAX_POINTS, MAX_JOBS, cores,
            aim_cli_usage_common);
 }

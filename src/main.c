@@ -61,8 +61,14 @@ static const char *const usage_main =
     "  aimdyn compare examples/tied_softmax_T4.ini --order 1 --order 2 --order 3\n"
     "  aimdyn hierarchy examples/tied_softmax_T4.ini --order 3 --latex\n"
     "\n"
-    "Exit status: 0 done, 1 bad usage or configuration (nothing written),\n"
-    "2 run-time failure (no result file left), 3 blow-up (recorded).\n";
+    "Exit status: 0 done, 1 bad usage or configuration, or another run writing\n"
+    "into the same output.dir and output.name (nothing written), 2 run-time\n"
+    "failure (the files of an earlier run left as they were) or gnuplot failed\n"
+    "(the tables written, no figure), 3 blow-up (recorded), 128 + N ended by\n"
+    "signal N (SIGINT 130, SIGTERM 143: nothing temporary left; a run killed\n"
+    "with SIGKILL is cleaned up after by the next run of the same name).\n"
+    "A run's files replace those of an earlier run together or not at all\n"
+    "(README.md, \"Output files\").\n";
 
 static void print_usage(FILE *out, const char *cmd)
 {
@@ -108,7 +114,11 @@ static void print_usage(FILE *out, const char *cmd)
                 "`ode` and `sgd` do), the agreement table DIR/NAME-agreement.tsv\n"
                 "(largest gap per observable in absolute terms and in SGD standard\n"
                 "errors, weak-recovery times) and the figures\n"
-                "DIR/NAME-compare-dD.png/.svg (risk and overlap: ODE over SGD).\n\n"
+                "DIR/NAME-compare-dD.png/.svg (risk and overlap: ODE over SGD).\n"
+                "All these files replace those of an earlier run together, once every d\n"
+                "is done: a compare that fails or is interrupted changes nothing. If gnuplot\n"
+                "fails, the tables are written, an old figure of the name removed, and the\n"
+                "exit status is 2; without gnuplot the same with a warning, status 0.\n\n"
                 "options:\n"
                 "  --d D                    a dimension (repeatable; default sgd.d)\n"
                 "  --seeds N                seeds per dimension (sgd.seeds)\n"
@@ -150,6 +160,9 @@ static void print_usage(FILE *out, const char *cmd)
                 "--samples D puts the samples n / d^2 on a log axis, the files being\n"
                 "for d = D (NAME-ode.tsv written with --d D, NAME-sgd-dD.tsv);\n"
                 "--mean adds a panel with the student mean (raw centring).\n"
+                "The PNG and SVG replace the old pair together, once gnuplot has drawn\n"
+                "both completely; if it fails (exit status 2) the old figure stays.\n"
+                "STEM and the files may not start with '|' or '<'.\n"
                 "example (the paper's Figure 3 from validate/campaign_untied.sh):\n"
                 "  aimdyn plot --samples 400 --figure fig3 \\\n"
                 "      --ode fig3-he1-M4-d400-ode.tsv --sgd fig3-he1-sgd-d400.tsv --label He1 \\\n"

@@ -6,35 +6,7 @@ set -u
 exe="$1"
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
-failures=0
-passes=0
-
-check() { # name, condition-result
-    if [ "$2" -eq 0 ]; then
-        passes=$((passes + 1))
-    else
-        echo "FAIL: $1"
-        failures=$((failures + 1))
-    fi
-}
-
-expect_exit() { # name, expected status, command...
-    name=$1 want=$2
-    shift 2
-    "$@" >"$work/out" 2>"$work/err"
-    got=$?
-    [ "$got" -eq "$want" ]
-    r=$?
-    [ $r -ne 0 ] && echo "  $name: exit $got, wanted $want; stderr: $(cat "$work/err")"
-    check "$name" $r
-}
-
-contains() { # name, file, text
-    grep -q -- "$3" "$2"
-    r=$?
-    [ $r -ne 0 ] && echo "  $1: '$3' not in $(cat "$2")"
-    check "$1" $r
-}
+. "$(dirname "$0")/checks.sh"
 
 # help
 expect_exit "main help" 0 "$exe" --help

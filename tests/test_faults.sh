@@ -21,20 +21,11 @@ else
     work=$(mktemp -d)
 fi
 seed=${AIMDYN_FAULT_SEED:-2026}
-failures=0
-passes=0
 export OPENBLAS_NUM_THREADS=1
 out="$work/disk/o" # every run writes here (the files record the path)
 refs="$work/refs"
 
-check() { # name, condition-result
-    if [ "$2" -eq 0 ]; then
-        passes=$((passes + 1))
-    else
-        echo "FAIL: $1"
-        failures=$((failures + 1))
-    fi
-}
+. "$(dirname "$0")/checks.sh"
 
 finish() {
     echo "$passes passed, $failures failed"

@@ -17,40 +17,12 @@ cleanup() {
     rm -rf "$work"
 }
 trap cleanup EXIT
-failures=0
-passes=0
+. "$(dirname "$0")/checks.sh"
 export OPENBLAS_NUM_THREADS=1
 # older versions wrote their gnuplot scripts to TMPDIR: watched here
 export TMPDIR="$work/tmp"
 mkdir -p "$TMPDIR" "$marker"
 cd "$work" || exit 1
-
-check() { # name, condition-result
-    if [ "$2" -eq 0 ]; then
-        passes=$((passes + 1))
-    else
-        echo "FAIL: $1"
-        failures=$((failures + 1))
-    fi
-}
-
-expect_exit() { # name, expected status, command...
-    name=$1 want=$2
-    shift 2
-    "$@" >"$work/out" 2>"$work/err" </dev/null
-    got=$?
-    [ "$got" -eq "$want" ]
-    r=$?
-    [ $r -ne 0 ] && echo "  $name: exit $got, wanted $want; stderr: $(cat "$work/err")"
-    check "$name" $r
-}
-
-contains() { # name, file, text
-    grep -q -- "$3" "$2"
-    r=$?
-    [ $r -ne 0 ] && echo "  $1: '$3' not in $(cat "$2")"
-    check "$1" $r
-}
 
 no_canary() { # name
     [ ! -e "$work/canary" ]
