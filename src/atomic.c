@@ -856,73 +856,124 @@ int aim_atomic_clean(const char *dir, const char *name)
 
 /* ---- output locks ---- */
 
+/* Takes the lock file at path (created if needed): its descriptor; -1
+ * when another process holds it (its pid, if it wrote one, in *holder);
+ * -2 on failure (errno set). The lock file is removed when released, so
+ * a lock taken on a file that its holder removed meanwhile is taken again
+ * on the new file. */
+static int take_lock(const char *path, long *holder)
+{
+    for (int tries = 0; tries < 8; tries++) {
+        const int fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC, 0666);
+        if (fd < 0)
+            return -2;
+        if (flock(fd, LOCK_EX | LOCK_NB) != 0) {
+            const int err = errno;
+            char buf[32] = "";
+            if (err == EWOULDBLOCK && pread(fd, buf, sizeof buf - 1, 0) > 0)
+                *holder = strtol(buf, NULL, 10);
+            close(fd);
+            errno = err;
+            return err == EWOULDBLOCK ? -1 : -2;
+        }
+        if (same_file(fd, path))
+            return fd;
+        close(fd);
+    }
+    errno = EAGAIN;
+    return -2;
+}
+
+/* Completes every journal in dir whose run is gone: own's (its lock is
+ * held), and another name's when its lock is free (taken for the
+ * moment). So no run writes beside a set that an earlier run left
+ * half-renamed, whatever its lock (e.g. a compare killed during its
+ * renames, then an sgd at one of its d). Returns 0 or -1 (said). */
+static int roll_forward_dir(const char *dir, const char *own)
+{
+    DIR *d = opendir(dir);
+    if (!d)
+        return errno == ENOENT ? 0 : -1;
+    char *names = NULL; /* the journals' names, NUL-separated */
+    size_t len = 0;
+    FILE *m = open_memstream(&names, &len);
+    struct dirent *de;
+    while (m && (de = readdir(d))) {
+        const size_t n = strlen(de->d_name);
+        if (de->d_name[0] == '.' && n > 9 && !strcmp(de->d_name + n - 8, ".journal")) {
+            fwrite(de->d_name + 1, 1, n - 9, m);
+            fputc('\0', m);
+        }
+    }
+    closedir(d);
+    if (!m || fclose(m)) {
+        fprintf(stderr, "aimdyn: out of memory\n");
+        return -1;
+    }
+    int rc = 0;
+    for (size_t pos = 0; pos < len; pos += strlen(names + pos) + 1) {
+        const char *name = names + pos;
+        char *journal = name_file(dir, name, ".journal"), *lock = name_file(dir, name, ".lock");
+        long holder = 0;
+        const int mine = !strcmp(name, own);
+        const int fd = !journal || !lock || mine ? -2 : take_lock(lock, &holder);
+        if (journal && (mine || fd >= 0) && roll_forward(journal) != 0)
+            rc = -1;
+        if (fd >= 0) {
+            unlink(lock);
+            close(fd);
+        }
+        free(journal);
+        free(lock);
+    }
+    free(names);
+    return rc;
+}
+
 int aim_atomic_lock(const char *dir, const char *name, const char *hint)
 {
-    char *path = name_file(dir, name, ".lock"), *journal = name_file(dir, name, ".journal");
-    if (!path || !journal) {
+    char *path = name_file(dir, name, ".lock");
+    if (!path) {
         fprintf(stderr, "aimdyn: out of memory\n");
-        free(path);
-        free(journal);
         return -1;
     }
     const pid_t self = getpid();
     for (int i = 0; i < nslots; i++)
         if (slots[i].kind == LOCK_SLOT && slots[i].owner == self && !strcmp(slots[i].path, path)) {
             free(path);
-            free(journal);
             return 0; /* held already */
         }
-    int rc = -1, fd = -1, err = 0;
     long holder = 0;
     critical_enter();
-    /* the lock file is removed when released: a lock taken on a file that
-     * its holder removed meanwhile is taken again on the new file */
-    for (int tries = 0; tries < 8; tries++) {
-        fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC, 0666);
-        if (fd < 0) {
-            err = errno;
-            break;
-        }
-        if (flock(fd, LOCK_EX | LOCK_NB) != 0) {
-            err = errno;
-            if (err == EWOULDBLOCK) {
-                char buf[32] = "";
-                if (pread(fd, buf, sizeof buf - 1, 0) > 0)
-                    holder = strtol(buf, NULL, 10);
-                rc = 1;
-            }
-            close(fd);
-            fd = -1;
-            break;
-        }
-        if (same_file(fd, path)) {
-            rc = add_slot(LOCK_SLOT, path) < 0 ? -1 : 0;
-            err = ENOMEM;
-            break;
-        }
+    int fd = take_lock(path, &holder);
+    const int err = errno;
+    if (fd >= 0 && add_slot(LOCK_SLOT, path) < 0) {
+        unlink(path);
         close(fd);
-        fd = -1;
+        fd = -2;
     }
     critical_leave();
-    if (rc == 0) {
+    int rc = 0;
+    if (fd >= 0) {
         char buf[32];
-        int n = snprintf(buf, sizeof buf, "%ld\n", (long)self);
+        const int n = snprintf(buf, sizeof buf, "%ld\n", (long)self);
         /* the lock is never closed: released when the process ends */
         if (ftruncate(fd, 0) != 0 || pwrite(fd, buf, (size_t)n, 0) != n)
             fprintf(stderr, "aimdyn: warning: cannot write the process id into '%s'\n", path);
-        if (roll_forward(journal) != 0 || aim_atomic_clean(dir, name) < 0)
+        if (roll_forward_dir(dir, name) != 0 || aim_atomic_clean(dir, name) < 0)
             rc = -1;
-    } else if (rc == 1) {
+    } else if (fd == -1) {
         char who[64] = "";
         if (holder > 0)
             snprintf(who, sizeof who, " (process %ld)", holder);
         fprintf(stderr, "aimdyn: another aimdyn run%s is writing these files (it holds the lock "
                         "'%s'); wait until it ends, or %s\n", who, path, hint);
+        rc = 1;
     } else {
-        fprintf(stderr, "aimdyn: cannot lock '%s': %s\n", path, strerror(err ? err : EIO));
+        fprintf(stderr, "aimdyn: cannot lock '%s': %s\n", path, strerror(err ? err : ENOMEM));
+        rc = -1;
     }
     free(path);
-    free(journal);
     return rc;
 }
 

@@ -73,11 +73,12 @@ int aim_atomic_set_commit(aim_atomic_set *set);
 void aim_atomic_set_free(aim_atomic_set *set);
 
 /* Takes the output lock dir/.name.lock for the rest of the process
- * (the file is removed at exit). Then completes a set that a killed run
- * left half-renamed (its journal), and removes the temporary files
- * (aim_atomic_clean) of name. hint says what to change when another run
- * holds the lock (e.g. "choose another --figure"). Returns 0; 1 when
- * another process holds the lock; -1 on failure (both said on stderr). */
+ * (the file is removed at exit). Then completes every set in dir that a
+ * killed run left half-renamed (its journal: name's, and another name's
+ * whose lock is free), and removes the temporary files of name
+ * (aim_atomic_clean). hint says what to change when another run holds
+ * the lock (e.g. "choose another --figure"). Returns 0; 1 when another
+ * process holds the lock; -1 on failure (both said on stderr). */
 int aim_atomic_lock(const char *dir, const char *name, const char *hint);
 
 /* Removes the stale temporary files of name in dir: "dir/.name-*.XXXXXX"

@@ -318,13 +318,21 @@ static int parse_run_options(const char *cmd, int argc, char **argv,
                         "(model.decomposition = tied | untied)\n", cmd);
         return -1;
     }
-    if (!is_hierarchy && aim_tsv_prepare_dir(&ro->cfg))
-        return -1;
     if (ro->ndims == 0)
         ro->dims[ro->ndims++] = ro->cfg.d;
     if (ro->norders == 0)
         ro->orders[ro->norders++] = ro->cfg.order;
-    return 0;
+    if (is_hierarchy)
+        return 0;
+    /* the output locks of the files the run writes: sgd's at its d only,
+     * so that runs at different d may share a name; compare's all */
+    char sgd_files[32];
+    for (int j = 0; j < ro->ndims; j++) {
+        snprintf(sgd_files, sizeof sgd_files, "sgd-d%d", ro->dims[j]);
+        if ((is_sgd || is_compare) && aim_tsv_prepare_for(&ro->cfg, sgd_files))
+            return -1;
+    }
+    return is_sgd || !aim_tsv_prepare_dir(&ro->cfg) ? 0 : -1;
 }
 
 static const char *closure_name(aim_closure c)
@@ -685,8 +693,11 @@ static int cmd_sgd(int argc, char **argv)
     double *se = malloc(sizeof(double) * (size_t)points * AIM_OBS_COUNT);
     int exit_code = AIM_EXIT_RUNTIME;
     char path[1024];
-    /* the per-seed and the summary file replace the old pair together */
-    aim_atomic_set *set = aim_atomic_set_create(cfg->dir, cfg->name);
+    /* the per-seed and the summary file replace the old pair together,
+     * under the lock of NAME-sgd-dD (parse_run_options) */
+    char set_name[sizeof cfg->name + 32];
+    snprintf(set_name, sizeof set_name, "%s-sgd-d%d", cfg->name, ro.dims[0]);
+    aim_atomic_set *set = aim_atomic_set_create(cfg->dir, set_name);
     if (tau && mean && se && set) {
         aim_grid_fill(cfg, tau);
         double twr;

@@ -175,6 +175,11 @@ int aim_tsv_path(char *buf, size_t n, const aim_config *cfg,
 
 int aim_tsv_prepare_dir(const aim_config *cfg)
 {
+    return aim_tsv_prepare_for(cfg, NULL);
+}
+
+int aim_tsv_prepare_for(const aim_config *cfg, const char *suffix)
+{
     char probe[1100];
     if (aim_tsv_path(probe, sizeof probe, cfg, "probe", "tsv") || make_parent_dirs(probe)) {
         fprintf(stderr, "aimdyn: output.dir = '%s' is unusable; allowed: a directory that "
@@ -186,7 +191,9 @@ int aim_tsv_prepare_dir(const aim_config *cfg)
                 cfg->dir, strerror(errno));
         return -1;
     }
-    return aim_atomic_lock(cfg->dir, cfg->name,
+    char name[sizeof cfg->name + 64];
+    snprintf(name, sizeof name, "%s%s%s", cfg->name, suffix ? "-" : "", suffix ? suffix : "");
+    return aim_atomic_lock(cfg->dir, name,
                            "choose another output.dir or output.name (--out, --name)")
                ? -1
                : 0;

@@ -44,6 +44,11 @@ void aim_tsv_abort(aim_tsv *tsv);
  * the reason on stderr. */
 int aim_tsv_prepare_dir(const aim_config *cfg);
 
+/* The same for the files DIR/NAME-suffix-* only (lock NAME-suffix;
+ * suffix NULL: NAME, as aim_tsv_prepare_dir), e.g. "sgd-d400": runs at
+ * different d may then share a name (`aimdyn sgd`). */
+int aim_tsv_prepare_for(const aim_config *cfg, const char *suffix);
+
 /* Builds "dir/name-suffix.ext" into buf (size n). Returns 0 or -1. */
 int aim_tsv_path(char *buf, size_t n, const aim_config *cfg,
                  const char *suffix, const char *ext);

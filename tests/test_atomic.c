@@ -256,6 +256,55 @@ static void test_roll_forward(void **state)
     free(dir);
 }
 
+/* A run that takes one lock completes the interrupted sets of other
+ * names in its folder too (e.g. a compare killed during its renames, then
+ * an sgd at one of its d), unless their lock is held by a live run. */
+static void test_roll_forward_others(void **state)
+{
+    (void)state;
+    char *dir = make_tmpdir();
+    int held[2], go[2];
+    assert_int_equal(pipe(held), 0);
+    assert_int_equal(pipe(go), 0);
+    fflush(NULL);
+    pid_t pid = fork();
+    assert_true(pid >= 0);
+    if (pid == 0) { /* holds the lock of "live" until told (or the test ends) */
+        close(held[0]);
+        close(go[1]);
+        char c;
+        const int ok = aim_atomic_lock(dir, "live", "x") == 0 && write(held[1], "l", 1) == 1 &&
+                       read(go[0], &c, 1) == 1;
+        _exit(ok ? 0 : 1);
+    }
+    close(held[1]);
+    close(go[0]);
+    char c;
+    assert_int_equal(read(held[0], &c, 1), 1);
+    /* "live" is in the middle of its renames; "all" was killed in them */
+    put(dir, "live-ode.tsv", "old\n");
+    put(dir, ".live-ode.tsv.Cc22Dd", "new\n");
+    const char *live[] = {"R", ".live-ode.tsv.Cc22Dd", "live-ode.tsv"};
+    put_journal(dir, "live", live, 3, 1);
+    put(dir, "all-sgd-d20.tsv", "old\n");
+    put(dir, ".all-sgd-d20.tsv.Aa11Bb", "new\n");
+    const char *gone[] = {"R", ".all-sgd-d20.tsv.Aa11Bb", "all-sgd-d20.tsv"};
+    put_journal(dir, "all", gone, 3, 1);
+    assert_int_equal(aim_atomic_lock(dir, "all-sgd-d20", "x"), 0);
+    assert_content(dir, "all-sgd-d20.tsv", "new\n");
+    assert_content(dir, "live-ode.tsv", "old\n"); /* left to its live run */
+    assert_listing(dir, ".all-sgd-d20.lock\n.live-ode.tsv.Cc22Dd\n.live.journal\n.live.lock\n"
+                        "all-sgd-d20.tsv\nlive-ode.tsv\n");
+    assert_int_equal(write(go[1], "x", 1), 1);
+    int status;
+    assert_int_equal(waitpid(pid, &status, 0), pid);
+    assert_true(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+    close(held[0]);
+    close(go[1]);
+    remove_dir(dir);
+    free(dir);
+}
+
 static void test_journal_incomplete(void **state)
 {
     (void)state;
@@ -397,6 +446,7 @@ int main(void)
         cmocka_unit_test(test_set_commit),
         cmocka_unit_test(test_set_free),
         cmocka_unit_test(test_roll_forward),
+        cmocka_unit_test(test_roll_forward_others),
         cmocka_unit_test(test_journal_incomplete),
         cmocka_unit_test(test_clean),
         cmocka_unit_test(test_lock),

@@ -212,7 +212,12 @@ contains "a second compare: what to do" "$work/err" "choose another output.dir o
 expect_exit "an ode into the same name" 1 "$exe" ode --out "$work/lock/o" \
     --set training.horizon=0.02 --set training.points=5 --set output.name=a
 contains "an ode into the same name: refused" "$work/err" "another aimdyn run"
+expect_exit "an sgd at a d of that compare" 1 "$exe" sgd --out "$work/lock/o" $cheap --d 20 \
+    --set output.name=a
 ls "$work/lock/o" | grep -q . && check "the second runs wrote nothing" 1 || check "the second runs wrote nothing" 0
+# sgd locks the files of its d only: runs at other d may share the name
+expect_exit "an sgd at another d, same name" 0 "$exe" sgd --out "$work/lock/o" $cheap --d 24 \
+    --set output.name=a
 expect_exit "a compare into another name, same folder" 0 "$exe" compare --out "$work/lock/o" \
     $cheap --d 20 --set output.name=b
 kill -TERM "$first"
