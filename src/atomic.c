@@ -831,7 +831,9 @@ int aim_atomic_clean(const char *dir, const char *name)
     struct dirent *de;
     while ((de = readdir(d))) {
         const char *s = de->d_name;
-        if (s[0] != '.' || strncmp(s + 1, name, nl) || (s[nl + 1] != '-' && s[nl + 1] != '.') ||
+        /* "..name.journal.XXXXXX": the temporary file of a journal */
+        const char *t = s[0] == '.' && s[1] == '.' ? s + 2 : s + 1;
+        if (s[0] != '.' || strncmp(t, name, nl) || (t[nl] != '-' && t[nl] != '.') ||
             !temp_suffix(s) || listed(keep, keep_len, s))
             continue;
         const size_t pn = strlen(dir) + strlen(s) + 2;

@@ -81,9 +81,10 @@ void aim_atomic_set_free(aim_atomic_set *set);
  * process holds the lock; -1 on failure (both said on stderr). */
 int aim_atomic_lock(const char *dir, const char *name, const char *hint);
 
-/* Removes the stale temporary files of name in dir: "dir/.name-*.XXXXXX"
- * and "dir/.name.*.XXXXXX" that no live process holds and no journal
- * lists. Returns how many, or -1 (said). */
+/* Removes the stale temporary files of name in dir: "dir/.name-*.XXXXXX",
+ * "dir/.name.*.XXXXXX" and a journal's "dir/..name.journal.XXXXXX" that
+ * no live process holds and no journal lists. Returns how many, or -1
+ * (said). */
 int aim_atomic_clean(const char *dir, const char *name);
 
 /* Starts the program exe (a path) with argv and stdin_fd as its standard

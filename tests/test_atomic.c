@@ -326,7 +326,7 @@ static void test_clean(void **state)
     (void)state;
     char *dir = make_tmpdir();
     put(dir, ".run-x.tsv.ABC123", "stale");          /* removed */
-    put(dir, ".run.journal.Def456", "stale");        /* removed */
+    put(dir, "..run.journal.Def456", "stale");       /* a journal's: removed */
     put(dir, ".run-z.tsv.Ghi789", "listed");         /* in run-z's journal: kept */
     const char *fields[] = {"R", ".run-z.tsv.Ghi789", "run-z.tsv"};
     put_journal(dir, "run-z", fields, 3, 1);

@@ -226,7 +226,7 @@ no_leftovers "two runs into one name" "$work/lock"
 
 # ---- 5. temporary files of killed runs are removed by the next run
 mkdir -p "$work/stale/o/aimdyn-sweep.d"
-for f in .aimdyn-ode.tsv.Ab12Cd .aimdyn-compare-d20.png.Xy34Zw .aimdyn.journal.Qq11Rr; do
+for f in .aimdyn-ode.tsv.Ab12Cd .aimdyn-compare-d20.png.Xy34Zw ..aimdyn.journal.Qq11Rr; do
     echo "half written" >"$work/stale/o/$f"
 done
 echo "half written" >"$work/stale/o/aimdyn-sweep.d/.point-0001.tsv.Ab12Cd"
