@@ -5,6 +5,8 @@
 
 #include "plot.h"
 
+#include "guard.h"
+
 #include <errno.h>
 #include <fcntl.h>
 #include <math.h>
@@ -181,7 +183,7 @@ static int run_gnuplot(const char *exe, script_fn *put_script, const void *ctx,
     fcntl(fds[0], F_SETFD, FD_CLOEXEC);
     fcntl(fds[1], F_SETFD, FD_CLOEXEC);
     char *argv[] = {"gnuplot", NULL};
-    const pid_t pid = aim_atomic_spawn(exe, argv, fds[0]);
+    const pid_t pid = aim_guard_spawn(exe, argv, fds[0]);
     const int spawn_err = errno;
     close(fds[0]);
     FILE *f = pid > 0 ? fdopen(fds[1], "w") : NULL;
@@ -190,7 +192,7 @@ static int run_gnuplot(const char *exe, script_fn *put_script, const void *ctx,
         close(fds[1]);
         if (pid > 0) {
             int status;
-            aim_atomic_wait(pid, &status);
+            aim_guard_wait(pid, &status);
         }
         return -1;
     }
@@ -205,7 +207,7 @@ static int run_gnuplot(const char *exe, script_fn *put_script, const void *ctx,
     fclose(f);
     sigaction(SIGPIPE, &old, NULL);
     int status;
-    if (aim_atomic_wait(pid, &status) != 0) {
+    if (aim_guard_wait(pid, &status) != 0) {
         fprintf(stderr, "aimdyn: waiting for gnuplot: %s\n", strerror(errno));
         return -1;
     }

@@ -1,190 +1,24 @@
-/* aim_atomic: result files replaced whole, output locks, and the cleanup
- * of a process ended by a signal.
+/* aim_atomic: result files replaced whole, alone or as sets under a
+ * journal, and output locks; what a signal must remove is registered
+ * with aim_guard.
  *
  * Written here rather than taken from a library: no Debian C library
- * offers atomic sets of files with a journal, and the signal handling
- * has to know this program's temporary files and child. */
+ * offers atomic sets of files with a journal. */
 #define _DEFAULT_SOURCE /* flock */
 
 #include "atomic.h"
 
+#include "guard.h"
+
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
-#include <signal.h>
-#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/file.h>
 #include <sys/stat.h>
-#include <sys/wait.h>
 #include <unistd.h>
-#ifdef __linux__
-#include <sys/prctl.h>
-#endif
-
-/* ---- what a signal must clean up ----
- *
- * The registry of temporary and lock files (and the child) changes only
- * inside a critical section of the main thread. A signal handler (in any
- * thread) cleans up only after it has moved the state from IDLE to
- * DYING, so it never sees the registry half-changed; a signal that comes
- * during a critical section is left pending and handled when it ends, so
- * that a set's renames are never cut in two. */
-
-_Static_assert(ATOMIC_INT_LOCK_FREE == 2, "the signal handler needs lock-free atomics");
-
-enum { IDLE, BUSY, DYING };
-static atomic_int state = IDLE;
-static atomic_int pending; /* a signal that came during a critical section */
-static int depth;          /* nesting of critical sections (main thread) */
-
-enum { FREE_SLOT, TEMP_SLOT, LOCK_SLOT };
-
-typedef struct {
-    int kind;
-    pid_t owner; /* its creator: a forked sweep worker inherits the parent's */
-    char *path;
-} slot;
-
-static slot *slots;
-static int nslots;
-static pid_t child_pid, child_owner;
-
-static const int guarded[] = {SIGINT, SIGTERM, SIGHUP, SIGQUIT};
-#define NGUARDED ((int)(sizeof guarded / sizeof guarded[0]))
-
-/* Kills the child, removes this process's temporary and lock files and
- * ends the process by sig. Async-signal-safe. */
-static _Noreturn void remove_and_die(int sig)
-{
-    const pid_t self = getpid();
-    if (child_pid > 0 && child_owner == self) {
-        kill(child_pid, SIGKILL);
-        while (waitpid(child_pid, NULL, 0) < 0 && errno == EINTR)
-            ;
-    }
-    for (int i = 0; i < nslots; i++)
-        if (slots[i].kind != FREE_SLOT && slots[i].owner == self)
-            unlink(slots[i].path);
-    static struct sigaction dfl; /* zero: SIG_DFL, no flags */
-    sigemptyset(&dfl.sa_mask);
-    sigaction(sig, &dfl, NULL);
-    sigset_t only;
-    sigemptyset(&only);
-    sigaddset(&only, sig);
-    sigprocmask(SIG_UNBLOCK, &only, NULL);
-    raise(sig);
-    _exit(128 + sig);
-}
-
-static void on_signal(int sig)
-{
-    const int saved = errno;
-    for (;;) {
-        int expected = IDLE;
-        if (atomic_compare_exchange_strong(&state, &expected, DYING))
-            remove_and_die(sig);
-        if (expected == DYING) /* another thread is ending the process */
-            break;
-        atomic_store(&pending, sig);
-        if (atomic_load(&state) == BUSY) /* handled when the section ends */
-            break;
-    }
-    errno = saved;
-}
-
-static void remove_at_exit(void)
-{
-    const pid_t self = getpid();
-    for (int i = 0; i < nslots; i++)
-        if (slots[i].kind != FREE_SLOT && slots[i].owner == self)
-            unlink(slots[i].path);
-}
-
-/* Installs the handler once (a signal ignored on entry, e.g. SIGHUP
- * under nohup, stays ignored). */
-static void guard(void)
-{
-    static int installed;
-    if (installed)
-        return;
-    installed = 1;
-    struct sigaction sa;
-    memset(&sa, 0, sizeof sa);
-    sa.sa_handler = on_signal;
-    sa.sa_flags = SA_RESTART;
-    sigemptyset(&sa.sa_mask);
-    for (int i = 0; i < NGUARDED; i++)
-        sigaddset(&sa.sa_mask, guarded[i]);
-    for (int i = 0; i < NGUARDED; i++) {
-        struct sigaction old;
-        if (sigaction(guarded[i], NULL, &old) == 0 && old.sa_handler == SIG_IGN)
-            continue;
-        sigaction(guarded[i], &sa, NULL);
-    }
-    atexit(remove_at_exit);
-}
-
-static void critical_enter(void)
-{
-    if (depth++ > 0)
-        return;
-    for (;;) {
-        int expected = IDLE;
-        if (atomic_compare_exchange_strong(&state, &expected, BUSY))
-            break;
-        pause(); /* DYING: another thread is ending the process */
-    }
-    guard();
-}
-
-static void critical_leave(void)
-{
-    if (--depth > 0)
-        return;
-    atomic_store(&state, IDLE);
-    const int sig = atomic_exchange(&pending, 0);
-    if (sig) {
-        int expected = IDLE;
-        if (atomic_compare_exchange_strong(&state, &expected, DYING))
-            remove_and_die(sig);
-        for (;;)
-            pause();
-    }
-}
-
-/* In a critical section: a registry entry for path (copied), or -1. */
-static int add_slot(int kind, const char *path)
-{
-    int i = 0;
-    while (i < nslots && slots[i].kind != FREE_SLOT)
-        i++;
-    if (i == nslots) {
-        slot *grown = realloc(slots, sizeof *slots * (size_t)(nslots + 16));
-        if (!grown)
-            return -1;
-        slots = grown;
-        memset(slots + nslots, 0, sizeof *slots * 16);
-        nslots += 16;
-    }
-    if (!(slots[i].path = strdup(path)))
-        return -1;
-    slots[i].kind = kind;
-    slots[i].owner = getpid();
-    return i;
-}
-
-/* In a critical section. */
-static void drop_slot(int i)
-{
-    if (i < 0)
-        return;
-    free(slots[i].path);
-    slots[i].path = NULL;
-    slots[i].kind = FREE_SLOT;
-}
 
 /* ---- paths ---- */
 
@@ -296,19 +130,19 @@ static int write_all(int fd, const char *buf, size_t n)
 
 struct aim_atomic_file {
     int fd;
-    int slot;
+    int guard; /* its aim_guard entry */
     char *temp, *final;
 };
 
 static void file_free(aim_atomic_file *f, int remove_temp)
 {
-    critical_enter();
+    aim_guard_enter();
     if (remove_temp)
         unlink(f->temp);
     if (f->fd >= 0)
         close(f->fd);
-    drop_slot(f->slot);
-    critical_leave();
+    aim_guard_drop(f->guard);
+    aim_guard_leave();
     free(f->temp);
     free(f->final);
     free(f);
@@ -318,7 +152,7 @@ aim_atomic_file *aim_atomic_create(const char *final)
 {
     aim_atomic_file *f = calloc(1, sizeof *f);
     if (f) {
-        f->fd = f->slot = -1;
+        f->fd = f->guard = -1;
         f->final = strdup(final);
         f->temp = hidden_name(final, ".XXXXXX");
     }
@@ -340,7 +174,7 @@ aim_atomic_file *aim_atomic_create(const char *final)
     }
     const size_t n = strlen(f->temp);
     int err = 0;
-    critical_enter();
+    aim_guard_enter();
     /* the lock on the temporary file tells a cleaner (aim_atomic_clean)
      * that its writer is alive */
     for (int tries = 0; tries < 8; tries++) {
@@ -350,20 +184,26 @@ aim_atomic_file *aim_atomic_create(const char *final)
             err = errno;
             break;
         }
-        if (fcntl(f->fd, F_SETFD, FD_CLOEXEC) == 0 && flock(f->fd, LOCK_EX) == 0 &&
-            same_file(f->fd, f->temp))
+        if (fcntl(f->fd, F_SETFD, FD_CLOEXEC) != 0 || flock(f->fd, LOCK_EX) != 0) {
+            err = errno;
+            unlink(f->temp);
+            close(f->fd);
+            f->fd = -1;
             break;
-        err = errno ? errno : EAGAIN;
+        }
+        if (same_file(f->fd, f->temp))
+            break;
+        err = ENOENT; /* a cleaner removed it between its creation and its lock */
         close(f->fd);
         f->fd = -1;
     }
-    if (f->fd >= 0 && (f->slot = add_slot(TEMP_SLOT, f->temp)) < 0) {
+    if (f->fd >= 0 && (f->guard = aim_guard_add(f->temp)) < 0) {
         err = ENOMEM;
         unlink(f->temp);
         close(f->fd);
         f->fd = -1;
     }
-    critical_leave();
+    aim_guard_leave();
     if (f->fd < 0) {
         fprintf(stderr, "aimdyn: cannot create a temporary file for '%s': %s\n", final,
                 strerror(err));
@@ -611,11 +451,11 @@ int aim_atomic_set_commit(aim_atomic_set *set)
         aim_atomic_set_free(set);
         return -1;
     }
-    critical_enter();
+    aim_guard_enter();
     /* one file needs no journal: its rename is atomic */
     if (set->n > 1 && write_journal(set) != 0) {
         set_release(set, 1);
-        critical_leave();
+        aim_guard_leave();
         free(finals);
         return -1;
     }
@@ -635,7 +475,7 @@ int aim_atomic_set_commit(aim_atomic_set *set)
                 strerror(errno));
     /* temporaries of renames that failed stay for the journal */
     set_release(set, 0);
-    critical_leave();
+    aim_guard_leave();
     return failed ? -1 : 0;
 }
 
@@ -939,26 +779,24 @@ int aim_atomic_lock(const char *dir, const char *name, const char *hint)
         fprintf(stderr, "aimdyn: out of memory\n");
         return -1;
     }
-    const pid_t self = getpid();
-    for (int i = 0; i < nslots; i++)
-        if (slots[i].kind == LOCK_SLOT && slots[i].owner == self && !strcmp(slots[i].path, path)) {
-            free(path);
-            return 0; /* held already */
-        }
+    if (aim_guard_holds(path)) {
+        free(path);
+        return 0; /* held already */
+    }
     long holder = 0;
-    critical_enter();
+    aim_guard_enter();
     int fd = take_lock(path, &holder);
     const int err = errno;
-    if (fd >= 0 && add_slot(LOCK_SLOT, path) < 0) {
+    if (fd >= 0 && aim_guard_add(path) < 0) {
         unlink(path);
         close(fd);
         fd = -2;
     }
-    critical_leave();
+    aim_guard_leave();
     int rc = 0;
     if (fd >= 0) {
         char buf[32];
-        const int n = snprintf(buf, sizeof buf, "%ld\n", (long)self);
+        const int n = snprintf(buf, sizeof buf, "%ld\n", (long)getpid());
         /* the lock is never closed: released when the process ends */
         if (ftruncate(fd, 0) != 0 || pwrite(fd, buf, (size_t)n, 0) != n)
             fprintf(stderr, "aimdyn: warning: cannot write the process id into '%s'\n", path);
@@ -976,58 +814,5 @@ int aim_atomic_lock(const char *dir, const char *name, const char *hint)
         rc = -1;
     }
     free(path);
-    return rc;
-}
-
-/* ---- children ---- */
-
-pid_t aim_atomic_spawn(const char *exe, char *const argv[], int stdin_fd)
-{
-    critical_enter();
-    const pid_t parent = getpid();
-    const pid_t pid = fork();
-    if (pid == 0) {
-        /* async-signal-safe calls only until exec */
-#ifdef __linux__
-        prctl(PR_SET_PDEATHSIG, SIGKILL);
-#endif
-        if (getppid() != parent)
-            _exit(126);
-        static struct sigaction dfl;
-        sigemptyset(&dfl.sa_mask);
-        for (int i = 0; i < NGUARDED; i++) {
-            struct sigaction old;
-            if (sigaction(guarded[i], NULL, &old) == 0 && old.sa_handler != SIG_IGN)
-                sigaction(guarded[i], &dfl, NULL);
-        }
-        sigset_t none;
-        sigemptyset(&none);
-        sigprocmask(SIG_SETMASK, &none, NULL);
-        if (stdin_fd != STDIN_FILENO && dup2(stdin_fd, STDIN_FILENO) < 0)
-            _exit(126);
-        execv(exe, argv);
-        _exit(127);
-    }
-    const int err = errno;
-    if (pid > 0) {
-        child_pid = pid;
-        child_owner = parent;
-    }
-    critical_leave();
-    errno = err;
-    return pid;
-}
-
-int aim_atomic_wait(pid_t pid, int *status)
-{
-    int rc;
-    while ((rc = waitpid(pid, status, 0) < 0 ? -1 : 0) != 0 && errno == EINTR)
-        ;
-    const int err = errno;
-    critical_enter();
-    if (child_pid == pid)
-        child_pid = 0;
-    critical_leave();
-    errno = err;
     return rc;
 }

@@ -12,10 +12,9 @@
  * - An output lock (dir/.name.lock, flock) keeps two runs from writing the
  *   same files; taking it completes an interrupted set and removes the
  *   temporary files that killed runs left.
- * - On SIGINT, SIGTERM, SIGHUP or SIGQUIT the process kills its child
- *   (gnuplot) and removes its temporary and lock files before it ends by
- *   the same signal; during a set's renames the signal waits until they
- *   are done. The handler is installed with the first file or lock.
+ * - On SIGINT, SIGTERM, SIGHUP or SIGQUIT the process removes its
+ *   temporary and lock files before it ends by the same signal (aim_guard);
+ *   during a set's renames the signal waits until they are done.
  *
  * Paths may be relative; a journal records them absolute. Not thread-safe:
  * call from the main thread (other threads may take the signals). */
@@ -86,15 +85,6 @@ int aim_atomic_lock(const char *dir, const char *name, const char *hint);
  * no live process holds and no journal lists. Returns how many, or -1
  * (said). */
 int aim_atomic_clean(const char *dir, const char *name);
-
-/* Starts the program exe (a path) with argv and stdin_fd as its standard
- * input. It is killed when this process ends by a signal above or
- * dies (Linux: PR_SET_PDEATHSIG). Returns its pid, or -1 (errno set). */
-pid_t aim_atomic_spawn(const char *exe, char *const argv[], int stdin_fd);
-
-/* Waits for a child of aim_atomic_spawn. Returns 0 with its wait status,
- * or -1 (errno set). */
-int aim_atomic_wait(pid_t pid, int *status);
 
 /* Syncs the directory that holds path. Returns 0, or -1 (errno set). */
 int aim_atomic_sync_dir(const char *path);

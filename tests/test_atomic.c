@@ -20,6 +20,7 @@
 #include <unistd.h>
 
 #include "atomic.h"
+#include "guard.h"
 
 /* ---------- helpers ---------- */
 
@@ -404,7 +405,7 @@ static void ended_by(int sig)
         if (!f || aim_atomic_lock(dir, "run", "x") != 0)
             _exit(10);
         char *argv[] = {"sleep", "30", NULL};
-        const pid_t child = aim_atomic_spawn("/bin/sleep", argv, STDIN_FILENO);
+        const pid_t child = aim_guard_spawn("/bin/sleep", argv, STDIN_FILENO);
         FILE *m = fopen(marker, "w");
         if (child < 0 || !m)
             _exit(11);
