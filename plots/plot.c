@@ -168,10 +168,13 @@ static void put_figure(FILE *f, const aim_plot_spec *sp)
     fputs("unset multiplot\nunset output\n", f);
 }
 
-/* Runs gnuplot (exe) on the script that put_script writes into its
- * standard input. Returns 0, or -1 with a message on stderr. */
+/* Writes the whole gnuplot script of a figure into f: the PNG terminal
+ * with output png, the figure, the SVG terminal with output svg, the
+ * figure again (png and svg are the temporary files to draw into). */
 typedef void script_fn(FILE *f, const void *ctx, const char *png, const char *svg);
 
+/* Runs gnuplot (exe) on the script that put_script writes into its
+ * standard input. Returns 0, or -1 with a message on stderr. */
 static int run_gnuplot(const char *exe, script_fn *put_script, const void *ctx,
                        const char *png, const char *svg)
 {
@@ -261,7 +264,8 @@ static int figure_complete(const aim_atomic_file *file, int png)
 /* Draws stem.png and stem.svg with gnuplot into temporary files beside
  * them, checks that both are complete and adds them to set, to be
  * renamed into place together with it. Returns 0, or -1 with a message
- * on stderr (e.g. gnuplot missing), nothing added. */
+ * on stderr (e.g. gnuplot missing): nothing added, or (out of memory)
+ * the PNG alone, which aim_plot_stale or freeing the set undoes. */
 static int draw(const char *stem, script_fn *put_script, const void *ctx, aim_atomic_set *set)
 {
     char *exe = find_gnuplot();
