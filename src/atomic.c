@@ -772,6 +772,18 @@ static int roll_forward_dir(const char *dir, const char *own)
     return rc;
 }
 
+/* The descriptors of the locks this process took (kept open: a lock is
+ * released when its process ends). */
+static int lock_fds[16];
+static int nlocks;
+
+void aim_atomic_after_fork(void)
+{
+    for (int i = 0; i < nlocks; i++)
+        close(lock_fds[i]);
+    nlocks = 0;
+}
+
 int aim_atomic_lock(const char *dir, const char *name, const char *hint)
 {
     char *path = name_file(dir, name, ".lock");
@@ -787,7 +799,8 @@ int aim_atomic_lock(const char *dir, const char *name, const char *hint)
     aim_guard_enter();
     int fd = take_lock(path, &holder);
     const int err = errno;
-    if (fd >= 0 && aim_guard_add(path) < 0) {
+    if (fd >= 0 && (nlocks == (int)(sizeof lock_fds / sizeof lock_fds[0]) ||
+                    aim_guard_add(path) < 0)) {
         unlink(path);
         close(fd);
         fd = -2;
@@ -797,7 +810,7 @@ int aim_atomic_lock(const char *dir, const char *name, const char *hint)
     if (fd >= 0) {
         char buf[32];
         const int n = snprintf(buf, sizeof buf, "%ld\n", (long)getpid());
-        /* the lock is never closed: released when the process ends */
+        lock_fds[nlocks++] = fd;
         if (ftruncate(fd, 0) != 0 || pwrite(fd, buf, (size_t)n, 0) != n)
             fprintf(stderr, "aimdyn: warning: cannot write the process id into '%s'\n", path);
         if (roll_forward_dir(dir, name) != 0 || aim_atomic_clean(dir, name) < 0)

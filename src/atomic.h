@@ -80,6 +80,11 @@ void aim_atomic_set_free(aim_atomic_set *set);
  * process holds the lock; -1 on failure (both said on stderr). */
 int aim_atomic_lock(const char *dir, const char *name, const char *hint);
 
+/* In a forked child that does not exec (a sweep worker): closes the
+ * descriptors of the locks it inherited, so that they are released when
+ * the process that took them ends, whatever its children do. */
+void aim_atomic_after_fork(void);
+
 /* Removes the stale temporary files of name in dir: "dir/.name-*.XXXXXX",
  * "dir/.name.*.XXXXXX" and a journal's "dir/..name.journal.XXXXXX" that
  * no live process holds and no journal lists. Returns how many, or -1

@@ -778,6 +778,7 @@ static void run_point(const aim_config *cfg, point_result *r)
  * are not its own. */
 static _Noreturn void worker(const sweep *sw, int queue, int results, pid_t parent)
 {
+    aim_atomic_after_fork(); /* a rerun need not wait for a killed sweep's workers */
 #ifdef __linux__
     /* a worker ends with its parent (killed) rather than computing on */
     prctl(PR_SET_PDEATHSIG, SIGTERM);

@@ -68,7 +68,7 @@ static const char *const usage_main =
     "signal N (SIGINT 130, SIGTERM 143: nothing temporary left; a run killed\n"
     "with SIGKILL is cleaned up after by the next run of the same name).\n"
     "A run's files replace those of an earlier run together or not at all\n"
-    "(README.md, \"Output files\").\n";
+    "(README.md, \"Failures and interruptions\").\n";
 
 static void print_usage(FILE *out, const char *cmd)
 {
