@@ -467,14 +467,14 @@ int aim_atomic_set_commit(aim_atomic_set *set)
     }
     sync_dirs(finals, n);
     free(finals);
-    if (failed)
+    if (failed && n > 1)
         fprintf(stderr, "aimdyn: the files of this run are not all in place; the next run "
-                        "with the same output name completes them ('%s')\n", set->journal);
-    else if (set->n > 1 && (unlink(set->journal) != 0 || aim_atomic_sync_dir(set->journal)))
+                        "into this folder completes them ('%s')\n", set->journal);
+    else if (!failed && n > 1 && (unlink(set->journal) != 0 || aim_atomic_sync_dir(set->journal)))
         fprintf(stderr, "aimdyn: cannot remove the journal '%s': %s\n", set->journal,
                 strerror(errno));
-    /* temporaries of renames that failed stay for the journal */
-    set_release(set, 0);
+    /* the temporary files of renames that failed stay for the journal */
+    set_release(set, n == 1);
     aim_guard_leave();
     return failed ? -1 : 0;
 }
