@@ -8,8 +8,10 @@
  * grid does not hold the others up). Each result is a small file of its
  * own in DIR/NAME-sweep.d/, written atomically with the point's full
  * configuration, so that a rerun keeps what an interrupted sweep
- * finished. The parent reports progress as the workers finish points,
- * then assembles DIR/NAME-sweep.tsv and draws DIR/NAME-sweep.png/.svg.
+ * finished; the workers end with the parent (killed or not). The parent
+ * reports progress as the workers finish points, then assembles
+ * DIR/NAME-sweep.tsv and draws DIR/NAME-sweep.png/.svg, which replace the
+ * old table and heatmap together.
  * No file records a timing: the same sweep gives the same files, bit for
  * bit; the wall times go to stdout and stderr only. */
 #include <errno.h>
