@@ -137,6 +137,20 @@ expect_exit "plot without gnuplot" 2 env PATH="$work/empty" "$exe" plot --ode "$
     --figure "$work/nogp/fig"
 contains "plot without gnuplot: said" "$work/err" "gnuplot not found"
 
+# gnuplot failing: scaling as compare and sweep (test_faults.sh): its table,
+# no figure of other data, exit 2
+mkdir -p "$work/failgp"
+printf '#!/bin/sh\ncat >/dev/null\nexit 1\n' >"$work/failgp/gnuplot"
+chmod +x "$work/failgp/gnuplot"
+"$exe" scaling --sgd "$seeds" --out "$work/nogp/sc" --figure "$work/nogp/scfig" \
+    >/dev/null 2>&1 </dev/null
+expect_exit "scaling with a failing gnuplot" 2 env PATH="$work/failgp:$PATH" "$exe" scaling \
+    --sgd "$seeds" --out "$work/nogp/sc" --figure "$work/nogp/scfig" --threshold 0.05
+contains "scaling with a failing gnuplot: said" "$work/err" "the figure could not be drawn"
+grep -q "threshold = 0.05" "$work/nogp/sc/aimdyn-scaling.tsv" && [ ! -e "$work/nogp/scfig.png" ] &&
+    [ ! -e "$work/nogp/scfig.svg" ]
+check "scaling with a failing gnuplot: the new table, the old figure removed" $?
+
 # ---- 3. SIGINT and SIGTERM while a figure is drawn: nothing temporary left
 mkdir -p "$work/hang"
 cat >"$work/hang/gnuplot" <<EOF
