@@ -18,7 +18,13 @@
  * with their standard error over the seeds:
  *  - the column agrees with the Monte Carlo within 4 standard errors;
  *  - it lies above the formula by more than 6 standard errors (measured
- *    13), so a column that is the formula fails both checks. */
+ *    13), so a column that is the formula fails both checks.
+ * And a case with a known answer: for a linear sigma the loss is
+ * quadratic in the indices, whose first and second moments are exact at
+ * any d (theory/direct.md sec. 1), so the Gaussian formula is the exact
+ * risk of the matrices and the held-out column must agree with it within
+ * its standard error (raw centring with a teacher mean, correlated
+ * tokens, 32 seeds). */
 #include <stdarg.h>
 #include <stddef.h>
 #include <setjmp.h>
@@ -188,10 +194,49 @@ static void test_measured_risk(void **state)
     free(column);
 }
 
+static void test_linear_exact(void **state)
+{
+    (void)state;
+    static const char *const assign[] = {"model.tokens=3", "model.covariance=equicorrelated:0.3",
+                                         "model.activation=he1", "model.centring=raw",
+                                         "teacher.mean=1", "sgd.seeds=32", "sgd.holdout=4000"};
+    aim_config cfg;
+    aim_config_error err;
+    aim_config_defaults(&cfg);
+    for (size_t i = 0; i < sizeof assign / sizeof assign[0]; i++)
+        if (aim_config_set(&cfg, assign[i], &err))
+            fail_msg("%s", err.message);
+    if (aim_config_validate(&cfg, &err))
+        fail_msg("%s", err.message);
+    enum { N = 32 };
+    const double tau0 = 0.0;
+    double obs[N * AIM_OBS_COUNT], diff[N];
+    int reached[N];
+    assert_int_equal(aim_compare_run_sgd(&cfg, D, &tau0, 1, obs, reached), 0);
+    aim_gauss *g = aim_gauss_create(&cfg, cfg.rule);
+    assert_non_null(g);
+    for (int s = 0; s < N; s++) {
+        aim_sgd *sgd = aim_sgd_create(&cfg, D, cfg.seed + (uint64_t)s);
+        assert_non_null(sgd);
+        aim_overlaps q;
+        double gobs[AIM_OBS_COUNT];
+        aim_sgd_overlaps(sgd, &q);
+        assert_int_equal(aim_gauss_observables(g, &q, gobs), 0);
+        diff[s] = obs[(size_t)s * AIM_OBS_COUNT + AIM_OBS_RISK] - gobs[AIM_OBS_RISK];
+        aim_sgd_free(sgd);
+    }
+    double m, se;
+    mean_se(diff, N, &m, &se);
+    print_message("  linear sigma: column - exact risk %.4f +- %.4f (%.1f se)\n", m, se, m / se);
+    assert_true(fabs(m) <= 4.0 * se);
+    aim_gauss_free(g);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_measured_risk),
+        cmocka_unit_test(test_linear_exact),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
