@@ -118,6 +118,32 @@ static double monte_carlo(const aim_config *cfg, const double *S, const double *
     return sum / MC;
 }
 
+/* Defaults, then the assignments (NULL-terminated); validated. */
+static void configure(aim_config *cfg, const char *const *assign)
+{
+    aim_config_error err;
+    aim_config_defaults(cfg);
+    for (int i = 0; assign[i]; i++)
+        if (aim_config_set(cfg, assign[i], &err))
+            fail_msg("%s: %s", assign[i], err.message);
+    if (aim_config_validate(cfg, &err))
+        fail_msg("validate: %s", err.message);
+}
+
+/* The initial matrices of SGD seed number s (cfg->seed + s) and the
+ * Gaussian risk formula on their order parameters. */
+static aim_sgd *seed_formula(const aim_config *cfg, aim_gauss *g, int s, double *formula)
+{
+    aim_sgd *sgd = aim_sgd_create(cfg, D, cfg->seed + (uint64_t)s);
+    assert_non_null(sgd);
+    aim_overlaps q;
+    double gobs[AIM_OBS_COUNT];
+    aim_sgd_overlaps(sgd, &q);
+    assert_int_equal(aim_gauss_observables(g, &q, gobs), 0);
+    *formula = gobs[AIM_OBS_RISK];
+    return sgd;
+}
+
 /* Mean and standard error of v[0..n-1]. */
 static void mean_se(const double *v, int n, double *m, double *se)
 {
@@ -135,15 +161,9 @@ static void test_measured_risk(void **state)
     (void)state;
     static const char *const assign[] = {"model.tokens=3", "model.covariance=equicorrelated:0.3",
                                          "model.hermite=0 1 0 1", "model.noise=0.5",
-                                         "sgd.seeds=64", "sgd.holdout=4000"};
+                                         "sgd.seeds=64", "sgd.holdout=4000", NULL};
     aim_config cfg;
-    aim_config_error err;
-    aim_config_defaults(&cfg);
-    for (size_t i = 0; i < sizeof assign / sizeof assign[0]; i++)
-        if (aim_config_set(&cfg, assign[i], &err))
-            fail_msg("%s", err.message);
-    if (aim_config_validate(&cfg, &err))
-        fail_msg("%s", err.message);
+    configure(&cfg, assign);
     assert_int_equal(cfg.seeds, SEEDS);
 
     const double tau0 = 0.0;
@@ -161,18 +181,14 @@ static void test_measured_risk(void **state)
     double mc_sum = 0.0, gauss_sum = 0.0;
     for (int s = 0; s < SEEDS; s++) {
         assert_int_equal(reached[s], 1);
-        aim_sgd *sgd = aim_sgd_create(&cfg, D, cfg.seed + (uint64_t)s);
-        assert_non_null(sgd);
-        aim_overlaps q;
-        double gobs[AIM_OBS_COUNT];
-        aim_sgd_overlaps(sgd, &q);
-        assert_int_equal(aim_gauss_observables(g, &q, gobs), 0);
+        double formula;
+        aim_sgd *sgd = seed_formula(&cfg, g, s, &formula);
         const double mc = monte_carlo(&cfg, aim_sgd_matrix(sgd, 0), aim_sgd_matrix(sgd, 1), r);
         column[s] = obs[(size_t)s * AIM_OBS_COUNT + AIM_OBS_RISK];
         to_mc[s] = column[s] - mc;
-        to_gauss[s] = column[s] - gobs[AIM_OBS_RISK];
+        to_gauss[s] = column[s] - formula;
         mc_sum += mc;
-        gauss_sum += gobs[AIM_OBS_RISK];
+        gauss_sum += formula;
         aim_sgd_free(sgd);
     }
     double cm, cse, dm, dse, gm, gse;
@@ -199,15 +215,10 @@ static void test_linear_exact(void **state)
     (void)state;
     static const char *const assign[] = {"model.tokens=3", "model.covariance=equicorrelated:0.3",
                                          "model.activation=he1", "model.centring=raw",
-                                         "teacher.mean=1", "sgd.seeds=32", "sgd.holdout=4000"};
+                                         "teacher.mean=1", "sgd.seeds=32", "sgd.holdout=4000",
+                                         NULL};
     aim_config cfg;
-    aim_config_error err;
-    aim_config_defaults(&cfg);
-    for (size_t i = 0; i < sizeof assign / sizeof assign[0]; i++)
-        if (aim_config_set(&cfg, assign[i], &err))
-            fail_msg("%s", err.message);
-    if (aim_config_validate(&cfg, &err))
-        fail_msg("%s", err.message);
+    configure(&cfg, assign);
     enum { N = 32 };
     const double tau0 = 0.0;
     double obs[N * AIM_OBS_COUNT], diff[N];
@@ -216,14 +227,9 @@ static void test_linear_exact(void **state)
     aim_gauss *g = aim_gauss_create(&cfg, cfg.rule);
     assert_non_null(g);
     for (int s = 0; s < N; s++) {
-        aim_sgd *sgd = aim_sgd_create(&cfg, D, cfg.seed + (uint64_t)s);
-        assert_non_null(sgd);
-        aim_overlaps q;
-        double gobs[AIM_OBS_COUNT];
-        aim_sgd_overlaps(sgd, &q);
-        assert_int_equal(aim_gauss_observables(g, &q, gobs), 0);
-        diff[s] = obs[(size_t)s * AIM_OBS_COUNT + AIM_OBS_RISK] - gobs[AIM_OBS_RISK];
-        aim_sgd_free(sgd);
+        double formula;
+        aim_sgd_free(seed_formula(&cfg, g, s, &formula));
+        diff[s] = obs[(size_t)s * AIM_OBS_COUNT + AIM_OBS_RISK] - formula;
     }
     double m, se;
     mean_se(diff, N, &m, &se);
