@@ -166,10 +166,10 @@ static void print_usage(FILE *out, const char *cmd)
                 "ODE's largest value (risk: against the risk measured on held-out\n"
                 "samples; risk_gauss, where the file has it: against the Gaussian\n"
                 "formula on SGD's order parameters). --upto limits the comparison to\n"
-                "tau <= TAU. An\n"
-                "ODE that stopped early (blow-up, or a hierarchy that left the valid\n"
-                "moments) has an infinite gap where SGD goes on. Used to compare\n"
-                "several hierarchy orders or closures with one set of SGD runs.\n");
+                "tau <= TAU. An ODE that stopped early (blow-up, or a hierarchy that\n"
+                "left the valid moments) has an infinite gap where SGD goes on. Used\n"
+                "to compare several hierarchy orders or closures with one set of SGD\n"
+                "runs.\n");
     else if (!strcmp(cmd, "keys"))
         fprintf(out, "usage: aimdyn keys\n\nPrints every configuration key.\n");
 }
