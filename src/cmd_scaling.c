@@ -43,7 +43,8 @@ static const char usage[] =
     "How does the number of samples needed for weak recovery grow with the\n"
     "dimension d? Reads per-seed SGD files NAME-sgd-dD-seeds.tsv (written by\n"
     "`aimdyn sgd` or `aimdyn compare`), one per d. For every seed the weak-recovery\n"
-    "time tau_wr is the first tau with |teacher overlap| >= X (default 0.1),\n"
+    "time tau_wr is the first tau with |teacher overlap| >= X (default: the\n"
+    "output.recovery_threshold recorded in the files, which must agree),\n"
     "linearly interpolated between grid points, and its sample count is\n"
     "n_wr = tau_wr d^2 / eta with the d (sgd.d) and learning rate (training.eta)\n"
     "recorded in its file, so the files may follow an eta(d) schedule such as\n"
@@ -87,12 +88,12 @@ static const char usage[] =
     "                   measured medians (relative gap (measured - predicted) /\n"
     "                   predicted) and drawn on the figure\n"
     "  --label TEXT     what the runs are (the figure's title and the file's metadata)\n"
-    "  --threshold X    weak-recovery threshold on |overlap|; allowed 0 < X < 1\n"
-    "                   (default 0.1)\n"
+    "  --threshold X    weak-recovery threshold on |overlap|; allowed 0 < X <= 1\n"
+    "                   (default: the files' output.recovery_threshold)\n"
     "  --figure STEM    STEM.png and STEM.svg (gnuplot): n_wr against d on log-log axes,\n"
     "                   medians with their intervals, the seeds as faint points, the\n"
     "                   power law, the predictions (without gnuplot: a warning, the\n"
-    "                   TSV is still written)\n"
+    "                   TSV is still written); STEM may not start with '|' or '<'\n"
     "  --out DIR        output directory (default out)\n"
     "  --name NAME      file stem (default aimdyn: DIR/aimdyn-scaling.tsv)\n"
     "  -h, --help       this help\n"
@@ -111,14 +112,17 @@ static const char usage[] =
     "      --sgd validate/runs_recovery/tied-he2-sgd-d400-seeds.tsv \\\n"
     "      --predict out/tied-recovery.tsv --figure fig/scaling-tied\n"
     "\n"
-    "Exit status: 0 done, 1 bad usage or input (nothing written), 2 run-time\n"
-    "failure (a figure that gnuplot failed to draw: the TSV is kept).\n";
+    "The TSV and the figure replace the old ones together. Exit status: 0 done,\n"
+    "1 bad usage or input, or another run writing the same files (nothing\n"
+    "written), 2 run-time failure (a figure that gnuplot failed to draw: the TSV\n"
+    "is written, an old figure at STEM removed).\n";
 
 typedef struct {
     const char **sgd, **predict;
     int nsgd, npredict;
     const char *label, *figure;
-    double threshold;
+    double threshold; /* NAN until given or read from the files */
+    int threshold_given;
     aim_config out; /* output.dir and output.name only */
 } options;
 
@@ -134,6 +138,10 @@ typedef struct {
     double *tau_end; /* the last grid point with a finite overlap */
     double tau_max;  /* the recorded horizon (or the last grid point of any
                         seed's rows, if later) */
+    /* the linear interpolation's error over the recovered seeds: the
+     * largest grid spacing around a crossing, the largest curvature
+     * estimate (aim_trajectory_recovery_error) */
+    double interp_error[2];
 } sgd_run;
 
 /* What is reported per d. NaN: not defined. */
@@ -236,7 +244,8 @@ static int parse_options(int argc, char **argv, options *o)
                                              {NULL, 0, NULL, 0}};
     aim_config_error err;
     aim_config_defaults(&o->out);
-    o->threshold = AIM_RECOVERY_THRESHOLD;
+    o->threshold = NAN;
+    o->threshold_given = 0;
     optind = 1;
     int c;
     while ((c = getopt_long(argc, argv, "h", longopts, NULL)) != -1) {
@@ -249,12 +258,13 @@ static int parse_options(int argc, char **argv, options *o)
             char *end;
             errno = 0;
             o->threshold = strtod(optarg, &end);
-            if (end == optarg || *end || errno || !(o->threshold > 0 && o->threshold < 1)) {
+            if (end == optarg || *end || errno || !(o->threshold > 0 && o->threshold <= 1)) {
                 fprintf(stderr, CMD ": --threshold %s: not allowed; allowed: a number X with "
-                                "0 < X < 1 (the |teacher overlap| of weak recovery, default "
-                                "%g)\n", optarg, AIM_RECOVERY_THRESHOLD);
+                                "0 < X <= 1 (the |teacher overlap| of weak recovery; default "
+                                "the files' output.recovery_threshold)\n", optarg);
                 return -1;
             }
+            o->threshold_given = 1;
             break;
         }
         case 'o':
@@ -292,6 +302,8 @@ static int parse_options(int argc, char **argv, options *o)
                 o->label && has_line_break(o->label) ? "label" : "figure");
         return -1;
     }
+    if (o->figure && aim_cli_check_figure("scaling", "--figure", o->figure))
+        return -1;
     if (o->figure && !figure_dir_usable(o->figure)) {
         fprintf(stderr, CMD ": --figure %s: not allowed; allowed: a file stem in an existing "
                         "writable directory (STEM.png and STEM.svg are written)\n", o->figure);
@@ -304,17 +316,19 @@ static int parse_options(int argc, char **argv, options *o)
 
 /* d and eta from the recorded "# config sgd.d = ..." and "# config
  * training.eta = ..." lines, parsed and range-checked by the
- * configuration's own rules, and the horizon (training.horizon; -inf
- * when the line is absent: then the rows give it). Returns 0, or -1
- * after a message. */
+ * configuration's own rules, the horizon (training.horizon; -inf when
+ * the line is absent: then the rows give it) and the weak-recovery
+ * threshold (output.recovery_threshold; its default when absent, as in
+ * files made before the key). Returns 0, or -1 after a message. */
 static int recorded_config(const aim_table *t, const char *path, int *d, double *eta,
-                           double *horizon)
+                           double *horizon, double *threshold)
 {
-    static const char *const keys[] = {"sgd.d", "training.eta", "training.horizon"};
+    static const char *const keys[] = {"sgd.d", "training.eta", "training.horizon",
+                                       "output.recovery_threshold"};
     aim_config cfg;
     aim_config_defaults(&cfg);
     *horizon = -INFINITY;
-    for (int k = 0; k < 3; k++) {
+    for (int k = 0; k < 4; k++) {
         char prefix[64];
         snprintf(prefix, sizeof prefix, "# config %s = ", keys[k]);
         const char *value = aim_table_meta(t, prefix);
@@ -340,6 +354,7 @@ static int recorded_config(const aim_table *t, const char *path, int *d, double 
     }
     *d = cfg.d;
     *eta = cfg.eta;
+    *threshold = cfg.recovery_threshold;
     return 0;
 }
 
@@ -397,6 +412,15 @@ static int seeds_from_table(const aim_table *t, sgd_run *run, double threshold)
         run->tau_max = fmax(run->tau_max, tau[end - i - 1]);
         run->tau_wr[s] = aim_trajectory_recovery_time(finite, tau, t->data + i * nc + ko, nc,
                                                       threshold);
+        double spacing, curvature;
+        aim_trajectory_recovery_error(finite, tau, t->data + i * nc + ko, nc, threshold,
+                                      &spacing, &curvature);
+        if (s == 0)
+            run->interp_error[0] = run->interp_error[1] = NAN;
+        if (isnan(run->interp_error[0]) || spacing > run->interp_error[0])
+            run->interp_error[0] = spacing;
+        if (isnan(run->interp_error[1]) || curvature > run->interp_error[1])
+            run->interp_error[1] = curvature;
         if (run->tau_wr[s] <= 0) { /* n_wr = 0 has no logarithm */
             fprintf(stderr, CMD ": --sgd %s: seed %" PRIu64 " has |overlap| >= %g already at "
                             "tau = %g; allowed: a --threshold above the initial overlap (of "
@@ -411,21 +435,31 @@ static int seeds_from_table(const aim_table *t, sgd_run *run, double threshold)
     return rc;
 }
 
-static int read_sgd_file(sgd_run *run, double threshold)
+/* threshold: --threshold, or (not given) the files' recorded one, which
+ * the first file sets and the others must repeat. */
+static int read_sgd_file(sgd_run *run, double *threshold, int given)
 {
     static const char *const columns[] = {"seed", "tau", "overlap", NULL};
     static const aim_table_kind kind = {
         "a per-seed file NAME-sgd-dD-seeds.tsv of `aimdyn sgd` (columns seed, tau, overlap), "
         "not the summary NAME-sgd-dD.tsv", columns, NULL};
-    double horizon;
+    double horizon, recorded;
     aim_table t;
     if (aim_table_read(run->path, &kind, &t)) {
         fprintf(stderr, CMD ": --sgd %s: not a readable result file (see above)\n", run->path);
         return -1;
     }
-    int rc = recorded_config(&t, run->path, &run->d, &run->eta, &horizon);
+    int rc = recorded_config(&t, run->path, &run->d, &run->eta, &horizon, &recorded);
+    if (rc == 0 && !given && !isnan(*threshold) && recorded != *threshold) {
+        fprintf(stderr, CMD ": --sgd %s records output.recovery_threshold = %g, an earlier "
+                        "--sgd file %g; allowed: files made with one threshold, or "
+                        "--threshold X for all\n", run->path, recorded, *threshold);
+        rc = -1;
+    }
+    if (rc == 0 && !given)
+        *threshold = recorded;
     if (rc == 0)
-        rc = seeds_from_table(&t, run, threshold);
+        rc = seeds_from_table(&t, run, *threshold);
     /* every seed blew up: the rows stop before the horizon the run was
      * for, which is where a seed that did not blow up would stop */
     run->tau_max = fmax(run->tau_max, horizon);
@@ -444,7 +478,7 @@ static void free_runs(sgd_run *runs, int n)
 }
 
 /* Reads every --sgd file, sorted by d; refuses two files with one d. */
-static sgd_run *read_runs(const options *o)
+static sgd_run *read_runs(options *o)
 {
     sgd_run *runs = calloc((size_t)o->nsgd, sizeof *runs);
     if (!runs) {
@@ -454,7 +488,7 @@ static sgd_run *read_runs(const options *o)
     for (int i = 0; i < o->nsgd; i++) {
         runs[i].path = o->sgd[i];
         runs[i].order = i;
-        if (read_sgd_file(&runs[i], o->threshold)) {
+        if (read_sgd_file(&runs[i], &o->threshold, o->threshold_given)) {
             free_runs(runs, o->nsgd);
             return NULL;
         }
@@ -951,8 +985,10 @@ static void write_fit_lines(FILE *f, const fits *ft)
                "nan: not defined (2 seeds)\n");
 }
 
+/* DIR/NAME-scaling.tsv into set */
 static int write_tsv(const options *o, const char *cmdline, const sgd_run *runs, int nruns,
-                     const dim_row *rows, int nrows, const fits *ft, char *path, size_t size)
+                     const dim_row *rows, int nrows, const fits *ft, char *path, size_t size,
+                     aim_atomic_set *set)
 {
     aim_tsv *tsv;
     if (aim_tsv_path(path, size, &o->out, "scaling", "tsv") || !(tsv = aim_tsv_open(path)))
@@ -966,6 +1002,11 @@ static int write_tsv(const options *o, const char *cmdline, const sgd_run *runs,
     for (int r = 0; r < nruns; r++)
         fprintf(f, "# sgd %s: d = %d, eta = %.10g, seeds = %d\n", runs[r].path, runs[r].d,
                 runs[r].eta, runs[r].nseeds);
+    for (int r = 0; r < nruns; r++)
+        fprintf(f, "# interpolation error of tau_wr at d = %d: at most the grid spacing around "
+                   "a crossing (largest %.3g), estimated h^2 |f''|/(8 |f'|) <= %.3g "
+                   "(theory/stops.md sec. 5)\n",
+                runs[r].d, runs[r].interp_error[0], runs[r].interp_error[1]);
     for (int i = 0; i < o->npredict; i++)
         fprintf(f, "# predict %s\n", o->predict[i]);
     for (int r = 0; r < nruns; r++)
@@ -1000,16 +1041,18 @@ static int write_tsv(const options *o, const char *cmdline, const sgd_run *runs,
                 run ? n_horizon(run) : NAN, row->st.median_n, row->st.ci_lo, row->st.ci_hi,
                 row->st.ci_level, row->st.median_tau, row->predicted, rel_gap(row));
     }
-    return aim_tsv_commit(tsv);
+    return aim_tsv_add_to(tsv, set);
 }
 
-/* The figure; 0, 1 when gnuplot is missing (warned), -1 on failure. */
+/* The figure into set; 0, 1 when gnuplot is missing (warned), -1 on
+ * failure. */
 static int write_figure(const options *o, const sgd_run *runs, int nruns, const dim_row *rows,
-                        int nrows, const fits *ft)
+                        int nrows, const fits *ft, aim_atomic_set *set)
 {
     if (!aim_plot_available()) {
         fprintf(stderr, CMD ": warning: gnuplot not found, no figure (install gnuplot-nox); "
-                        "the TSV is written\n");
+                        "the TSV is written and an old figure %s.png/.svg is removed\n",
+                o->figure);
         return 1;
     }
     int nseeds = 0, npred = 0;
@@ -1054,7 +1097,7 @@ static int write_figure(const options *o, const sgd_run *runs, int nruns, const 
     const aim_plot_scaling_spec sp = {nm, d, med, lo, hi, nseeds, sd, sn,
                                       ft->points ? exp(ft->log_c) : NAN,
                                       ft->points ? ft->a : NAN, key, npred, pd, pn, o->label};
-    rc = aim_plot_scaling(&sp, o->figure);
+    rc = aim_plot_scaling(&sp, o->figure, set);
 done:
     free(d);
     free(med);
@@ -1088,7 +1131,7 @@ int aim_cmd_scaling(int argc, char **argv)
         goto done;
     }
     if (!(runs = read_runs(&o)) || read_predictions(&o, &pred, &npred) ||
-        aim_tsv_prepare_dir(&o.out))
+        aim_tsv_prepare_dir(&o.out) || (o.figure && aim_cli_lock_figure(o.figure, NULL)))
         goto done;
 
     exit_code = AIM_EXIT_RUNTIME;
@@ -1109,18 +1152,26 @@ int aim_cmd_scaling(int argc, char **argv)
     if (npred)
         print_predictions(rows, nrows);
 
+    /* the TSV and the figure replace the old ones together; a figure
+     * that cannot be drawn must not stay beside the new TSV */
     char path[1100];
-    if (write_tsv(&o, cmdline, runs, o.nsgd, rows, nrows, &ft, path, sizeof path))
+    aim_atomic_set *set = aim_atomic_set_create(o.out.dir, o.out.name);
+    int fig = 0;
+    if (!set || write_tsv(&o, cmdline, runs, o.nsgd, rows, nrows, &ft, path, sizeof path, set) ||
+        (o.figure && (fig = write_figure(&o, runs, o.nsgd, rows, nrows, &ft, set)) != 0 &&
+         aim_plot_stale(set, o.figure))) {
+        aim_atomic_set_free(set);
+        goto done;
+    }
+    if (aim_atomic_set_commit(set))
         goto done;
     printf("\nwrote %s\n", path);
-    exit_code = 0;
-    if (o.figure) {
-        int fig = write_figure(&o, runs, o.nsgd, rows, nrows, &ft);
-        if (fig == 0)
-            printf("wrote %s.png and %s.svg\n", o.figure, o.figure);
-        else if (fig < 0)
-            exit_code = AIM_EXIT_RUNTIME;
-    }
+    if (o.figure && fig == 0)
+        printf("wrote %s.png and %s.svg\n", o.figure, o.figure);
+    if (fig < 0)
+        fprintf(stderr, CMD ": the figure could not be drawn (see above); the TSV is written "
+                        "and an old figure %s.png/.svg is removed\n", o.figure);
+    exit_code = fig < 0 ? AIM_EXIT_RUNTIME : 0;
 done:
     free_runs(runs, o.nsgd);
     free(pred);

@@ -101,10 +101,12 @@ typedef struct {
     int seeds;
     uint64_t seed;   /* base seed; seed i uses seed + i */
     int block;       /* steps unrolled per block (1 = plain steps) */
+    int holdout;     /* held-out samples per seed (the measured risk) */
 
     /* [output] */
     char dir[512];   /* output directory */
     char name[128];  /* file stem */
+    double recovery_threshold; /* weak recovery: |teacher overlap| >= this */
 
     /* provenance */
     char source[512]; /* config file path or "built-in default" */

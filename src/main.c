@@ -62,8 +62,14 @@ static const char *const usage_main =
     "  aimdyn compare examples/tied_softmax_T4.ini --order 1 --order 2 --order 3\n"
     "  aimdyn hierarchy examples/tied_softmax_T4.ini --order 3 --latex\n"
     "\n"
-    "Exit status: 0 done, 1 bad usage or configuration (nothing written),\n"
-    "2 run-time failure (no result file left), 3 blow-up (recorded).\n";
+    "Exit status: 0 done, 1 bad usage or configuration, or another run writing\n"
+    "into the same output.dir and output.name (nothing written), 2 run-time\n"
+    "failure (the files of an earlier run left as they were) or gnuplot failed\n"
+    "(the tables written, no figure), 3 blow-up (recorded), 128 + N ended by\n"
+    "signal N (SIGINT 130, SIGTERM 143: nothing temporary left; a run killed\n"
+    "with SIGKILL is cleaned up after by the next run of the same name).\n"
+    "A run's files replace those of an earlier run together or not at all\n"
+    "(README.md, \"Failures and interruptions\").\n";
 
 static void print_usage(FILE *out, const char *cmd)
 {
@@ -78,7 +84,10 @@ static void print_usage(FILE *out, const char *cmd)
                 "points up to training.horizon in tau = n eta / d^2) and writes\n"
                 "DIR/NAME-ode.tsv: tau, n, t, risk, teacher overlap and all order\n"
                 "parameters. Prints the weak-recovery time (first tau with\n"
-                "|overlap| >= 0.1).\n\n"
+                "|overlap| >= output.recovery_threshold, by root finding). A run that\n"
+                "stops early (blow-up, or a hierarchy that left the valid moments) keeps\n"
+                "its rows, says why in the file's # status line, and exits 3\n"
+                "(theory/stops.md).\n\n"
                 "options:\n"
                 "  --d D                    dimension for the sample count n = tau d^2/eta\n"
                 "                           and for the raw-mode mean (default sgd.d;\n"
@@ -94,9 +103,12 @@ static void print_usage(FILE *out, const char *cmd)
         fprintf(out,
                 "usage: aimdyn sgd [CONFIG.ini] [options]\n\n"
                 "Runs online SGD (MODEL.md sec. 5) for sgd.seeds seeds at dimension\n"
-                "sgd.d, measuring every observable exactly from the matrices on the\n"
-                "training grid. Writes DIR/NAME-sgd-dD.tsv (mean and standard error\n"
-                "per observable) and DIR/NAME-sgd-dD-seeds.tsv (every seed).\n\n"
+                "sgd.d, measuring every observable on the training grid: the order\n"
+                "parameters exactly from the matrices, the risk on sgd.holdout held-out\n"
+                "samples per seed (risk_gauss: the Gaussian formula on the measured\n"
+                "order parameters, for comparison). Writes DIR/NAME-sgd-dD.tsv (mean\n"
+                "and standard error per observable) and DIR/NAME-sgd-dD-seeds.tsv\n"
+                "(every seed).\n\n"
                 "options:\n"
                 "  --d D                    dimension (sgd.d, default 200)\n"
                 "  --seeds N                number of seeds (sgd.seeds, default 8)\n"
@@ -109,7 +121,11 @@ static void print_usage(FILE *out, const char *cmd)
                 "`ode` and `sgd` do), the agreement table DIR/NAME-agreement.tsv\n"
                 "(largest gap per observable in absolute terms and in SGD standard\n"
                 "errors, weak-recovery times) and the figures\n"
-                "DIR/NAME-compare-dD.png/.svg (risk and overlap: ODE over SGD).\n\n"
+                "DIR/NAME-compare-dD.png/.svg (risk and overlap: ODE over SGD).\n"
+                "All these files replace those of an earlier run together, once every d\n"
+                "is done: a compare that fails or is interrupted changes nothing. If gnuplot\n"
+                "fails, the tables are written, an old figure of the name removed, and the\n"
+                "exit status is 2; without gnuplot the same with a warning, status 0.\n\n"
                 "options:\n"
                 "  --d D                    a dimension (repeatable; default sgd.d)\n"
                 "  --seeds N                seeds per dimension (sgd.seeds)\n"
@@ -151,6 +167,9 @@ static void print_usage(FILE *out, const char *cmd)
                 "--samples D puts the samples n / d^2 on a log axis, the files being\n"
                 "for d = D (NAME-ode.tsv written with --d D, NAME-sgd-dD.tsv);\n"
                 "--mean adds a panel with the student mean (raw centring).\n"
+                "The PNG and SVG replace the old pair together, once gnuplot has drawn\n"
+                "both completely; if it fails (exit status 2) the old figure stays.\n"
+                "STEM and the files may not start with '|' or '<'.\n"
                 "example (the paper's Figure 3 from validate/campaign_untied.sh):\n"
                 "  aimdyn plot --samples 400 --figure fig3 \\\n"
                 "      --ode fig3-he1-M4-d400-ode.tsv --sgd fig3-he1-sgd-d400.tsv --label He1 \\\n"
@@ -161,10 +180,13 @@ static void print_usage(FILE *out, const char *cmd)
                 "Prints, for each ODE result file, the largest gap of every observable\n"
                 "to the SGD mean of an SGD summary file (NAME-sgd-dD.tsv) on their\n"
                 "common tau grid: absolute, in SGD standard errors and relative to the\n"
-                "ODE's largest value. --upto limits the comparison to tau <= TAU. An\n"
-                "ODE that stopped early (blow-up, or a hierarchy that left the valid\n"
-                "moments) has an infinite gap where SGD goes on. Used to compare\n"
-                "several hierarchy orders or closures with one set of SGD runs.\n");
+                "ODE's largest value (risk: against the risk measured on held-out\n"
+                "samples; risk_gauss, where the file has it: against the Gaussian\n"
+                "formula on SGD's order parameters). --upto limits the comparison to\n"
+                "tau <= TAU. An ODE that stopped early (blow-up, or a hierarchy that\n"
+                "left the valid moments) has an infinite gap where SGD goes on. Used\n"
+                "to compare several hierarchy orders or closures with one set of SGD\n"
+                "runs.\n");
     else if (!strcmp(cmd, "keys"))
         fprintf(out, "usage: aimdyn keys\n\nPrints every configuration key.\n");
 }
@@ -341,11 +363,19 @@ static int parse_run_options(const char *cmd, int argc, char **argv,
     for (int j = 0; (is_sgd || is_compare) && j < ro->ndims; j++)
         if (sgd_grid_usable(cmd, &ro->cfg, ro->dims[j]))
             return -1;
-    if (!is_hierarchy && aim_tsv_prepare_dir(&ro->cfg))
-        return -1;
     if (ro->norders == 0)
         ro->orders[ro->norders++] = ro->cfg.order;
-    return 0;
+    if (is_hierarchy)
+        return 0;
+    /* the output locks of the files the run writes: sgd's at its d only,
+     * so that runs at different d may share a name; compare's all */
+    char sgd_files[32];
+    for (int j = 0; j < ro->ndims; j++) {
+        snprintf(sgd_files, sizeof sgd_files, "sgd-d%d", ro->dims[j]);
+        if ((is_sgd || is_compare) && aim_tsv_prepare_for(&ro->cfg, sgd_files))
+            return -1;
+    }
+    return is_sgd || !aim_tsv_prepare_dir(&ro->cfg) ? 0 : -1;
 }
 
 static const char *closure_name(aim_closure c)
@@ -356,9 +386,12 @@ static const char *closure_name(aim_closure c)
                                        : "initial";
 }
 
+/* Writes DIR/NAME-ode.tsv into path: renamed into place now (set NULL)
+ * or with set. */
 static int write_ode_file(const aim_config *cfg, int d, const double *tau,
                           const double *obs, const aim_trajectory_moments *mom,
-                          const aim_ode_report *rep, char *path, size_t pathlen)
+                          const aim_ode_report *rep, char *path, size_t pathlen,
+                          aim_atomic_set *set)
 {
     if (aim_tsv_path(path, pathlen, cfg, "ode", "tsv"))
         return -1;
@@ -407,9 +440,8 @@ static int write_ode_file(const aim_config *cfg, int d, const double *tau,
         fprintf(f, "# status: %s\n", rep->message);
     else
         fprintf(f, "# status: complete\n");
-    fprintf(f, "# weak recovery (|overlap| >= %g) at tau = %.6g\n", AIM_RECOVERY_THRESHOLD,
-            aim_trajectory_recovery_time(rep->reached, tau, obs + AIM_OBS_OVERLAP, AIM_OBS_COUNT,
-                          AIM_RECOVERY_THRESHOLD));
+    fprintf(f, "# weak recovery (|overlap| >= %g) at tau = %.6g\n", cfg->recovery_threshold,
+            rep->tau_wr);
     fputs("tau\tn\tt", f);
     for (int k = 0; k < AIM_OBS_COUNT; k++)
         fprintf(f, "\t%s", aim_obs_names[k]);
@@ -425,7 +457,7 @@ static int write_ode_file(const aim_config *cfg, int d, const double *tau,
             fprintf(f, "\t%.10g", mom->values[(size_t)i * mom->count + k]);
         fputc('\n', f);
     }
-    return aim_tsv_commit(tsv);
+    return set ? aim_tsv_add_to(tsv, set) : aim_tsv_commit(tsv);
 }
 
 static int cmd_ode(int argc, char **argv)
@@ -465,21 +497,20 @@ static int cmd_ode(int argc, char **argv)
         exit_code = AIM_EXIT_RUNTIME;
     } else {
         char path[1024];
-        if (write_ode_file(cfg, ro.dims[0], tau, obs, &mom, &rep, path, sizeof path)) {
+        if (write_ode_file(cfg, ro.dims[0], tau, obs, &mom, &rep, path, sizeof path, NULL)) {
             exit_code = AIM_EXIT_RUNTIME;
         } else {
             const double *last = obs + (size_t)(rep.reached - 1) * AIM_OBS_COUNT;
-            double twr = aim_trajectory_recovery_time(rep.reached, tau, obs + AIM_OBS_OVERLAP,
-                                       AIM_OBS_COUNT, AIM_RECOVERY_THRESHOLD);
+            const double twr = rep.tau_wr;
             printf("wrote %s\n", path);
             printf("tau = %g: risk = %.6g, teacher overlap = %.6g\n",
                    tau[rep.reached - 1], last[AIM_OBS_RISK], last[AIM_OBS_OVERLAP]);
             if (isnan(twr))
                 printf("weak recovery (|overlap| >= %g): not reached by tau = %g\n",
-                       AIM_RECOVERY_THRESHOLD, tau[rep.reached - 1]);
+                       cfg->recovery_threshold, tau[rep.reached - 1]);
             else
                 printf("weak recovery (|overlap| >= %g): tau = %.6g, n = %.4g samples at d = %d\n",
-                       AIM_RECOVERY_THRESHOLD, twr, twr * ro.dims[0] * (double)ro.dims[0] / cfg->eta,
+                       cfg->recovery_threshold, twr, twr * ro.dims[0] * (double)ro.dims[0] / cfg->eta,
                        ro.dims[0]);
             if (st == AIM_ODE_BLOWUP) {
                 fprintf(stderr, "aimdyn ode: %s\n", rep.message);
@@ -531,7 +562,7 @@ static int cmd_hierarchy(int argc, char **argv)
  * seed that blew up before the median without recovering leaves it
  * undefined). */
 static double median_recovery(const aim_config *cfg, const double *tau, const double *obs,
-                              const int *reached, int *recovered)
+                              const int *reached, int *recovered, double error[2])
 {
     const int points = cfg->points, seeds = cfg->seeds;
     double *t = malloc(sizeof(double) * 2 * (size_t)seeds);
@@ -542,9 +573,18 @@ static double median_recovery(const aim_config *cfg, const double *tau, const do
     for (int s = 0; s < seeds; s++) {
         t[s] = aim_trajectory_recovery_time(
             points, tau, obs + (size_t)s * points * AIM_OBS_COUNT + AIM_OBS_OVERLAP,
-            AIM_OBS_COUNT, AIM_RECOVERY_THRESHOLD);
+            AIM_OBS_COUNT, cfg->recovery_threshold);
         stop[s] = reached[s] > 0 ? tau[reached[s] - 1] : -INFINITY;
         *recovered += isfinite(t[s]);
+        /* the largest interpolation error bound and estimate over seeds */
+        double spacing, curvature;
+        aim_trajectory_recovery_error(
+            points, tau, obs + (size_t)s * points * AIM_OBS_COUNT + AIM_OBS_OVERLAP,
+            AIM_OBS_COUNT, cfg->recovery_threshold, &spacing, &curvature);
+        if (s == 0)
+            error[0] = error[1] = NAN;
+        error[0] = isnan(error[0]) || spacing > error[0] ? spacing : error[0];
+        error[1] = isnan(error[1]) || curvature > error[1] ? curvature : error[1];
     }
     double med = aim_recovery_median(seeds, t, stop);
     free(t);
@@ -552,16 +592,19 @@ static double median_recovery(const aim_config *cfg, const double *tau, const do
 }
 
 /* SGD at dimension d: runs the seeds, writes the per-seed and summary
- * files. mean/se receive the summary (points x OBS): NaN from the first
- * point a blown-up seed did not reach, since a mean over the surviving
- * seeds only would be biased towards the stable ones. Returns 0, 1 when
- * a seed blew up (files written), -1 on failure. */
+ * files into set (renamed into place when it is committed). mean/se
+ * receive the summary (points x OBS) and xmean/xse that of the SGD-only
+ * extras (points x AIM_SGD_EXTRA_COUNT): NaN from the first point a
+ * blown-up seed did not reach, since a mean over the surviving seeds only
+ * would be biased towards the stable ones. Returns 0, 1 when a seed blew
+ * up (files written), -1 on failure. */
 static int run_sgd(const aim_config *cfg, int d, const double *tau, double *mean,
-                   double *se, double *median_wr, int *recovered, char *summary_path,
-                   size_t pathlen)
+                   double *se, double *xmean, double *xse, double *median_wr,
+                   int *recovered, char *summary_path, size_t pathlen, aim_atomic_set *set)
 {
-    const int points = cfg->points, seeds = cfg->seeds;
+    const int points = cfg->points, seeds = cfg->seeds, X = AIM_SGD_EXTRA_COUNT;
     double *obs = malloc(sizeof(double) * (size_t)seeds * points * AIM_OBS_COUNT);
+    double *extra = malloc(sizeof(double) * (size_t)seeds * points * X);
     int *reached = malloc(sizeof(int) * (size_t)seeds);
     int rc = -1;
     aim_tsv *tsv = NULL;
@@ -571,7 +614,7 @@ static int run_sgd(const aim_config *cfg, int d, const double *tau, double *mean
     aim_wordset *ws = NULL;
     int *words = NULL;
     double *mmean = NULL, *mse = NULL;
-    if (!obs || !reached) {
+    if (!obs || !extra || !reached) {
         fprintf(stderr, "aimdyn sgd: out of memory\n");
         goto done;
     }
@@ -599,18 +642,23 @@ static int run_sgd(const aim_config *cfg, int d, const double *tau, double *mean
             goto done;
         }
     }
-    if (aim_compare_run_sgd_moments(cfg, d, tau, points, obs, reached, ws ? &mom : NULL))
+    if (aim_compare_run_sgd_moments(cfg, d, tau, points, obs, extra, reached,
+                                    ws ? &mom : NULL))
         goto done;
     aim_compare_stats(seeds, points, obs, mean, se);
+    aim_compare_stats_n(seeds, points, X, extra, xmean, xse);
     if (ws)
         aim_compare_stats_n(seeds, points, mom.count, mom.values, mmean, mse);
-    *median_wr = median_recovery(cfg, tau, obs, reached, recovered);
+    double wr_error[2] = {NAN, NAN};
+    *median_wr = median_recovery(cfg, tau, obs, reached, recovered, wr_error);
     int all_reached = points;
     for (int s = 0; s < seeds; s++)
         if (reached[s] < all_reached)
             all_reached = reached[s];
     for (size_t i = (size_t)all_reached * AIM_OBS_COUNT; i < (size_t)points * AIM_OBS_COUNT; i++)
         mean[i] = se[i] = NAN;
+    for (size_t i = (size_t)all_reached * X; i < (size_t)points * X; i++)
+        xmean[i] = xse[i] = NAN;
     for (size_t i = (size_t)all_reached * mom.count; ws && i < (size_t)points * mom.count; i++)
         mmean[i] = mse[i] = NAN;
 
@@ -622,9 +670,14 @@ static int run_sgd(const aim_config *cfg, int d, const double *tau, double *mean
     aim_tsv_metadata(tsv, "sgd", cfg);
     fprintf(f, "# sgd: d = %d, seeds %llu .. %llu\n", d, (unsigned long long)cfg->seed,
             (unsigned long long)(cfg->seed + (uint64_t)seeds - 1));
+    fprintf(f, "# risk: measured on %d held-out samples per seed; risk_holdout_se: its "
+               "standard error over them; risk_gauss: the Gaussian formula on the seed's "
+               "order parameters (theory/measurement.md)\n", cfg->holdout);
     fputs("seed\ttau\tn", f);
     for (int k = 0; k < AIM_OBS_COUNT; k++)
         fprintf(f, "\t%s", aim_obs_names[k]);
+    for (int k = 0; k < X; k++)
+        fprintf(f, "\t%s", aim_sgd_extra_names[k]);
     for (int k = 0; k < mom.count; k++)
         fprintf(f, "\tm(%s)", aim_wordset_word(ws, words[k]));
     fputc('\n', f);
@@ -634,14 +687,16 @@ static int run_sgd(const aim_config *cfg, int d, const double *tau, double *mean
                     tau[i], aim_sgd_steps_for(cfg, d, tau[i]));
             for (int k = 0; k < AIM_OBS_COUNT; k++)
                 fprintf(f, "\t%.10g", obs[((size_t)s * points + i) * AIM_OBS_COUNT + k]);
+            for (int k = 0; k < X; k++)
+                fprintf(f, "\t%.10g", extra[((size_t)s * points + i) * X + k]);
             for (int k = 0; k < mom.count; k++)
                 fprintf(f, "\t%.10g", mom.values[((size_t)s * points + i) * mom.count + k]);
             fputc('\n', f);
         }
-    if (aim_tsv_commit(tsv)) {
-        tsv = NULL;
+    int added = aim_tsv_add_to(tsv, set);
+    tsv = NULL;
+    if (added)
         goto done;
-    }
 
     snprintf(suffix, sizeof suffix, "sgd-d%d", d);
     if (aim_tsv_path(summary_path, pathlen, cfg, suffix, "tsv") ||
@@ -651,6 +706,15 @@ static int run_sgd(const aim_config *cfg, int d, const double *tau, double *mean
     aim_tsv_metadata(tsv, "sgd", cfg);
     fprintf(f, "# sgd: d = %d, %d seeds from %llu; mean and standard error over the seeds\n",
             d, seeds, (unsigned long long)cfg->seed);
+    fprintf(f, "# weak recovery (|overlap| >= %g): %d of %d seeds, median tau = %.6g; each "
+               "seed's crossing linearly interpolated between grid points, error at most the "
+               "spacing around it (largest %.3g), estimated h^2 |f''|/(8 |f'|) <= %.3g "
+               "(theory/stops.md sec. 5)\n",
+            cfg->recovery_threshold, *recovered, seeds, *median_wr, wr_error[0], wr_error[1]);
+    fprintf(f, "# risk: measured on %d held-out samples per seed (risk_se includes their "
+               "noise); risk_gauss: the Gaussian formula on the measured order parameters; "
+               "risk_holdout_se: the seeds' held-out standard errors (theory/measurement.md)\n",
+            cfg->holdout);
     for (int s = 0; s < seeds; s++)
         if (reached[s] < points)
             fprintf(f, "# seed %llu blew up after tau = %g\n",
@@ -658,6 +722,8 @@ static int run_sgd(const aim_config *cfg, int d, const double *tau, double *mean
     fputs("tau\tn", f);
     for (int k = 0; k < AIM_OBS_COUNT; k++)
         fprintf(f, "\t%s_mean\t%s_se", aim_obs_names[k], aim_obs_names[k]);
+    for (int k = 0; k < X; k++)
+        fprintf(f, "\t%s_mean\t%s_se", aim_sgd_extra_names[k], aim_sgd_extra_names[k]);
     for (int k = 0; k < mom.count; k++)
         fprintf(f, "\tm(%s)_mean\tm(%s)_se", aim_wordset_word(ws, words[k]),
                 aim_wordset_word(ws, words[k]));
@@ -667,12 +733,14 @@ static int run_sgd(const aim_config *cfg, int d, const double *tau, double *mean
         for (int k = 0; k < AIM_OBS_COUNT; k++)
             fprintf(f, "\t%.10g\t%.10g", mean[(size_t)i * AIM_OBS_COUNT + k],
                     se[(size_t)i * AIM_OBS_COUNT + k]);
+        for (int k = 0; k < X; k++)
+            fprintf(f, "\t%.10g\t%.10g", xmean[(size_t)i * X + k], xse[(size_t)i * X + k]);
         for (int k = 0; k < mom.count; k++)
             fprintf(f, "\t%.10g\t%.10g", mmean[(size_t)i * mom.count + k],
                     mse[(size_t)i * mom.count + k]);
         fputc('\n', f);
     }
-    rc = aim_tsv_commit(tsv);
+    rc = aim_tsv_add_to(tsv, set);
     tsv = NULL;
     if (rc == 0 && all_reached < points)
         rc = 1;
@@ -680,6 +748,7 @@ done:
     if (tsv)
         aim_tsv_abort(tsv);
     free(obs);
+    free(extra);
     free(reached);
     free(mom.values);
     free(mmean);
@@ -700,26 +769,42 @@ static int cmd_sgd(int argc, char **argv)
     double *tau = malloc(sizeof(double) * (size_t)points);
     double *mean = malloc(sizeof(double) * (size_t)points * AIM_OBS_COUNT);
     double *se = malloc(sizeof(double) * (size_t)points * AIM_OBS_COUNT);
+    double *xmean = malloc(sizeof(double) * (size_t)points * AIM_SGD_EXTRA_COUNT);
+    double *xse = malloc(sizeof(double) * (size_t)points * AIM_SGD_EXTRA_COUNT);
     int exit_code = AIM_EXIT_RUNTIME;
     char path[1024];
-    if (tau && mean && se) {
+    /* the per-seed and the summary file replace the old pair together,
+     * under the lock of NAME-sgd-dD (parse_run_options) */
+    char set_name[sizeof cfg->name + 32];
+    snprintf(set_name, sizeof set_name, "%s-sgd-d%d", cfg->name, ro.dims[0]);
+    aim_atomic_set *set = aim_atomic_set_create(cfg->dir, set_name);
+    if (tau && mean && se && xmean && xse && set) {
         aim_grid_fill(cfg, tau);
         double twr;
         int recovered;
-        int st = run_sgd(cfg, ro.dims[0], tau, mean, se, &twr, &recovered, path, sizeof path);
+        int st = run_sgd(cfg, ro.dims[0], tau, mean, se, xmean, xse, &twr, &recovered, path,
+                         sizeof path, set);
+        if (st < 0)
+            aim_atomic_set_free(set);
+        else if (aim_atomic_set_commit(set) != 0)
+            st = -1;
+        set = NULL;
         if (st >= 0) {
             const double *last = mean + (size_t)(points - 1) * AIM_OBS_COUNT;
             printf("wrote %s\n", path);
             printf("tau = %g: risk = %.6g, teacher overlap = %.6g (means over %d seeds)\n",
                    tau[points - 1], last[AIM_OBS_RISK], last[AIM_OBS_OVERLAP], cfg->seeds);
             printf("weak recovery (|overlap| >= %g): %d of %d seeds, median tau = %.4g\n",
-                   AIM_RECOVERY_THRESHOLD, recovered, cfg->seeds, twr);
+                   cfg->recovery_threshold, recovered, cfg->seeds, twr);
             exit_code = st > 0 ? AIM_EXIT_BLOWUP : 0;
         }
     }
+    aim_atomic_set_free(set);
     free(tau);
     free(mean);
     free(se);
+    free(xmean);
+    free(xse);
     return exit_code;
 }
 
@@ -739,18 +824,29 @@ static int cmd_compare(int argc, char **argv)
     double *ode = malloc(sizeof(double) * block * (size_t)nruns);
     double *mean = malloc(sizeof(double) * block * (size_t)ro.ndims);
     double *se = malloc(sizeof(double) * block * (size_t)ro.ndims);
+    const size_t xblock = (size_t)points * AIM_SGD_EXTRA_COUNT;
+    double *xmean = malloc(sizeof(double) * xblock * (size_t)ro.ndims);
+    double *xse = malloc(sizeof(double) * xblock * (size_t)ro.ndims);
     aim_gap(*gaps)[AIM_OBS_COUNT] = malloc(sizeof *gaps * (size_t)nruns);
+    aim_gap gauss_gaps[MAX_DIMS * MAX_ORDERS]; /* the ODE risk against risk_gauss */
     double *start = NULL;
     int exit_code = AIM_EXIT_RUNTIME;
     aim_tsv *tsv = NULL;
-    if (!tau || !ode || !mean || !se || !gaps) {
+    /* every file of the run (ODE, SGD, agreement, figures) waits in the
+     * set and replaces the files of an earlier run together, or none does;
+     * their names are said once they are in place */
+    aim_atomic_set *set = aim_atomic_set_create(cfg->dir, cfg->name);
+    char *wrote_text = NULL;
+    size_t wrote_len = 0;
+    FILE *wrote = open_memstream(&wrote_text, &wrote_len);
+    if (!tau || !ode || !mean || !se || !xmean || !xse || !gaps || !set || !wrote) {
         fprintf(stderr, "aimdyn compare: out of memory\n");
         goto done;
     }
     aim_grid_fill(cfg, tau);
     double twr_ode[MAX_DIMS * MAX_ORDERS], twr_sgd[MAX_DIMS];
     int recovered[MAX_DIMS];
-    int blowup = 0;
+    int blowup = 0, no_gnuplot = !aim_plot_available(), figure_failed = 0;
     for (int j = 0; j < ro.ndims; j++) {
         const int d = ro.dims[j];
         char ode_paths[MAX_ORDERS][1024], labels[MAX_ORDERS][32];
@@ -791,41 +887,53 @@ static int cmd_compare(int argc, char **argv)
                 fprintf(stderr, "aimdyn compare: ODE: %s\n", rep.message);
                 blowup = 1;
             }
+            twr_ode[r] = rep.tau_wr;
             int written = write_ode_file(&per_run, d, tau, ode + r * block, &mom, &rep,
-                                         ode_paths[q], sizeof ode_paths[q]);
+                                         ode_paths[q], sizeof ode_paths[q], set);
             aim_trajectory_moments_free(&mom);
             if (written)
                 goto done;
-            printf("wrote %s\n", ode_paths[q]);
+            fprintf(wrote, "wrote %s\n", ode_paths[q]);
             snprintf(labels[q], sizeof labels[q], "ODE, M = %d", ro.orders[q]);
-            ode_list[q] = ode_paths[q];
+            ode_list[q] = aim_atomic_set_temp(set, ode_paths[q]); /* drawn before the commit */
             label_list[q] = labels[q];
         }
-        int sgd_status = run_sgd(&sgd_cfg, d, tau, mean + j * block, se + j * block, &twr_sgd[j],
-                                 &recovered[j], sgd_path, sizeof sgd_path);
+        int sgd_status = run_sgd(&sgd_cfg, d, tau, mean + j * block, se + j * block,
+                                 xmean + j * xblock, xse + j * xblock, &twr_sgd[j],
+                                 &recovered[j], sgd_path, sizeof sgd_path, set);
         if (sgd_status < 0)
             goto done;
         blowup |= sgd_status > 0;
-        printf("wrote %s\n", sgd_path);
+        fprintf(wrote, "wrote %s\n", sgd_path);
         for (int q = 0; q < nord; q++) {
             const int r = j * nord + q;
             aim_compare_gaps(points, tau, ode + r * block, mean + j * block, se + j * block,
                              gaps[r]);
-            twr_ode[r] = aim_trajectory_recovery_time(points, tau, ode + r * block + AIM_OBS_OVERLAP,
-                                                      AIM_OBS_COUNT, AIM_RECOVERY_THRESHOLD);
+            gauss_gaps[r] = aim_compare_gap(points, tau, ode + r * block + AIM_OBS_RISK,
+                                            AIM_OBS_COUNT,
+                                            xmean + j * xblock + AIM_SGD_RISK_GAUSS,
+                                            xse + j * xblock + AIM_SGD_RISK_GAUSS,
+                                            AIM_SGD_EXTRA_COUNT);
         }
         snprintf(suffix, sizeof suffix, "compare-d%d", d);
-        if (aim_tsv_path(stem, sizeof stem, cfg, suffix, "") == 0) {
-            if (aim_plot_orders(ode_list, tied ? label_list : NULL, nord, sgd_path, stem,
-                                (cfg->grid == AIM_GRID_LOG ? AIM_PLOT_LOG_TAU : 0) |
-                                    (cfg->centring == AIM_RAW ? AIM_PLOT_MEAN : 0)) == 0)
-                printf("wrote %s.png and %s.svg\n", stem, stem);
-        }
+        if (aim_tsv_path(stem, sizeof stem, cfg, suffix, ""))
+            goto done;
+        const char *sgd_list[] = {aim_atomic_set_temp(set, sgd_path)};
+        const aim_plot_spec spec = {ode_list, tied ? label_list : NULL, nord, sgd_list, 1, 0.0,
+                                    (cfg->grid == AIM_GRID_LOG ? AIM_PLOT_LOG_TAU : 0) |
+                                        (cfg->centring == AIM_RAW ? AIM_PLOT_MEAN : 0)};
+        if (!no_gnuplot && aim_plot_figure(&spec, stem, set) == 0)
+            fprintf(wrote, "wrote %s.png and %s.svg\n", stem, stem);
+        else if (aim_plot_stale(set, stem)) /* an old figure would show other data */
+            goto done;
+        else
+            figure_failed |= !no_gnuplot;
     }
 
     char path[1024];
     if (aim_tsv_path(path, sizeof path, cfg, "agreement", "tsv") || !(tsv = aim_tsv_open(path)))
         goto done;
+    fprintf(wrote, "wrote %s\n", path);
     FILE *f = aim_tsv_stream(tsv);
     aim_tsv_metadata(tsv, "compare", cfg);
     fprintf(f, "# agreement of the limit ODE with the SGD mean over %d seeds (MODEL.md sec. 8)\n",
@@ -833,57 +941,84 @@ static int cmd_compare(int argc, char **argv)
     fprintf(f, "# gap_ratio: this d's largest gap over the previous d's, same order "
                "(1/d bias: ~ d_prev/d)\n");
     fprintf(f, "# order: the hierarchy's truncation order M (tied, untied); 0 for a closed ODE\n");
+    fprintf(f, "# risk: the ODE risk against the SGD risk measured on held-out samples; "
+               "risk_gauss: the ODE risk against the Gaussian formula on the SGD's measured "
+               "order parameters (theory/measurement.md)\n");
     for (int j = 0; j < ro.ndims; j++)
         for (int q = 0; q < nord; q++)
-            fprintf(f, "# weak recovery (|overlap| >= %g) at d = %d, order %d: ODE tau = %.6g, "
-                       "SGD median tau = %.6g (%d of %d seeds recovered)\n",
-                    AIM_RECOVERY_THRESHOLD, ro.dims[j], tied ? ro.orders[q] : 0,
+            fprintf(f, "# weak recovery (|overlap| >= %g) at d = %d, order %d: ODE tau = %.6g "
+                       "(root finding), SGD median tau = %.6g (%d of %d seeds recovered; "
+                       "interpolated between grid points, its error in the SGD file)\n",
+                    cfg->recovery_threshold, ro.dims[j], tied ? ro.orders[q] : 0,
                     twr_ode[j * nord + q], twr_sgd[j], recovered[j], cfg->seeds);
     fprintf(f, "observable\td\torder\tmax_gap\ttau_at_max_gap\tmax_gap_in_se\ttau_at_max_z"
                "\trel_gap\tgap_ratio\n");
     printf("\n%-10s %6s %5s %12s %10s %12s %10s %10s\n", "observable", "d", "M", "max_gap",
            "at_tau", "gap/se", "rel_gap", "ratio");
     for (int k = 0; k < AIM_OBS_COUNT; k++)
-        for (int q = 0; q < nord; q++)
-            for (int j = 0; j < ro.ndims; j++) {
-                const int r = j * nord + q, prev = (j - 1) * nord + q;
-                double scale = 0.0;
-                for (int i = 0; i < points; i++)
-                    scale = fmax(scale, fabs(ode[r * block + (size_t)i * AIM_OBS_COUNT + k]));
-                double rel = scale > 0 ? gaps[r][k].max_abs / scale : NAN;
-                double ratio = j > 0 && gaps[prev][k].max_abs > 0
-                                   ? gaps[r][k].max_abs / gaps[prev][k].max_abs : NAN;
-                int order = tied ? ro.orders[q] : 0;
-                fprintf(f, "%s\t%d\t%d\t%.6g\t%.6g\t%.6g\t%.6g\t%.6g\t%.6g\n", aim_obs_names[k],
-                        ro.dims[j], order, gaps[r][k].max_abs, gaps[r][k].tau_abs,
-                        gaps[r][k].max_z, gaps[r][k].tau_z, rel, ratio);
-                printf("%-10s %6d %5d %12.4g %10.4g %12.3g %10.3g %10.3g\n", aim_obs_names[k],
-                       ro.dims[j], order, gaps[r][k].max_abs, gaps[r][k].tau_abs,
-                       gaps[r][k].max_z, rel, ratio);
-            }
+        for (int gauss = 0; gauss <= (k == AIM_OBS_RISK); gauss++) /* risk, then risk_gauss */
+            for (int q = 0; q < nord; q++)
+                for (int j = 0; j < ro.ndims; j++) {
+                    const int r = j * nord + q, prev = (j - 1) * nord + q;
+                    const aim_gap *g = gauss ? &gauss_gaps[r] : &gaps[r][k];
+                    const aim_gap *gp = j == 0 ? NULL : gauss ? &gauss_gaps[prev] : &gaps[prev][k];
+                    const char *name = gauss ? aim_sgd_extra_names[AIM_SGD_RISK_GAUSS]
+                                             : aim_obs_names[k];
+                    double scale = 0.0;
+                    for (int i = 0; i < points; i++)
+                        scale = fmax(scale, fabs(ode[r * block + (size_t)i * AIM_OBS_COUNT + k]));
+                    double rel = scale > 0 ? g->max_abs / scale : NAN;
+                    double ratio = gp && gp->max_abs > 0 ? g->max_abs / gp->max_abs : NAN;
+                    int order = tied ? ro.orders[q] : 0;
+                    fprintf(f, "%s\t%d\t%d\t%.6g\t%.6g\t%.6g\t%.6g\t%.6g\t%.6g\n", name,
+                            ro.dims[j], order, g->max_abs, g->tau_abs, g->max_z, g->tau_z, rel,
+                            ratio);
+                    printf("%-10s %6d %5d %12.4g %10.4g %12.3g %10.3g %10.3g\n", name,
+                           ro.dims[j], order, g->max_abs, g->tau_abs, g->max_z, rel, ratio);
+                }
     for (int j = 0; j < ro.ndims; j++)
         for (int q = 0; q < nord; q++) {
             char order[32] = "";
             if (tied)
                 snprintf(order, sizeof order, ", M = %d", ro.orders[q]);
             printf("weak recovery (|overlap| >= %g) at d = %d%s: ODE tau = %.4g, SGD "
-                   "median tau = %.4g (%d of %d seeds)\n", AIM_RECOVERY_THRESHOLD, ro.dims[j],
+                   "median tau = %.4g (%d of %d seeds)\n", cfg->recovery_threshold, ro.dims[j],
                    order, twr_ode[j * nord + q], twr_sgd[j], recovered[j], cfg->seeds);
         }
-    int committed = aim_tsv_commit(tsv);
+    int added = aim_tsv_add_to(tsv, set);
     tsv = NULL;
+    if (added != 0 || fflush(wrote))
+        goto done;
+    int committed = aim_atomic_set_commit(set);
+    set = NULL;
     if (committed != 0)
         goto done;
-    printf("wrote %s\n", path);
-    exit_code = blowup ? AIM_EXIT_BLOWUP : 0;
+    fputs(wrote_text, stdout);
+    if (no_gnuplot)
+        fprintf(stderr, "aimdyn compare: warning: gnuplot not found, no figure (install "
+                        "gnuplot-nox); the tables are written and an old figure of this name "
+                        "is removed\n");
+    if (figure_failed)
+        fprintf(stderr, "aimdyn compare: the figure could not be drawn (see above); the tables "
+                        "are written and an old figure of this name is removed\n");
+    exit_code = figure_failed ? AIM_EXIT_RUNTIME : blowup ? AIM_EXIT_BLOWUP : 0;
 done:
     if (tsv)
         aim_tsv_abort(tsv);
+    if (set)
+        fprintf(stderr, "aimdyn compare: nothing written: the files of an earlier run are "
+                        "unchanged\n");
+    aim_atomic_set_free(set);
+    if (wrote)
+        fclose(wrote);
+    free(wrote_text);
     free(start);
     free(tau);
     free(ode);
     free(mean);
     free(se);
+    free(xmean);
+    free(xse);
     free(gaps);
     return exit_code;
 }
@@ -942,6 +1077,12 @@ static int cmd_plot(int argc, char **argv)
                         "--sgd FILE (see `aimdyn plot --help`)\n");
         return AIM_EXIT_USAGE;
     }
+    if (aim_cli_check_figure("plot", "--figure", stem))
+        return AIM_EXIT_USAGE;
+    for (int i = 0; i < nodes + nsgd; i++)
+        if (aim_cli_check_input("plot", i < nodes ? "--ode" : "--sgd",
+                                i < nodes ? ode[i] : sgd[i - nodes]))
+            return AIM_EXIT_USAGE;
     for (int i = 0; i < nlabels; i++)
         if (strchr(labels[i], '\n') || strchr(labels[i], '\r')) {
             fprintf(stderr, "aimdyn plot: --label %d contains a line break; allowed: one line "
@@ -961,7 +1102,16 @@ static int cmd_plot(int argc, char **argv)
     const aim_plot_spec sp = {ode, nlabels ? labels : NULL, nodes, sgd, nsgd, samples_d, flags};
     if (aim_plot_check_inputs(&sp))
         return AIM_EXIT_USAGE;
-    if (aim_plot_figure(&sp, stem))
+    aim_atomic_set *set = NULL;
+    const int locked = aim_cli_lock_figure(stem, &set);
+    if (locked)
+        return locked > 0 ? AIM_EXIT_USAGE : AIM_EXIT_RUNTIME;
+    /* on failure the old figure stays as it was */
+    if (aim_plot_figure(&sp, stem, set)) {
+        aim_atomic_set_free(set);
+        return AIM_EXIT_RUNTIME;
+    }
+    if (aim_atomic_set_commit(set))
         return AIM_EXIT_RUNTIME;
     printf("wrote %s.png and %s.svg\n", stem, stem);
     return 0;
@@ -1122,6 +1272,16 @@ static int cmd_agreement(int argc, char **argv)
             printf("%-28.28s %-10s %12.4g %10.4g %10.3g %10.3g\n", base, aim_obs_names[k],
                    gaps[k].max_abs, gaps[k].tau_abs, gaps[k].max_z,
                    scale > 0 ? gaps[k].max_abs / scale : NAN);
+            /* the ODE risk against the Gaussian formula on SGD's order
+             * parameters, where the file has it (theory/measurement.md) */
+            const int cgm = k == AIM_OBS_RISK ? aim_table_column(&ts, "risk_gauss_mean") : -1;
+            const int cgs = aim_table_column(&ts, "risk_gauss_se");
+            if (cgm >= 0 && cgs >= 0) {
+                aim_gap g = aim_compare_gap(ns, tau_s, obs + k, AIM_OBS_COUNT, ts.data + cgm,
+                                            ts.data + cgs, (size_t)ts.ncols);
+                printf("%-28.28s %-10s %12.4g %10.4g %10.3g %10.3g\n", base, "risk_gauss",
+                       g.max_abs, g.tau_abs, g.max_z, scale > 0 ? g.max_abs / scale : NAN);
+            }
         }
         /* tracked moments m(w) present in both files (tied and untied) */
         for (int c = 0; c < to.ncols; c++) {

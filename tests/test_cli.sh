@@ -6,35 +6,7 @@ set -u
 exe="$1"
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
-failures=0
-passes=0
-
-check() { # name, condition-result
-    if [ "$2" -eq 0 ]; then
-        passes=$((passes + 1))
-    else
-        echo "FAIL: $1"
-        failures=$((failures + 1))
-    fi
-}
-
-expect_exit() { # name, expected status, command...
-    name=$1 want=$2
-    shift 2
-    "$@" >"$work/out" 2>"$work/err"
-    got=$?
-    [ "$got" -eq "$want" ]
-    r=$?
-    [ $r -ne 0 ] && echo "  $name: exit $got, wanted $want; stderr: $(cat "$work/err")"
-    check "$name" $r
-}
-
-contains() { # name, file, text
-    grep -q -- "$3" "$2"
-    r=$?
-    [ $r -ne 0 ] && echo "  $1: '$3' not in $(cat "$2")"
-    check "$1" $r
-}
+. "$(dirname "$0")/checks.sh"
 
 # help
 expect_exit "main help" 0 "$exe" --help
@@ -146,7 +118,7 @@ check "seed start has the seed's (non-zero) overlap (got $first_overlap)" $?
 expect_exit "tied hierarchy leaving the valid moments" 3 "$exe" ode "$work/tied2.ini" --order 2 \
     --out "$work/o7" --set teacher.scale=0.5 --set model.activation=he2 \
     --set training.eta=0.01 --set training.horizon=0.1 --set training.points=11
-contains "invalid moments explained" "$work/err" "left the valid moments by tau ="
+contains "invalid moments explained" "$work/err" "left the valid moments at tau ="
 contains "invalid moments recorded" "$work/o7/aimdyn-ode.tsv" "^# status: the order-2 hierarchy left"
 expect_exit "ode --order with a direct student" 1 "$exe" ode --order 3 --out "$out"
 # agreement of existing files: the tied ODE against itself is not an SGD file
@@ -209,6 +181,57 @@ contains "plot pairing explained" "$work/err" "one per ODE file"
 expect_exit "plot: bad --samples" 1 "$exe" plot --samples 0 --figure "$work/p4" \
     --ode "$work/u1/aimdyn-ode.tsv"
 contains "bad --samples explained" "$work/err" "allowed: a number >= 1"
+
+# the SGD risk is measured on held-out samples (theory/measurement.md): both
+# files carry it and, apart, the Gaussian formula on the measured order
+# parameters; seeded runs are bit-identical; the held-out set has its own
+# random stream, so its size changes the risk and nothing else
+hold() { # directory, extra arguments...
+    dir=$1
+    shift
+    expect_exit "sgd with held-out risk ($dir)" 0 "$exe" sgd --out "$work/$dir" --d 24 --seeds 2 \
+        --set model.tokens=3 --set model.covariance=equicorrelated:0.5 --set training.eta=0.02 \
+        --set training.horizon=0.01 --set training.points=3 "$@"
+}
+hold h1
+contains "sgd summary: measured risk and risk_gauss" "$work/h1/aimdyn-sgd-d24.tsv" \
+    "^tau	n	risk_mean	risk_se	overlap_mean	.*	mean_se	risk_gauss_mean	risk_gauss_se	risk_holdout_se_mean	risk_holdout_se_se$"
+contains "sgd seeds: measured risk and risk_gauss" "$work/h1/aimdyn-sgd-d24-seeds.tsv" \
+    "^seed	tau	n	risk	overlap	.*	mean	risk_gauss	risk_holdout_se$"
+contains "sgd summary says how the risk is measured" "$work/h1/aimdyn-sgd-d24.tsv" \
+    "^# risk: measured on 2000 held-out samples per seed"
+awk -F'\t' '/^#/ { next } $1 == "seed" { for (i = 1; i <= NF; i++) c[$i] = i; next }
+    { n++; if ($(c["risk"]) == $(c["risk_gauss"]) || !($(c["risk_holdout_se"]) > 0)) bad = 1 }
+    END { exit !(n == 6 && !bad && c["risk_gauss"] && c["risk_holdout_se"]) }' \
+    "$work/h1/aimdyn-sgd-d24-seeds.tsv"
+check "measured risk is not the formula, with a held-out se" $?
+hold h2
+for f in sgd-d24 sgd-d24-seeds; do
+    grep -v "^# config output.dir" "$work/h1/aimdyn-$f.tsv" >"$work/h1.a"
+    grep -v "^# config output.dir" "$work/h2/aimdyn-$f.tsv" >"$work/h2.a"
+    cmp -s "$work/h1.a" "$work/h2.a"
+    check "sgd $f bit-identical across runs" $?
+done
+hold h3 --set sgd.holdout=50
+grep -v '^#' "$work/h1/aimdyn-sgd-d24-seeds.tsv" >"$work/h1.a"
+grep -v '^#' "$work/h3/aimdyn-sgd-d24-seeds.tsv" >"$work/h3.a"
+paste "$work/h1.a" "$work/h3.a" | awk -F'\t' 'NR == 1 { n = NF / 2; for (i = 1; i <= n; i++) name[i] = $i; next }
+    { for (i = 1; i <= n; i++) { same = $i == $(i + n)
+          if (name[i] == "risk" || name[i] == "risk_holdout_se") bad += same; else bad += !same } }
+    END { exit !(NR == 7 && !bad) }'
+check "sgd.holdout changes the risk and nothing else" $?
+expect_exit "sgd.holdout too small" 1 "$exe" sgd --out "$work/h4" --set sgd.holdout=1
+contains "sgd.holdout refusal names key and range" "$work/err" "sgd.holdout.*allowed: an integer in 2..1000000"
+[ ! -e "$work/h4" ]
+check "no output after a refused sgd.holdout" $?
+# compare's agreement table and `aimdyn agreement` show both risks
+expect_exit "compare with held-out risk" 0 "$exe" compare --out "$work/h5" --d 24 --seeds 2 \
+    --set training.horizon=0.01 --set training.points=3 --set training.eta=0.02
+contains "agreement: risk row" "$work/h5/aimdyn-agreement.tsv" "^risk	24	0	"
+contains "agreement: risk_gauss row" "$work/h5/aimdyn-agreement.tsv" "^risk_gauss	24	0	"
+expect_exit "agreement with held-out risk" 0 "$exe" agreement --sgd "$work/h5/aimdyn-sgd-d24.tsv" \
+    --ode "$work/h5/aimdyn-ode.tsv"
+contains "agreement prints risk_gauss" "$work/out" " risk_gauss "
 
 # plot needs inputs
 expect_exit "plot without inputs" 1 "$exe" plot --figure "$work/fig"
@@ -540,10 +563,10 @@ contains "scaling missing file's option named" "$work/err" "--sgd $sc/missing.ts
 expect_exit "scaling two files at one d" 1 "$exe" scaling --out "$se" --sgd "$sc/a100.tsv" \
     --sgd "$sc/a200.tsv" --sgd "$sc/c100.tsv"
 contains "scaling same d names both files" "$work/err" "--sgd $sc/a100.tsv and --sgd $sc/c100.tsv are both at d = 100"
-for bad in 0 1 -0.1 abc 0.1x; do
+for bad in 0 1.5 -0.1 abc 0.1x; do
     expect_exit "scaling --threshold $bad" 1 "$exe" scaling --out "$se" --sgd "$sc/a100.tsv" --threshold $bad
 done
-contains "scaling bad threshold explained" "$work/err" "--threshold 0.1x: not allowed; allowed: a number X with 0 < X < 1"
+contains "scaling bad threshold explained" "$work/err" "--threshold 0.1x: not allowed; allowed: a number X with 0 < X <= 1"
 grep -v overlap "$sc/a100.tsv" | sed 's/\trisk/\trisk_only/' >"$sc/nooverlap.tsv"
 sed 's/\toverlap$/\toverlap_mean/' "$sc/a100.tsv" >"$sc/summary.tsv"
 expect_exit "scaling file without overlap" 1 "$exe" scaling --out "$se" --sgd "$sc/summary.tsv"
@@ -696,7 +719,7 @@ check "sweep: table untouched after the error" $?
 # a blow-up is a result, recorded: exit 3
 expect_exit "sweep with a blow-up" 3 "$exe" sweep --out "$work/sweep2" --vary training.eta=0.1,0.5 \
     --set model.activation=he2 --set ode.blowup=1000 $sweep_cheap
-contains "sweep: blow-up row" "$work/sweep2/aimdyn-sweep.tsv" "^0.5	blow-up	nan	nan	.*	blow-up: |omega_ss| reached 1000"
+contains "sweep: blow-up row" "$work/sweep2/aimdyn-sweep.tsv" "^0.5	blow-up	nan	nan	.*	blow-up at tau = [0-9.e-]*: |omega_ss| reached 1000"
 contains "sweep: blow-up said" "$work/err" "1 point blew up (status blow-up, recorded in the table)"
 # the default example with He3: blows up at the larger rate
 expect_exit "sweep: He3 blows up at eta = 0.1" 3 "$exe" sweep --out "$work/sweep3" \
@@ -704,16 +727,16 @@ expect_exit "sweep: He3 blows up at eta = 0.1" 3 "$exe" sweep --out "$work/sweep
 contains "sweep: He3 at eta = 0.02 runs to the horizon" "$work/sweep3/aimdyn-sweep.tsv" "^he3	0.02	not-by-horizon	"
 contains "sweep: He3 at eta = 0.1 blows up" "$work/sweep3/aimdyn-sweep.tsv" "^he3	0.1	blow-up	"
 
-# a point whose integration fails: exit 2, the table written; a rerun
-# computes it again
-sweep_fail="--set model.activation=he3 --set training.eta=0.5 --set ode.blowup=1e300 --set training.horizon=0.01 --set training.points=11"
+# a point whose integration fails (its start is beyond the blow-up
+# level): exit 2, the table written; a rerun computes it again
+sweep_fail="--set ode.blowup=0.1 --set training.horizon=0.01 --set training.points=11"
 expect_exit "sweep with a failed point" 2 "$exe" sweep --out "$work/sweep4" $sweep_fail \
     --vary model.noise=0
-contains "sweep: failed row" "$work/sweep4/aimdyn-sweep.tsv" "^0	failed	nan	.*CVODE failed"
+contains "sweep: failed row" "$work/sweep4/aimdyn-sweep.tsv" "^0	failed	nan	.*beyond the blow-up level"
 contains "sweep: failed point said" "$work/err" "1 point could not be integrated"
 expect_exit "sweep: a failed point again" 2 "$exe" sweep --out "$work/sweep4" $sweep_fail \
     --vary model.noise=0
-contains "sweep: a failed point is computed again" "$work/err" "^sweep: point 1/1 (model.noise=0): failed in an earlier run (CVODE failed.*): computed again$"
+contains "sweep: a failed point is computed again" "$work/err" "^sweep: point 1/1 (model.noise=0): failed in an earlier run (the initial omega_ss.*): computed again$"
 grep -q "kept from an earlier run" "$work/err"
 [ $? -ne 0 ]
 check "sweep: a failed point is not kept" $?

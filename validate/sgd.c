@@ -48,9 +48,12 @@
  * the index (GSL's Hermite functions abort on overflow).
  *
  * Random numbers: generators gsl_rng_mt19937 seeded from splitmix64(seed
- * * 4 + k), k = 0 teacher, 1 student, 2 data. Per step the data stream
- * draws the T x d token matrix Z (row-major) and then the T^2 label
- * noises, so the stream does not depend on the block size.
+ * * 4 + k), k = 0 teacher, 1 student, 2 data, 3 the held-out samples
+ * that measure the risk (validate/holdout.c; a stream of its own, so
+ * that the training data, and every trajectory, do not depend on it).
+ * Per step the data stream draws the T x d token matrix Z (row-major)
+ * and then the T^2 label noises, so the stream does not depend on the
+ * block size.
  * aim_sgd_clone(sgd, data_seed) draws the data stream of
  * aim_sgd_create(cfg, d, data_seed). The GSL error handler is switched
  * off around the Cholesky factorisation only (not thread-safe: create
@@ -87,12 +90,12 @@ static uint64_t splitmix64(uint64_t x)
     return x ^ (x >> 31);
 }
 
-static gsl_rng *make_rng(uint64_t seed, unsigned k)
+gsl_rng *aim_sgd_i_rng(uint64_t seed, unsigned stream)
 {
     gsl_rng *r = gsl_rng_alloc(gsl_rng_mt19937);
     if (!r)
         return NULL;
-    uint64_t h = splitmix64(seed * 4u + k);
+    uint64_t h = splitmix64(seed * 4u + stream);
     unsigned long s = (unsigned long)((h ^ (h >> 32)) & 0xffffffffUL);
     gsl_rng_set(r, s ? s : 1UL);
     return r;
@@ -347,8 +350,9 @@ aim_sgd *aim_sgd_create(const aim_config *cfg, int d, uint64_t seed)
     aim_sgd *s = alloc_common(cfg, d);
     if (!s)
         return NULL;
-    gsl_rng *rt = make_rng(seed, 0), *rs = make_rng(seed, 1);
-    s->rdata = make_rng(seed, 2);
+    gsl_rng *rt = aim_sgd_i_rng(seed, AIM_SGD_STREAM_TEACHER),
+           *rs = aim_sgd_i_rng(seed, AIM_SGD_STREAM_STUDENT);
+    s->rdata = aim_sgd_i_rng(seed, AIM_SGD_STREAM_DATA);
     if (!rt || !rs || !s->rdata) {
         fprintf(stderr, "aim_sgd: out of memory (generators)\n");
         gsl_rng_free(rt);
@@ -384,7 +388,7 @@ aim_sgd *aim_sgd_clone(const aim_sgd *src, uint64_t data_seed)
     aim_sgd *s = alloc_common(&src->cfg, src->d);
     if (!s)
         return NULL;
-    s->rdata = make_rng(data_seed, 2);
+    s->rdata = aim_sgd_i_rng(data_seed, AIM_SGD_STREAM_DATA);
     if (!s->rdata) {
         fprintf(stderr, "aim_sgd: out of memory (generator)\n");
         aim_sgd_free(s);
@@ -423,23 +427,28 @@ void aim_sgd_i_times_x(const aim_sgd *s, int n, const double *A, int cols,
                 s->X, s->d, A, cols, 0.0, XA, cols);
 }
 
+void aim_sgd_i_draw_tokens(const aim_sgd *s, gsl_rng *r, double *Xk)
+{
+    const int T = s->T, d = s->d;
+    fill_gauss(r, Xk, (size_t)T * d, 1.0);
+    /* X = L Z in place: row a uses rows c <= a, so go downwards. */
+    for (int a = T - 1; a >= 0; a--) {
+        double *xa = Xk + (size_t)a * d;
+        double laa = s->L[a * T + a];
+        for (int i = 0; i < d; i++) {
+            double v = laa * xa[i];
+            for (int c = 0; c < a; c++)
+                v += s->L[a * T + c] * Xk[(size_t)c * d + i];
+            xa[i] = v;
+        }
+    }
+}
+
 void aim_sgd_i_draw_block(aim_sgd *s, int b)
 {
     int T = s->T, d = s->d, T2 = T * T;
     for (int k = 0; k < b; k++) {
-        double *Xk = s->X + (size_t)k * T * d;
-        fill_gauss(s->rdata, Xk, (size_t)T * d, 1.0);
-        /* X = L Z in place: row a uses rows c <= a, so go downwards. */
-        for (int a = T - 1; a >= 0; a--) {
-            double *xa = Xk + (size_t)a * d;
-            double laa = s->L[a * T + a];
-            for (int i = 0; i < d; i++) {
-                double v = laa * xa[i];
-                for (int c = 0; c < a; c++)
-                    v += s->L[a * T + c] * Xk[(size_t)c * d + i];
-                xa[i] = v;
-            }
-        }
+        aim_sgd_i_draw_tokens(s, s->rdata, s->X + (size_t)k * T * d);
         for (int q = 0; q < T2; q++)
             s->xi[k * T2 + q] = gsl_ran_gaussian_ziggurat(s->rdata, 1.0);
     }

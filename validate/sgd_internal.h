@@ -1,9 +1,9 @@
-/* Internal to validate/sgd.c, validate/sgd_tied.c and
- * validate/sgd_untied.c: the state of an aim_sgd and the pieces of a
- * block step that the students share (sampling, teacher indices, the
- * index guard, the output-map errors; for the factored students, tied
- * and untied, the indices-to-errors step and T x T helpers). Not part of
- * the API (see sgd.h). */
+/* Internal to validate/sgd.c, validate/sgd_tied.c, validate/sgd_untied.c
+ * and validate/holdout.c: the state of an aim_sgd and the pieces of a
+ * block step that the students share (random streams, sampling, teacher
+ * indices, the index guard, the output-map errors; for the factored
+ * students, tied and untied, the indices-to-errors step and T x T
+ * helpers). Not part of the API (see sgd.h). */
 #ifndef AIM_SGD_INTERNAL_H
 #define AIM_SGD_INTERNAL_H
 
@@ -61,6 +61,22 @@ struct aim_sgd {
                               row blocks */
     int last_block;        /* steps in the last drawn block */
 };
+
+/* The random streams of a seed (sgd.c's header comment): each is its own
+ * generator, so that drawing from one never moves another. */
+enum {
+    AIM_SGD_STREAM_TEACHER = 0,
+    AIM_SGD_STREAM_STUDENT = 1,
+    AIM_SGD_STREAM_DATA = 2,
+    AIM_SGD_STREAM_HOLDOUT = 3 /* the held-out samples (holdout.c) */
+};
+
+/* A gsl_rng_mt19937 seeded from splitmix64(seed * 4 + stream); NULL when
+ * out of memory. */
+gsl_rng *aim_sgd_i_rng(uint64_t seed, unsigned stream);
+
+/* Draws one sample's T x d token matrix X = L Z from r into Xk. */
+void aim_sgd_i_draw_tokens(const aim_sgd *s, gsl_rng *r, double *Xk);
 
 /* Draws b samples into X (b T x d) and xi (b x T^2): per step the T x d
  * token matrix, then the T^2 label noises. */
