@@ -24,6 +24,14 @@ extern const char *const aim_cli_usage_common;
 int aim_cli_load_config(const char *cmd, const char *path, const char *const *sets,
                         int nsets, aim_config *cfg);
 
+/* The order-M hierarchy of cfg's student is counted before it is built
+ * (aim_hierarchy_equations): above AIM_HIERARCHY_MAX_EQUATIONS it is
+ * refused, from AIM_HIERARCHY_LARGE_EQUATIONS on its size and the
+ * measured cost of building it are noted on stderr. Returns 0, or -1
+ * after a message naming hierarchy.order, the size and the largest order
+ * allowed. aim_cli_load_config checks hierarchy.order with it. */
+int aim_cli_hierarchy_fits(const char *cmd, const aim_config *cfg, int order);
+
 /* A figure stem given on the command line (option opt, e.g. --figure):
  * one line, a file name after its last '/', and not starting with '|' or
  * '<' (gnuplot would run the rest as a shell command). Returns 0, or -1

@@ -91,14 +91,16 @@ enum {
 
 typedef struct aim_hierarchy aim_hierarchy;
 
-/* The most equations aimdyn builds. Time and memory grow faster than the
- * number of equations (measured on the shared 2-core development machine
- * under a load of 7-12): the untied order-6 system (5041 equations)
- * built in 6-19 s and 146 MB, order 7 with a symmetric teacher (7665) in
- * 55 s and 410 MB, order 7 (25245) in 310 s and 2 GB. So an untied
- * student stops at M = 6; tied ones stay far below (198 equations at
- * M = 10). */
-#define AIM_HIERARCHY_MAX_EQUATIONS 6000
+/* The most equations aimdyn builds: the untied order-7 hierarchy with a
+ * general teacher, the largest of order 7 (every tied order up to 10
+ * stays far below: 198 equations at M = 10). Untied order 8 has about
+ * five times as many, and time and memory grow faster than the count
+ * (BUILD_COST in cli.c gives the measured cost of order 7). */
+#define AIM_HIERARCHY_MAX_EQUATIONS 25245
+/* From this size on, the commands say before building how large the
+ * hierarchy is and what building it costs (untied order 6 has 5041
+ * equations, order 5 1047). */
+#define AIM_HIERARCHY_LARGE_EQUATIONS 3000
 
 /* Number of equations of the order-M hierarchy, the words of length 1..M
  * with a letter not in fixed (the letters that do not move), counted

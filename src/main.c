@@ -358,6 +358,10 @@ static int parse_run_options(const char *cmd, int argc, char **argv,
                         "(model.decomposition = tied | untied)\n", cmd);
         return -1;
     }
+    /* compare's --order list replaces hierarchy.order, which the load checked */
+    for (int q = 0; is_compare && ro->cfg.decomposition != AIM_DIRECT && q < ro->norders; q++)
+        if (aim_cli_hierarchy_fits(cmd, &ro->cfg, ro->orders[q]))
+            return -1;
     if (ro->ndims == 0)
         ro->dims[ro->ndims++] = ro->cfg.d;
     for (int j = 0; (is_sgd || is_compare) && j < ro->ndims; j++)

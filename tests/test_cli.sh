@@ -880,14 +880,28 @@ expect_exit "sgd with seeds that wrap around 2^64" 1 "$exe" sgd --seeds 2 \
 contains "seeds that wrap explained" "$work/err" "wrap around to 0"
 [ ! -e "$out" ]
 check "nothing written after the step and seed errors" $?
-# the hierarchy's size is counted before it is built (untied M = 7:
-# 25245 equations took 310 s and 2 GB)
+# the hierarchy's size is counted before it is built: up to the untied
+# order-7 size (25245 equations) it is built, from 3000 equations on
+# with a note first (here the unusable output.dir ends the run before
+# the build); above it refused, also for compare's --order list
+unusable="$work/file/sub"
+: >"$work/file"
+expect_exit "untied order 7 allowed, noted" 1 "$exe" ode "$work/untied.ini" --order 7 \
+    --out "$unusable"
+contains "order 7 noted with its size and cost" "$work/err" "note: hierarchy.order = 7: the untied hierarchy of this order has 25245 equations, built before the run starts; for scale"
+contains "order 7 not refused" "$work/err" "output.dir = '$unusable' is unusable"
+expect_exit "untied order 5 not noted" 1 "$exe" ode "$work/untied.ini" --order 5 --out "$unusable"
+! grep -q "note:" "$work/err"
+check "order 5 (1047 equations) not noted" $?
 expect_exit "untied hierarchy above the size bound" 1 timeout 60 "$exe" hierarchy \
-    "$work/untied.ini" --order 7
-contains "hierarchy size bound gives the size" "$work/err" "25245 equations; allowed: at most 6000 equations, hierarchy.order <= 6"
+    "$work/untied.ini" --order 8
+contains "hierarchy size bound gives the size" "$work/err" "hierarchy.order = 8: the untied hierarchy of this order has 130826 equations; allowed: at most 25245 equations (the untied order-7 hierarchy), hierarchy.order <= 7"
 expect_exit "untied ode above the size bound" 1 timeout 60 "$exe" ode "$work/untied.ini" \
     --order 10 --out "$out"
 contains "ode size bound gives the size" "$work/err" "3718874 equations"
+expect_exit "compare --order above the size bound" 1 timeout 60 "$exe" compare \
+    "$work/untied.ini" --order 2 --order 8 --out "$out"
+contains "compare --order bound named" "$work/err" "hierarchy.order = 8: the untied hierarchy"
 
 # stdout write errors: exit 2 with a message, for every command
 for args in "keys" "--help" "ode --help" "hierarchy $work/tied2.ini --order 2" \
