@@ -1,6 +1,5 @@
 /* aimdyn recovery: will the configured attention layer learn, and after
  * how many samples (sim/recovery.h, theory/recovery.md). */
-#include <errno.h>
 #include <getopt.h>
 #include <math.h>
 #include <stdio.h>
@@ -436,50 +435,43 @@ static void put_seeds(FILE *p, const recovery_options *o, const aim_recovery_fin
                     f[i].overlap_end[k], seed_status(&f[i], k));
 }
 
-/* All files are written completely before any is renamed into place;
- * without finite-d runs a seeds file of an earlier run of the same name
- * is removed, so the directory never mixes two runs. */
+/* The files replace those of an earlier run together or not at all (one
+ * aim_atomic_set, under the lock of NAME: parse_options); without
+ * finite-d runs an old seeds file goes with them, so the directory never
+ * mixes two runs. */
 static int write_files(const recovery_options *o, const aim_recovery_limit *lim, int nlim,
                        const aim_recovery_finite *f, char paths[3][1024])
 {
     const aim_config *cfg = &o->cfg;
     static const char *const suffix[3] = {"recovery", "recovery-start", "recovery-seeds"};
-    aim_tsv *tsv[3] = {NULL, NULL, NULL};
-    const int nfiles = f ? 3 : 2;
-    int rc = 0;
+    aim_atomic_set *set = aim_atomic_set_create(cfg->dir, cfg->name);
+    int rc = set ? 0 : -1;
     for (int k = 0; !rc && k < 3; k++) {
+        aim_tsv *tsv = NULL;
         rc = aim_tsv_path(paths[k], sizeof paths[k], cfg, suffix[k], "tsv");
-        if (!rc && k < nfiles && !(tsv[k] = aim_tsv_open(paths[k])))
+        if (!rc && k == 2 && !f) {
+            rc = aim_atomic_set_remove(set, paths[k]);
+            break;
+        }
+        if (!rc && !(tsv = aim_tsv_open(paths[k])))
             rc = -1;
-        if (!rc && k < nfiles)
-            aim_tsv_metadata(tsv[k], "recovery", cfg);
-    }
-    if (!rc) {
-        put_table(aim_tsv_stream(tsv[0]), o, lim, nlim, f);
-        put_start(aim_tsv_stream(tsv[1]), &lim[nlim - 1], o->dims[o->ndims - 1]);
-        if (f)
-            put_seeds(aim_tsv_stream(tsv[2]), o, f);
-        for (int k = 0; k < nfiles; k++)
-            if (fflush(aim_tsv_stream(tsv[k])) || ferror(aim_tsv_stream(tsv[k]))) {
-                fprintf(stderr, "aimdyn recovery: cannot write %s\n", paths[k]);
-                rc = -1;
-            }
+        if (rc)
+            break;
+        aim_tsv_metadata(tsv, "recovery", cfg);
+        FILE *s = aim_tsv_stream(tsv);
+        if (k == 0)
+            put_table(s, o, lim, nlim, f);
+        else if (k == 1)
+            put_start(s, &lim[nlim - 1], o->dims[o->ndims - 1]);
+        else
+            put_seeds(s, o, f);
+        rc = aim_tsv_add_to(tsv, set); /* checks the stream's write errors */
     }
     if (rc) {
-        for (int k = 0; k < 3; k++)
-            if (tsv[k])
-                aim_tsv_abort(tsv[k]);
+        aim_atomic_set_free(set);
         return -1;
     }
-    if (!f && remove(paths[2]) && errno != ENOENT) {
-        fprintf(stderr, "aimdyn recovery: cannot remove the stale %s: %s\n", paths[2],
-                strerror(errno));
-        rc = -1;
-    }
-    for (int k = 0; k < nfiles; k++)
-        if (aim_tsv_commit(tsv[k]))
-            rc = -1;
-    return rc;
+    return aim_atomic_set_commit(set);
 }
 
 int aim_cmd_recovery(int argc, char **argv)

@@ -2,7 +2,8 @@
 # Fault injection: a full disk (a small tmpfs), a failing gnuplot (one
 # that exits 1, one that leaves truncated figures) and SIGINT, SIGTERM or
 # SIGKILL at random moments (seeded: AIMDYN_FAULT_SEED), during compare,
-# plot and sweep. Each fault must leave either the old complete outputs
+# plot and sweep, and a failing rename or a SIGTERM at each rename of
+# recovery's files (strace's fault injection). Each fault must leave either the old complete outputs
 # or the new complete outputs, never a mix (by the documented rule, the
 # new outputs of a run whose figure gnuplot could not draw are its tables
 # without a figure; a sweep keeps the point files it finished), and
@@ -44,6 +45,9 @@ run_case() { # case, A|B: the run, into $out
     plot) $launch "$exe" plot --ode "$refs/in-$2/aimdyn-ode.tsv" \
         --sgd "$refs/in-$2/aimdyn-sgd-d20.tsv" --figure "$out/fig" ;;
     sweep) $launch "$exe" sweep --out "$out" $common --jobs 2 --vary training.eta=0.05,0.1,0.15 ;;
+    recovery) $launch "$exe" recovery --out "$out" --set model.activation=he2 \
+        --set training.horizon=0.6 --d 16 --seeds 2 --finite always \
+        --set sgd.seed=$([ "$2" = A ] && echo 1 || echo 2) ;;
     esac
 }
 
@@ -158,7 +162,7 @@ mkdir -p "$out" "$refs"
 # ---- the references: every case's old and new outputs, undisturbed ----
 
 now_ms() { echo $(($(date +%s%N) / 1000000)); }
-for cs in compare plot sweep; do
+for cs in compare plot sweep recovery; do
     for ab in A B; do
         [ "$cs" = sweep ] && [ "$ab" = A ] && continue
         rm -rf "$out"
@@ -248,6 +252,42 @@ for cs in compare plot sweep compare plot sweep compare plot sweep; do
     check "$name, then a full run: the new outputs" $?
     no_leftovers "$name, then a full run"
 done
+
+# ---- recovery: a rename that fails, a signal between the renames ----
+
+# strace's fault injection at the Nth rename of the run (the journal's,
+# then the three files'): it fails (EIO), or the run gets SIGTERM there.
+# The files are one set: the old ones stay, the new ones are all in
+# place, or a journal is left that the next run completes. (They were
+# renamed one by one: a failure or a signal between them mixed two runs.)
+if command -v strace >/dev/null 2>&1; then
+    for inject in error=EIO signal=TERM; do
+        for nth in 1 2 3 4; do
+            name="recovery, rename $nth: $inject"
+            reset_case recovery
+            launch="strace -f -o /dev/null -e trace=rename,renameat,renameat2
+                -e inject=rename,renameat,renameat2:$inject:when=$nth"
+            run_case recovery B >/dev/null 2>"$work/err" </dev/null
+            st=$?
+            launch=""
+            found=$(state_of recovery)
+            echo "  $name: exit $st, outputs $found"
+            case $inject:$st in error*:2 | signal*:143) r=0 ;; *) r=1 ;; esac
+            [ $r -ne 0 ] && echo "  $name: exit $st: $(cat "$work/err")"
+            check "$name: exit 2 (failed) or 143 (SIGTERM)" $r
+            expect_state "$name" recovery old new journal
+            [ "$found" = journal ] || no_leftovers "$name"
+            run_case recovery B >/dev/null 2>"$work/err" </dev/null
+            check "$name, then a full run: exit 0" $?
+            [ "$(state_of recovery)" = new ]
+            check "$name, then a full run: the new outputs" $?
+            no_leftovers "$name, then a full run"
+        done
+    done
+else
+    echo "  recovery: no strace to inject the faults with (scripts/setup.sh installs it)"
+    check "recovery: strace found" 1
+fi
 
 # ---- the full disk: in a private mount namespace with a tmpfs ----
 
