@@ -488,14 +488,20 @@ void aim_atomic_set_free(aim_atomic_set *set)
 /* ---- journals left by killed runs ---- */
 
 /* Reads a journal into a malloc'd buffer (*text, *len bytes). Returns 0,
- * 1 when there is none, -1 when it is not a complete journal (said). */
+ * 1 when there is none, -1 when it is not a complete journal (said): also
+ * when it is not a regular file (a FIFO would block every run into the
+ * folder, hence O_NONBLOCK). */
 static int read_journal(const char *path, char **text, size_t *len)
 {
     *text = NULL;
     *len = 0;
-    FILE *f = fopen(path, "rb");
-    if (!f && errno == ENOENT)
+    const int fd = open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC);
+    if (fd < 0 && errno == ENOENT)
         return 1;
+    struct stat st;
+    FILE *f = NULL;
+    if (fd >= 0 && (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode) || !(f = fdopen(fd, "rb"))))
+        close(fd);
     size_t cap = 0;
     int rc = f ? 0 : -1;
     while (rc == 0) {

@@ -868,6 +868,12 @@ check "sweep: nothing written after the trimmed-key errors" $?
 # a configuration file that is a FIFO: refused, not waited on
 expect_exit "configuration that is a FIFO" 1 timeout 60 "$exe" ode "$rb/fifo" --out "$out"
 contains "configuration FIFO explained" "$work/err" "not a regular file"
+# a journal that is a FIFO (the list of an interrupted set's renames,
+# read back by every run into its folder): refused, not waited on
+mkdir -p "$work/jfifo" && mkfifo "$work/jfifo/.aimdyn.journal"
+expect_exit "journal that is a FIFO" 1 timeout 60 "$exe" ode --out "$work/jfifo" \
+    --set training.points=3
+contains "journal FIFO named" "$work/err" "jfifo/.aimdyn.journal' is not a complete journal"
 # SGD needs a step between grid points (eta = 1e6 took none, and exited 0)
 expect_exit "sgd with fewer steps than grid points" 1 "$exe" sgd --set training.eta=1e6 \
     --out "$out"
