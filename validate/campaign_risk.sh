@@ -5,7 +5,8 @@
 # matrices, no training) for d = 200, 400, 800, 64 seeds of 8000 held-out
 # samples each. Each run's grid has a second point a few steps later,
 # since a grid has at least two points; the table reads the tau = 0 rows.
-# Resumable: a run whose summary file exists is skipped.
+# Resumable: a run whose summary file exists is skipped. Ends by printing
+# the table (markdown) from the runs in OUTDIR.
 #
 # Usage: sh validate/campaign_risk.sh [OUTDIR] [CASE ...]
 #   OUTDIR defaults to validation/risk (not tracked); cases default to all
@@ -50,3 +51,46 @@ for d in 200 400 800; do
         esac
     done
 done
+
+# The table of validate/RESULTS.md sec. 5, from the seeds' tau = 0 rows:
+# the mean over the seeds of the measured risk and of the formula, and
+# their difference taken per seed (paired: the seeds' common spread
+# cancels), each +- its standard error over the seeds; z = difference /
+# its standard error; relative = difference / formula; ratio = relative
+# over relative at the previous d (1/d: 0.5, 1/sqrt d: 0.71).
+files=
+for c in $cases; do
+    for d in 200 400 800; do
+        f=$out/$c-sgd-d$d-seeds.tsv
+        [ -f "$f" ] && files="$files $f"
+    done
+done
+# shellcheck disable=SC2086
+[ -n "$files" ] && awk -F'\t' '
+    function se(s, s2) { return sqrt((s2 - s * s / n) / (n - 1) / n) }
+    function flush(   rel) {
+        if (n < 2)
+            return
+        rel = sx / sg
+        printf "| %s | %d | %.4g +- %.2g | %.4g +- %.2g | %.3g +- %.2g | %.1f | %+.2f %% | %s |\n",
+            c, d, sr / n, se(sr, sr2), sg / n, se(sg, sg2), sx / n, se(sx, sx2),
+            sx / n / se(sx, sx2), 100 * rel, c == lastc ? sprintf("%.2f", rel / lastrel) : ""
+        lastc = c; lastrel = rel
+        n = sr = sr2 = sg = sg2 = sx = sx2 = 0
+    }
+    BEGIN {
+        print "| case | d | measured | formula | difference | z | relative | ratio |"
+        print "|---|---|---|---|---|---|---|---|"
+    }
+    FNR == 1 {
+        flush()
+        name = FILENAME; sub(/.*\//, "", name); split(name, part, "-sgd-d")
+        c = part[1]; d = part[2] + 0
+    }
+    /^#/ { next }
+    $1 == "seed" { for (i = 1; i <= NF; i++) col[$i] = i; next }
+    $col["tau"] == 0 {
+        n++; r = $col["risk"]; g = $col["risk_gauss"]; x = r - g
+        sr += r; sr2 += r * r; sg += g; sg2 += g * g; sx += x; sx2 += x * x
+    }
+    END { flush() }' $files
