@@ -14,6 +14,7 @@ import tempfile
 import time
 
 HERE = os.path.dirname(os.path.abspath(__file__))
+sys.dont_write_bytecode = True  # no __pycache__ in the repository
 sys.path.insert(0, HERE)
 from mutants import FAST_TESTS, MUTANTS  # noqa: E402  (the list lives beside this script)
 
