@@ -1,6 +1,9 @@
 /* The generated tied hierarchy against the equations derived by hand
  * (theory/tied.md sec. 0, 9, 10), its size for M = 1..8, the closures'
- * exactness at the free start, and the printed forms. */
+ * exactness at the free start, and the printed forms; the untied
+ * hierarchy's sizes, its adiabatic limit, its equations against a hand
+ * derivation from the factors' step (theory/untied.md sec. 11) and its
+ * aligned closure at S = S*. */
 #include <stdarg.h>
 #include <stddef.h>
 #include <setjmp.h>
