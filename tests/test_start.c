@@ -17,9 +17,9 @@
  * expanded over the teacher letters. The built value b(w) is the limit
  * m(w) (the large-d start, with the teacher mean at the runs' d), so
  *     z(w) = (mean over seeds of m_d(w) - bias(w) - b(w)) / (sd_d(w)/sqrt S)
- * is a standard score; every |z| must be <= 4.5. With about 300 compared
+ * is a standard score; every |z| must be <= 4.5. With the 211 compared
  * quantities, the chance that a correct start exceeds 4.5 somewhere is
- * 300 x 6.8e-6 = 0.2 % for Gaussian scores (linear statistics of
+ * 211 x 6.8e-6 = 0.14 % for Gaussian scores (linear statistics of
  * Gaussian matrices are asymptotically Gaussian). A 5 % error in a free
  * cumulant, the V scale or the teacher mean moves some moment by tens to
  * hundreds of sd at d = 1000 (printed per case: 5 % of each non-zero start
