@@ -106,12 +106,29 @@ def first_failure(log):
 
 
 def timed_out(log):
-    """meson's own timeout: the test was killed, which decides nothing."""
+    """meson's own timeout: the test was killed, which decides nothing unless
+    it had already reported a failure (first_failure)."""
     try:
         with open(log, errors="replace") as f:
             return re.search(r"^\s*Timeout:\s*[1-9]", f.read(), re.M) is not None
     except OSError:
         return False
+
+
+def run_test(build, spec, multiplier, log):
+    """Runs one named test into log: meson's summary, then the test's whole
+    output from meson's test log (--print-errorlogs keeps the last 100
+    lines only). Returns (exit status, seconds)."""
+    cmd, env = test_command(build, spec, multiplier)
+    rc, secs = run(cmd, log=log, env=env)
+    try:
+        with open(os.path.join(build, "meson-logs", "testlog.txt"), errors="replace") as f:
+            full = f.read()
+        with open(log, "a") as f:
+            f.write("\n==== meson-logs/testlog.txt ====\n" + full)
+    except OSError:
+        pass
+    return rc, secs
 
 
 def test_command(build, spec, multiplier):
@@ -204,9 +221,8 @@ def main():
                 if t not in needed and t.partition(":")[0] in available:
                     needed.append(t)
         for t in needed:
-            cmd, tenv = test_command(build, t, args.timeout_multiplier)
             log = os.path.join(logs, "baseline-" + t.replace(":", "-") + ".log")
-            rc, secs = run(cmd, log=log, env=tenv)
+            rc, secs = run_test(build, t, args.timeout_multiplier, log)
             verdict = "ok" if rc == 0 else "TIMES OUT" if timed_out(log) else "FAILS"
             print(f"baseline {t}: {verdict} ({secs:.0f} s)", flush=True)
             if rc != 0:
@@ -235,10 +251,9 @@ def main():
                 if t in broken:
                     ran.append(t + " (fails unmutated)")
                     continue
-                cmd, tenv = test_command(build, t, args.timeout_multiplier)
                 log = os.path.join(logs, f"{m.name}-{t.replace(':', '-')}.log")
-                rc, secs = run(cmd, log=log, env=tenv)
-                if rc != 0 and timed_out(log):
+                rc, secs = run_test(build, t, args.timeout_multiplier, log)
+                if rc != 0 and timed_out(log) and not first_failure(log):
                     ran.append(f"{t} (timed out after {secs:.0f} s)")
                     timeouts.append(t)
                     continue
