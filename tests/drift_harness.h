@@ -133,6 +133,17 @@ typedef struct {
     int transposed;
 } drift_letter;
 
+/* Sets the configuration key "section.key=value" (kv; NULL: none) and
+ * validates the configuration, failing the test on an error. */
+static void drift_config(aim_config *cfg, const char *kv)
+{
+    aim_config_error e;
+    if (kv && aim_config_set(cfg, kv, &e))
+        fail_msg("%s: %s", kv, e.message);
+    if (aim_config_validate(cfg, &e))
+        fail_msg("configuration: %s", e.message);
+}
+
 /* --- the expansion of one step --- */
 
 /* A piece of a letter's change: coef L (ng = 0), coef w0 G_g w1 (ng = 1)

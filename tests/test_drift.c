@@ -133,14 +133,10 @@ static const drift_model direct_model_desc = {
 
 static void base_config(aim_config *cfg, const char *activation)
 {
-    aim_config_error e;
     char set[64];
     aim_config_defaults(cfg); /* direct, centred, T = 2, He1 + He2/sqrt 2 */
-    if (activation) {
-        snprintf(set, sizeof set, "model.activation=%s", activation);
-        assert_int_equal(aim_config_set(cfg, set, &e), 0);
-    }
-    assert_int_equal(aim_config_validate(cfg, &e), 0);
+    snprintf(set, sizeof set, "model.activation=%s", activation ? activation : "hermite");
+    drift_config(cfg, activation ? set : NULL);
     cfg->block = 16;
 }
 
@@ -228,10 +224,8 @@ static void test_traceful_teacher(void **state)
     (void)state;
     aim_config cfg;
     base_config(&cfg, "he1");
-    aim_config_error e;
-    assert_int_equal(aim_config_set(&cfg, "teacher.decomposition=tied", &e), 0);
     cfg.teacher.rho = 0.5;
-    assert_int_equal(aim_config_validate(&cfg, &e), 0);
+    drift_config(&cfg, "teacher.decomposition=tied");
     const drift_case dc = {"He1, tied teacher (rho* = 0.5), free start", DIMS,
                            SAMPLES, 0.0, 0.0, 0.0, 1.0, 0, NULL};
     drift_run(&cfg, &dc, &direct_model_desc);

@@ -78,8 +78,6 @@ static const drift_model tied_model = {
 
 static void tied_config(aim_config *cfg, const char *output)
 {
-    aim_config_error e;
-    char set[64];
     aim_config_defaults(cfg);
     cfg->decomposition = cfg->student.decomposition = AIM_TIED;
     cfg->teacher.decomposition = AIM_TIED;
@@ -88,17 +86,14 @@ static void tied_config(aim_config *cfg, const char *output)
     cfg->teacher.scale = 1.0;
     cfg->order = ORDER;
     cfg->block = 32;
-    snprintf(set, sizeof set, "%s", output);
-    assert_int_equal(aim_config_set(cfg, set, &e), 0);
-    assert_int_equal(aim_config_validate(cfg, &e), 0);
+    drift_config(cfg, output);
 }
 
 static void softmax_config(aim_config *cfg)
 {
     tied_config(cfg, "model.output=softmax");
     cfg->tokens = 4;
-    aim_config_error e;
-    assert_int_equal(aim_config_validate(cfg, &e), 0);
+    drift_config(cfg, NULL);
     cfg->eta = 0.5;
 }
 
@@ -110,8 +105,7 @@ static void test_step_expansion(void **state)
     cfg.tokens = 3;
     cfg.gamma = 2.0;
     cfg.noise = 0.5;
-    aim_config_error e;
-    assert_int_equal(aim_config_validate(&cfg, &e), 0);
+    drift_config(&cfg, NULL);
     drift_check_step(&cfg, 24, 0.05, &tied_model);
 }
 

@@ -94,19 +94,25 @@ static const drift_model untied_model = {
 
 static void untied_config(aim_config *cfg, const char *activation, int order)
 {
-    aim_config_defaults(cfg);
-    aim_config_error e;
     char set[64];
+    aim_config_defaults(cfg);
     snprintf(set, sizeof set, "model.activation=%s", activation);
-    assert_int_equal(aim_config_set(cfg, "model.decomposition=untied", &e), 0);
-    assert_int_equal(aim_config_set(cfg, set, &e), 0);
+    drift_config(cfg, "model.decomposition=untied");
+    drift_config(cfg, set);
     cfg->student.rho = 1.0;
     cfg->student.scale = 0.5;
     cfg->teacher.scale = 1.0;
     cfg->order = order;
     cfg->block = 32;
     cfg->eta = 0.01;
-    assert_int_equal(aim_config_validate(cfg, &e), 0);
+    drift_config(cfg, NULL);
+}
+
+/* Raw centring with a teacher mean 1. */
+static void raw_mean(aim_config *cfg)
+{
+    drift_config(cfg, "model.centring=raw");
+    drift_config(cfg, "teacher.mean=1");
 }
 
 static void test_step_expansion(void **state)
@@ -118,10 +124,7 @@ static void test_step_expansion(void **state)
     cfg.gamma = 2.0;
     cfg.noise = 0.5;
     drift_check_step(&cfg, 24, 0.01, &untied_model);
-    aim_config_error e;
-    assert_int_equal(aim_config_set(&cfg, "model.centring=raw", &e), 0);
-    assert_int_equal(aim_config_set(&cfg, "teacher.mean=1", &e), 0);
-    assert_int_equal(aim_config_validate(&cfg, &e), 0);
+    raw_mean(&cfg);
     drift_check_step(&cfg, 24, 0.01, &untied_model);
 }
 
@@ -162,10 +165,8 @@ static void test_traceful_teacher(void **state)
     (void)state;
     aim_config cfg;
     untied_config(&cfg, "he1", ORDER);
-    aim_config_error e;
-    assert_int_equal(aim_config_set(&cfg, "teacher.decomposition=tied", &e), 0);
     cfg.teacher.rho = 0.5;
-    assert_int_equal(aim_config_validate(&cfg, &e), 0);
+    drift_config(&cfg, "teacher.decomposition=tied");
     const drift_case dc = {"He1, tied teacher (rho* = 0.5), trained", DIMS, SAMPLES, 0.05, 0.5,
                            0.0, 1.0, 0, NULL};
     drift_run(&cfg, &dc, &untied_model);
@@ -188,10 +189,7 @@ static void test_noise_decay(void **state)
 static void raw_config(aim_config *cfg)
 {
     untied_config(cfg, "he1", ORDER);
-    aim_config_error e;
-    assert_int_equal(aim_config_set(cfg, "model.centring=raw", &e), 0);
-    assert_int_equal(aim_config_set(cfg, "teacher.mean=1", &e), 0);
-    assert_int_equal(aim_config_validate(cfg, &e), 0);
+    raw_mean(cfg);
 }
 
 /* In raw centring the error has a mean part, so e e' correlates linearly
