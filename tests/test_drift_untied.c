@@ -192,28 +192,35 @@ static void raw_config(aim_config *cfg)
     raw_mean(cfg);
 }
 
-/* In raw centring the error has a mean part, so e e' correlates linearly
- * with the indices: a second-order term that vanishes in the limit (the
- * words with K and a traceful letter, at a free start) is then of order
- * d^-1/2 (theory/tied.md sec. 8); the others keep their 1/d law, and the
- * first-order terms of He1 stay exact. The mean's own equation is sqrt(d)
- * times that of m(K): its second-order part of order one is known to the
- * stiff system only through eta K_P mean (theory/untied.md sec. 3), the
- * rest being proportional to the error's mean: of order d^-1/2 once the
- * mean has relaxed, of order one at the start, where it is outside the
- * model: measured, printed, not compared. */
-static double raw_law(const char *name, int part, double p, int vanishing)
+/* In raw centring the letters K, k and T carry the index means: m(K) =
+ * mean / sqrt d, m(T) = mean* / sqrt d, so the second-order terms of the
+ * words with them vanish in the limit, and the error's mean part makes
+ * e e' correlate linearly with the indices, which gives them a d^-1/2 term
+ * (theory/tied.md sec. 8): two orders, d^-1/2 and 1/d. The mean's own
+ * equation is sqrt(d) times that of m(K): the O(d^-1/2) correction of the
+ * latter is of order one there, and the stiff system keeps only
+ * eta K_P mean of it (theory/untied.md sec. 3); the rest is proportional
+ * to the error's mean, of order d^-1/2 once the mean has relaxed (its law)
+ * and of order one at the start, where it is outside the model: measured,
+ * printed, not compared. The words of A and B alone keep their 1/d law,
+ * and the first-order terms of He1 stay exact. */
+static void raw_law(const char *name, int part, drift_law *law)
 {
     if (part != DRIFT_SECOND)
-        return p;
-    return vanishing || strcmp(name, "mean") == 0 ? 0.5 : p;
+        return;
+    if (strcmp(name, "mean") == 0) {
+        law->p = 0.5;
+    } else if (strpbrk(name + 2, "KkTt")) { /* "m(...)" */
+        law->p = 0.5;
+        law->orders = 2;
+    }
 }
 
-static double raw_start_law(const char *name, int part, double p, int vanishing)
+static void raw_start_law(const char *name, int part, drift_law *law)
 {
+    raw_law(name, part, law);
     if (strcmp(name, "mean") == 0 && part == DRIFT_SECOND)
-        return DRIFT_NOT_COMPARED;
-    return raw_law(name, part, p, vanishing);
+        law->compared = 0;
 }
 
 /* Raw centring with a teacher mean, at the start: lambda = sqrt(d) E_C is
