@@ -7,13 +7,17 @@ must see."""
 
 from collections import namedtuple
 
-Mutant = namedtuple("Mutant", "name file find replace tests note")
+# alternatives: (find, replace) pairs for older trees (run.py --rev), tried
+# in order when find does not occur exactly once; the same mistake where
+# the code was written differently.
+Mutant = namedtuple("Mutant", "name file find replace tests note alternatives",
+                    defaults=((),))
 
 # Tests that take seconds to a minute: run.py --quick runs only these, on
 # the mutants that name one of them.
 FAST_TESTS = {"test_config", "test_output", "test_gauss", "test_sgd", "test_ode",
               "test_hierarchy", "test_words", "test_planar", "test_recovery", "test_cli",
-              "test_start"}
+              "test_start", "test_stops_ode", "test_stops"}
 
 MUTANTS = [
     # ---- direct attention: src/direct.c, the initial values in src/overlaps.c
@@ -42,13 +46,17 @@ MUTANTS = [
            "dec[Q_SS] = -2.0 * m->gamma * y[Q_SS];", "dec[Q_SS] = -2.1 * m->gamma * y[Q_SS];",
            ["test_ode", "test_drift"], "weight decay of Omega(S,S)"),
     Mutant("direct-raw-mean-x0.95", "src/direct.c",
-           "grad[TRACE_OR_MEAN] = -m->d * aim_gauss_error_mean(g) -",
-           "grad[TRACE_OR_MEAN] = -0.95 * m->d * aim_gauss_error_mean(g) -",
-           ["test_drift"], "raw mean: the fast term d E_C"),
+           "*fast = -m->d * aim_gauss_error_mean(m->gauss);",
+           "*fast = -0.95 * m->d * aim_gauss_error_mean(m->gauss);",
+           ["test_drift"], "raw mean: the fast term d E_C",
+           [("grad[TRACE_OR_MEAN] = -m->d * aim_gauss_error_mean(g) -",
+             "grad[TRACE_OR_MEAN] = -0.95 * m->d * aim_gauss_error_mean(g) -")]),
     Mutant("direct-raw-mean-norms-x1.05", "src/direct.c",
-           "sqrt(m->d) * aim_gauss_error_index(g, tr, tr, 0.0, 0);",
-           "1.05 * sqrt(m->d) * aim_gauss_error_index(g, tr, tr, 0.0, 0);",
-           ["test_drift"], "raw mean: the O(1) token-norm term"),
+           "*slow = -sqrt(m->d) * aim_gauss_error_index(m->gauss, tr, tr, 0.0, 0);",
+           "*slow = -1.05 * sqrt(m->d) * aim_gauss_error_index(m->gauss, tr, tr, 0.0, 0);",
+           ["test_drift"], "raw mean: the O(1) token-norm term",
+           [("sqrt(m->d) * aim_gauss_error_index(g, tr, tr, 0.0, 0);",
+             "1.05 * sqrt(m->d) * aim_gauss_error_index(g, tr, tr, 0.0, 0);")]),
     Mutant("start-direct-omega-x1.05", "src/overlaps.c",
            "        *omega = v;\n", "        *omega = 1.05 * v;\n",
            ["test_start"], "initial Omega of a direct matrix (student and teacher)"),
@@ -155,9 +163,23 @@ MUTANTS = [
            "double c = (q->omega[0][1] - q->trace[0] * q->trace[1]) / sqrt(ns * nt);",
            "double c = q->omega[0][1] / sqrt(ns * nt);",
            ["test_output"], "teacher overlap of the full, not the traceless, matrices"),
-    Mutant("weak-recovery-threshold-0.11", "sim/trajectory.h",
-           "#define AIM_RECOVERY_THRESHOLD 0.1", "#define AIM_RECOVERY_THRESHOLD 0.11",
-           ["test_recovery", "test_cli"], "weak-recovery threshold 0.1 -> 0.11"),
+
+    # ---- the weak-recovery threshold and crossing (data: output.recovery_threshold)
+    Mutant("weak-recovery-default-0.11", "src/config.c",
+           'recovery_threshold, "0.1",', 'recovery_threshold, "0.11",',
+           ["test_config", "test_cli"], "the documented default threshold 0.1 -> 0.11"),
+    Mutant("ode-crossing-threshold-x1.1", "sim/ode.c",
+           ".threshold = cfg->recovery_threshold,", ".threshold = 1.1 * cfg->recovery_threshold,",
+           ["test_stops_ode"], "the ODE's root finding at 1.1 times the set threshold"),
+    Mutant("sgd-crossing-not-interpolated", "sim/trajectory.c",
+           "return tau[i - 1] + (threshold - u) / (v - u) * (tau[i] - tau[i - 1]);",
+           "return tau[i];",
+           ["test_stops_ode"], "a measured curve's crossing: the grid point after it, "
+           "not interpolated"),
+    Mutant("sgd-crossing-default-threshold", "src/main.c",
+           "AIM_OBS_COUNT, cfg->recovery_threshold);\n        stop[s]",
+           "AIM_OBS_COUNT, 0.1);\n        stop[s]",
+           ["test_stops"], "sgd's median crossing at 0.1 whatever the set threshold"),
 
     # ---- the SGD side (the ground truth): validate/
     Mutant("sgd-direct-eta-x1.05", "validate/sgd.c",

@@ -61,26 +61,40 @@ def read_source(root, rev, path):
         return f.read()
 
 
+def choose_fragment(text, m):
+    """The (find, replace) pair of m that occurs exactly once in text: its
+    own, else the first of its alternatives (older trees); None if none."""
+    for find, replace in [(m.find, m.replace), *m.alternatives]:
+        if text.count(find) == 1:
+            return find, replace
+    return None
+
+
 def check_fragments(root, rev, mutants):
-    """Every mutant's fragment must occur exactly once in its file."""
-    errors = []
+    """Every mutant's fragment (or one of its alternatives) must occur
+    exactly once in its file. Returns (errors, the mutants with the pair
+    that fits the tree as find and replace)."""
+    errors, fitted = [], []
     names = set()
     for m in mutants:
         if m.name in names:
             errors.append(f"{m.name}: the name is used twice")
         names.add(m.name)
+        if any(f == r for f, r in [(m.find, m.replace), *m.alternatives]):
+            errors.append(f"{m.name}: a replacement equals its fragment")
         try:
             text = read_source(root, rev, m.file)
         except (OSError, subprocess.CalledProcessError):
             errors.append(f"{m.name}: cannot read {m.file}")
             continue
-        n = text.count(m.find)
-        if n != 1:
-            errors.append(f"{m.name}: the fragment occurs {n} times in {m.file} "
-                          f"(must be once): {m.find!r}")
-        if m.find == m.replace:
-            errors.append(f"{m.name}: the replacement equals the fragment")
-    return errors
+        pair = choose_fragment(text, m)
+        if pair is None:
+            errors.append(f"{m.name}: the fragment occurs {text.count(m.find)} times in "
+                          f"{m.file} (must be once){' and no alternative fits' if m.alternatives else ''}: "
+                          f"{m.find!r}")
+            continue
+        fitted.append(m._replace(find=pair[0], replace=pair[1]))
+    return errors, fitted
 
 
 def first_failure(log):
@@ -182,7 +196,7 @@ def main():
         for m in mutants:
             print(f"{m.name:34} {m.file:24} {' '.join(m.tests):40} {m.note}")
         return 0
-    errors = check_fragments(root, args.rev, mutants)
+    errors, mutants = check_fragments(root, args.rev, mutants)
     if errors:
         print("mutants: the mutant list does not fit the tree:", file=sys.stderr)
         for e in errors:
