@@ -113,6 +113,35 @@ void aim_direct_overlaps(const aim_direct *m, const double y[AIM_DIRECT_SIZE],
     q->trace[1] = m->trace_t;
 }
 
+/* The raw mean's first-order term at the engine's current point q:
+ * dm/dt = -E[sum e_ab C_ab] on the fast clock t = d tau (fast), plus the
+ * O(1) term -sqrt(d) E[sum e_ab h^c_ab(I)] of the token-norm fluctuations,
+ * whose regression coefficients are Tr S_i / d = m_i / sqrt d (slow;
+ * theory/direct.md, sec. 2.6). */
+static void mean_parts(const aim_direct *m, const aim_overlaps *q, double *fast, double *slow)
+{
+    const double tr[2] = {q->trace[0], q->trace[1]};
+    *fast = -m->d * aim_gauss_error_mean(m->gauss);
+    *slow = -sqrt(m->d) * aim_gauss_error_index(m->gauss, tr, tr, 0.0, 0);
+}
+
+int aim_direct_mean_parts(aim_direct *m, const double y[AIM_DIRECT_SIZE], double *fast,
+                          double *slow)
+{
+    if (!m->raw) {
+        snprintf(m->error, sizeof m->error, "the mean's parts exist in raw centring only");
+        return -1;
+    }
+    aim_overlaps q;
+    aim_direct_overlaps(m, y, &q);
+    if (aim_gauss_eval(m->gauss, &q)) {
+        snprintf(m->error, sizeof m->error, "%s", aim_gauss_error(m->gauss));
+        return -1;
+    }
+    mean_parts(m, &q, fast, slow);
+    return 0;
+}
+
 int aim_direct_terms(aim_direct *m, const double y[AIM_DIRECT_SIZE],
                      double *gradient, double *noise, double *decay)
 {
@@ -146,13 +175,9 @@ int aim_direct_terms(aim_direct *m, const double y[AIM_DIRECT_SIZE],
     nse[Q_SS] = m->eta * k_o;
     nse[P_SS] = m->eta * k_p;
     if (m->raw) {
-        /* dm/dt = -E[sum e_ab C_ab] on the fast clock t = d tau, plus the
-         * O(1) term sqrt(d) E[sum e_ab h^c_ab(I)] of the token-norm
-         * fluctuations, whose regression coefficients are Tr S_i / d =
-         * m_i / sqrt d (theory/direct.md, sec. 2.6) */
-        const double tr[2] = {q.trace[0], q.trace[1]};
-        grad[TRACE_OR_MEAN] = -m->d * aim_gauss_error_mean(g) -
-                              sqrt(m->d) * aim_gauss_error_index(g, tr, tr, 0.0, 0);
+        double fast, slow;
+        mean_parts(m, &q, &fast, &slow);
+        grad[TRACE_OR_MEAN] = fast + slow;
     } else {
         /* the identity matrix as regressor: Omega(I, S_i) = Psi(I, S_i)
          * = Tr S_i / d */

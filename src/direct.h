@@ -40,6 +40,12 @@ void aim_direct_overlaps(const aim_direct *m, const double y[AIM_DIRECT_SIZE],
  * of the three may be NULL. Returns 0, or -1 (see aim_direct_error). */
 int aim_direct_terms(aim_direct *m, const double y[AIM_DIRECT_SIZE],
                      double *gradient, double *noise, double *decay);
+/* Raw centring: the gradient term of the mean split into its fast part
+ * -d E[sum_ab e_ab C_ab] and its O(1) part -A~_I (theory/direct.md sec.
+ * 2.6); they add to the mean's gradient term of aim_direct_terms. Returns
+ * 0, or -1 (see aim_direct_error; also for centred indices). */
+int aim_direct_mean_parts(aim_direct *m, const double y[AIM_DIRECT_SIZE], double *fast,
+                          double *slow);
 int aim_direct_rhs(aim_direct *m, const double y[AIM_DIRECT_SIZE],
                    double dy[AIM_DIRECT_SIZE]);
 const char *aim_direct_error(const aim_direct *m);

@@ -634,6 +634,12 @@ static int kernels_at(aim_untied *m, const double *mom, double mean, double *k)
 int aim_untied_terms_at(aim_untied *m, const double *mom, double mean, double *gradient,
                         double *noise, double *decay)
 {
+    return aim_untied_terms_split_at(m, mom, mean, gradient, NULL, noise, decay);
+}
+
+int aim_untied_terms_split_at(aim_untied *m, const double *mom, double mean, double *gradient,
+                              double *mean_part, double *noise, double *decay)
+{
     double k[AIM_KERNEL_COUNT];
     if (kernels_at(m, mom, mean, k))
         return -1;
@@ -660,10 +666,15 @@ int aim_untied_terms_at(aim_untied *m, const double *mom, double mean, double *g
         for (int i = 0; i < n; i++)
             g[i] += lambda * m->vlam[i];
     }
+    if (mean_part)
+        for (int i = 0; i < n; i++)
+            mean_part[i] = m->raw ? lambda * m->vlam[i] : 0.0;
     if (m->d > 0.0) { /* the state carries mean = sqrt(d) m(K) */
         g[ks] *= m->sqrt_d;
         nz[ks] *= m->sqrt_d;
         dc[ks] *= m->sqrt_d;
+        if (mean_part)
+            mean_part[ks] *= m->sqrt_d;
     }
     if (gradient)
         memcpy(gradient, g, sizeof *g * (size_t)n);

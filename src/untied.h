@@ -76,6 +76,13 @@ int aim_untied_rhs(aim_untied *m, const double *y, double *dy);
  * mode the mean is not used: lambda is the value that holds m(K). */
 int aim_untied_terms_at(aim_untied *m, const double *moments, double mean,
                         double *gradient, double *noise, double *decay);
+/* aim_untied_terms_at with the part of the first-order terms that comes
+ * from the identity part of a raw G, lambda c m(Q rest P) (theory/untied.md
+ * sec. 2), also in mean_part (raw centring; 0 when centred; may be NULL).
+ * It is included in gradient. */
+int aim_untied_terms_split_at(aim_untied *m, const double *moments, double mean,
+                              double *gradient, double *mean_part, double *noise,
+                              double *decay);
 /* Moments of every word (lengths 0..M + 1) at state y, closure applied. */
 void aim_untied_moments(aim_untied *m, const double *y, double *moments);
 /* The student's index mean at y: the state (stiff), the critical point

@@ -1,6 +1,9 @@
 /* The generated tied hierarchy against the equations derived by hand
  * (theory/tied.md sec. 0, 9, 10), its size for M = 1..8, the closures'
- * exactness at the free start, and the printed forms. */
+ * exactness at the free start, and the printed forms; the untied
+ * hierarchy's sizes, its adiabatic limit, its equations against a hand
+ * derivation from the factors' step (theory/untied.md sec. 11) and its
+ * aligned closure at S = S*. */
 #include <stdarg.h>
 #include <stddef.h>
 #include <setjmp.h>
@@ -410,6 +413,497 @@ static void test_untied_adiabatic(void **state)
     assert_true(gap10 > 0.05 * gap8 && gap10 < 0.2 * gap8);
 }
 
+/* ---- the untied hierarchy against its hand derivation ----
+ *
+ * theory/untied.md sec. 11 derives the equations from the SGD step of the
+ * factors (U -> U - eps G V, V -> V - eps G^T U), one factor occurrence at
+ * a time, without the letter rules of src/untied.c: an occurrence of U,
+ * U^T, V or V^T in the word becomes G V, V^T G^T, G^T U or U^T G. One
+ * changed occurrence gives the first-order term -F(X), X the rest of the
+ * word read from after G (transposed when the occurrence gave G^T),
+ *     F(X) = E Tr(G X) = a_S m(K X) + b_S m(k X) + a_T m(T X) + b_T m(t X)
+ *            + lambda m(X);
+ * two changed occurrences give eta K(t, t') m(Y) m(Z), Y and Z the two arcs
+ * between the G's (K_P for G..G or G^T..G^T, K_O for mixed); every factor
+ * occurrence decays with -gamma. The tables below are the results of that
+ * derivation, written as they come out (words not canonicalised). */
+
+enum { HAND_FIRST = 6, HAND_PAIRS = 15 };
+
+typedef struct {
+    int kernel;           /* AIM_KERNEL_NOISE_O or _P */
+    const char *y, *z;    /* the arcs; "" is the identity (m = 1) */
+} hand_pair;
+
+typedef struct {
+    const char *word;
+    const char *first[HAND_FIRST]; /* X of each factor occurrence (-F(X)) */
+    hand_pair pair[HAND_PAIRS];    /* one per pair of occurrences */
+    int factors;                   /* factor occurrences: decay -gamma each */
+} hand_equation;
+
+#define O_ AIM_KERNEL_NOISE_O
+#define P_ AIM_KERNEL_NOISE_P
+/* M = 2: every tracked word (theory/untied.md sec. 11.2) */
+static const hand_equation hand_m2[] = {
+    {"A", {"k", "k"}, {{O_, "B", ""}}, 2},
+    {"B", {"k", "k"}, {{O_, "A", ""}}, 2},
+    {"K", {"B", "A"}, {{P_, "k", ""}}, 2},
+    {"AA",
+     {"kA", "kA", "kA", "kA"},
+     {{O_, "B", "A"}, {O_, "B", "A"}, {P_, "k", "k"}, {P_, "K", "K"}, {O_, "kK", ""},
+      {O_, "", "kK"}},
+     4},
+    {"AB",
+     {"kB", "kB", "Ak", "Ak"},
+     {{O_, "B", "B"}, {O_, "A", "A"}, {O_, "k", "K"}, {P_, "kk", ""}, {P_, "", "KK"},
+      {O_, "k", "K"}},
+     4},
+    {"AK",
+     {"kK", "kk", "BA", "AA"},
+     {{O_, "B", "K"}, {P_, "k", "A"}, {P_, "k", "B"}, {P_, "kA", ""}, {O_, "", "BK"},
+      {O_, "A", "K"}},
+     4},
+    {"AT", {"kT", "kt"}, {{O_, "B", "T"}}, 2},
+    {"BB",
+     {"Bk", "Bk", "Bk", "Bk"},
+     {{O_, "A", "B"}, {O_, "A", "B"}, {P_, "K", "K"}, {P_, "k", "k"}, {O_, "Kk", ""},
+      {O_, "", "Kk"}},
+     4},
+    {"BK",
+     {"kk", "Kk", "BB", "BA"},
+     {{O_, "A", "K"}, {P_, "k", "B"}, {O_, "K", "B"}, {O_, "KA", ""}, {P_, "", "Bk"},
+      {P_, "A", "k"}},
+     4},
+    {"BT", {"tk", "Tk"}, {{O_, "A", "T"}}, 2},
+    {"KK",
+     {"BK", "KA", "BK", "KA"},
+     {{P_, "k", "K"}, {P_, "k", "K"}, {P_, "B", "B"}, {P_, "A", "A"}, {P_, "BA", ""},
+      {P_, "", "BA"}},
+     4},
+    {"Kk",
+     {"Bk", "kA", "kA", "Bk"},
+     {{P_, "k", "k"}, {P_, "K", "K"}, {O_, "B", "A"}, {O_, "A", "B"}, {O_, "BB", ""},
+      {O_, "", "AA"}},
+     4},
+    {"KT", {"BT", "TA"}, {{P_, "k", "T"}}, 2},
+    {"Kt", {"Bt", "tA"}, {{P_, "k", "t"}}, 2},
+};
+
+/* Higher words (theory/untied.md sec. 11.3): two of order 3 and one of
+ * order 4, with different letter structures. */
+static const hand_equation hand_abk = {
+    "ABK",
+    {"kBK", "kkB", "Akk", "KAk", "BAB", "ABA"},
+    {{O_, "B", "BK"}, {O_, "k", "KK"}, {P_, "kk", "K"}, {P_, "kB", "B"}, {P_, "kBA", ""},
+     {P_, "", "KKK"}, {O_, "k", "KK"}, {O_, "B", "BK"}, {O_, "BA", "K"}, {O_, "A", "KA"},
+     {O_, "K", "BA"}, {O_, "KA", "A"}, {P_, "", "BAk"}, {P_, "A", "Ak"}, {P_, "k", "AB"}},
+    6};
+static const hand_equation hand_kkt = {
+    "KkT",
+    {"BkT", "kTA", "ktA", "Bkt"},
+    {{P_, "k", "kT"}, {O_, "B", "AT"}, {O_, "BB", "T"}, {O_, "", "ATA"}, {O_, "B", "TA"},
+     {P_, "K", "TK"}},
+    4};
+static const hand_equation hand_aktk = {
+    "AKTk",
+    {"kKTk", "kKtk", "BTkA", "TkAA", "tkAA", "BtkA"},
+    {{O_, "B", "KTk"}, {P_, "k", "BTk"}, {P_, "kA", "Tk"}, {O_, "kKT", "A"}, {O_, "kKTB", ""},
+     {O_, "", "BTkK"}, {O_, "A", "TkK"}, {P_, "KT", "AK"}, {P_, "KTB", "K"}, {P_, "k", "TkA"},
+     {O_, "BT", "AA"}, {O_, "BTB", "A"}, {O_, "T", "AAA"}, {O_, "TB", "AA"}, {P_, "K", "AKT"}},
+    6};
+#undef O_
+#undef P_
+
+/* Index of a hand-written word in ws (t read as T when the teacher is
+ * symmetric and the alphabet has no t). */
+static int hand_find(const aim_wordset *ws, const char *w)
+{
+    char buf[AIM_WORD_MAX + 1];
+    const int sym = !strchr(aim_wordset_alphabet(ws)->letters, 't');
+    size_t n = strlen(w);
+    assert_true(n <= AIM_WORD_MAX);
+    for (size_t i = 0; i <= n; i++)
+        buf[i] = sym && w[i] == 't' ? 'T' : w[i];
+    const int i = aim_wordset_find(ws, buf);
+    if (i < 0)
+        fail_msg("hand-derived word %s is not in the word set", w);
+    return i;
+}
+
+/* The hand-derived right-hand side of eq, kernel by kernel, as
+ * coefficients: lin[k * count + i] of kernel k times m(w_i) (i >= 1; a
+ * product with the empty word counts here), quad[k * nq * nq + i * nq + j]
+ * (i <= j < nq) of kernel k times m(w_i) m(w_j). lambda terms only when
+ * raw. */
+static void hand_coefficients(const hand_equation *eq, const aim_wordset *ws, int raw, int nq,
+                              double *lin, double *quad)
+{
+    const int count = aim_wordset_count(ws);
+    static const char base[4] = {'K', 'k', 'T', 't'};
+    char w[AIM_WORD_MAX + 2];
+    memset(lin, 0, sizeof *lin * (size_t)AIM_KERNEL_COUNT * (size_t)count);
+    memset(quad, 0, sizeof *quad * (size_t)AIM_KERNEL_COUNT * (size_t)nq * (size_t)nq);
+    for (int r = 0; r < HAND_FIRST && eq->first[r]; r++) {
+        for (int k = 0; k < 4; k++) {
+            snprintf(w, sizeof w, "%c%s", base[k], eq->first[r]);
+            lin[(AIM_KERNEL_A_S + k) * count + hand_find(ws, w)] -= 1.0;
+        }
+        if (raw)
+            lin[AIM_KERNEL_MEAN * count + hand_find(ws, eq->first[r])] -= 1.0;
+    }
+    for (int p = 0; p < HAND_PAIRS && eq->pair[p].y; p++) {
+        const hand_pair *q = &eq->pair[p];
+        int i = hand_find(ws, q->y), j = hand_find(ws, q->z);
+        if (i == 0 || j == 0) {
+            lin[q->kernel * count + (i ? i : j)] += 1.0;
+            continue;
+        }
+        if (i > j) {
+            const int s = i;
+            i = j;
+            j = s;
+        }
+        assert_true(j < nq);
+        quad[((size_t)q->kernel * nq + i) * nq + j] += 1.0;
+    }
+    lin[AIM_KERNEL_DECAY * count + hand_find(ws, eq->word)] -= eq->factors;
+}
+
+/* Equation e of h at the moments mom and kernels kern, all parts summed;
+ * work: room for 3 x the number of equations. */
+static double eval_equation(const aim_hierarchy *h, const double *mom, const double *kern,
+                            int e, double *work)
+{
+    const int n = aim_hierarchy_size(h);
+    aim_hierarchy_eval(h, mom, kern, work, work + n, work + 2 * n);
+    return work[e] + work[n + e] + work[2 * n + e];
+}
+
+/* The generated right-hand side of equation e as the same coefficients,
+ * read off by evaluating it at 0/1 moments (exact: the coefficients are
+ * small integers): with one kernel at 1, f(0) = c0, f(+-e_i) = c0 +- c_i +
+ * c_ii, f(e_i + e_j) = ... + c_ij. Products with a word of length >= nq's
+ * are not read here; the value check of check_hand sees them. */
+static void generated_coefficients(const aim_hierarchy *h, int e, int nq, double *lin,
+                                   double *quad)
+{
+    const aim_wordset *ws = aim_hierarchy_words(h);
+    const int count = aim_wordset_count(ws);
+    double *mom = calloc((size_t)count, sizeof *mom), *plus = calloc((size_t)count, sizeof *plus);
+    double *work = malloc(sizeof *work * 3 * (size_t)aim_hierarchy_size(h));
+    assert_true(mom && plus && work);
+    mom[0] = 1.0;
+    for (int k = 0; k < AIM_KERNEL_COUNT; k++) {
+        double kern[AIM_KERNEL_COUNT] = {0};
+        kern[k] = 1.0;
+        assert_true(eval_equation(h, mom, kern, e, work) == 0.0); /* no constant term */
+        for (int i = 1; i < count; i++) {
+            mom[i] = 1.0;
+            const double fp = eval_equation(h, mom, kern, e, work);
+            mom[i] = -1.0;
+            const double fm = eval_equation(h, mom, kern, e, work);
+            mom[i] = 0.0;
+            plus[i] = fp;
+            lin[k * count + i] = 0.5 * (fp - fm);
+            if (i < nq)
+                quad[((size_t)k * nq + i) * nq + i] = 0.5 * (fp + fm);
+            else
+                assert_true(fp + fm == 0.0); /* no square of a long word */
+        }
+        for (int i = 1; i < nq; i++)
+            for (int j = i + 1; j < nq; j++) {
+                mom[i] = mom[j] = 1.0;
+                quad[((size_t)k * nq + i) * nq + j] =
+                    eval_equation(h, mom, kern, e, work) - plus[i] - plus[j];
+                mom[i] = mom[j] = 0.0;
+            }
+    }
+    free(mom);
+    free(plus);
+    free(work);
+}
+
+static const char *const kernel_names[AIM_KERNEL_COUNT] = {
+    "a_S", "b_S", "a_T", "b_T", "eta K_O", "eta K_P", "gamma", "lambda"};
+
+/* Compares the generated equation of eq->word with the hand derivation,
+ * coefficient by coefficient (every word for the linear terms, products
+ * of words shorter than the equation's), and as values at two points of
+ * distinct moments, kernel by kernel (which sees every term). Returns the
+ * number of differing coefficients (printed). */
+static int check_hand(const aim_hierarchy *h, const hand_equation *eq, int raw)
+{
+    const aim_wordset *ws = aim_hierarchy_words(h);
+    const int count = aim_wordset_count(ws), n = aim_hierarchy_size(h);
+    const int nq = aim_wordset_first(ws, (int)strlen(eq->word));
+    int e = -1;
+    for (int j = 0; j < n; j++)
+        if (aim_hierarchy_tracked(h, j) == hand_find(ws, eq->word))
+            e = j;
+    if (e < 0)
+        fail_msg("%s is not a tracked word", eq->word);
+    const size_t nl = (size_t)AIM_KERNEL_COUNT * count, nqq = (size_t)AIM_KERNEL_COUNT * nq * nq;
+    double *hl = malloc(sizeof *hl * nl), *gl = malloc(sizeof *gl * nl);
+    double *hq = malloc(sizeof *hq * nqq), *gq = calloc(nqq, sizeof *gq);
+    assert_true(hl && gl && hq && gq);
+    hand_coefficients(eq, ws, raw, nq, hl, hq);
+    generated_coefficients(h, e, nq, gl, gq);
+    int bad = 0, terms = 0;
+    for (int k = 0; k < AIM_KERNEL_COUNT; k++) {
+        for (int i = 1; i < count; i++) {
+            const double want = hl[k * count + i], got = gl[k * count + i];
+            terms += want != 0.0;
+            if (want != got) {
+                print_message("  d m(%s)/dtau: %s m(%s): generated %g, by hand %g\n", eq->word,
+                              kernel_names[k], aim_wordset_word(ws, i), got, want);
+                bad++;
+            }
+        }
+        for (int i = 1; i < nq; i++)
+            for (int j = i; j < nq; j++) {
+                const size_t at = ((size_t)k * nq + i) * nq + j;
+                terms += hq[at] != 0.0;
+                if (hq[at] != gq[at]) {
+                    print_message("  d m(%s)/dtau: %s m(%s) m(%s): generated %g, by hand %g\n",
+                                  eq->word, kernel_names[k], aim_wordset_word(ws, i),
+                                  aim_wordset_word(ws, j), gq[at], hq[at]);
+                    bad++;
+                }
+            }
+    }
+    /* values at two points: every generated term, whatever its words */
+    double *mom = malloc(sizeof *mom * (size_t)count);
+    double *work = malloc(sizeof *work * 3 * (size_t)n);
+    assert_true(mom && work);
+    for (int point = 0; point < 2; point++) {
+        for (int i = 0; i < count; i++)
+            mom[i] = i ? 0.3 + 0.37 * sin(1.7 * i + point) : 1.0; /* distinct values */
+        for (int k = 0; k < AIM_KERNEL_COUNT; k++) {
+            double kern[AIM_KERNEL_COUNT] = {0};
+            kern[k] = 1.0;
+            double want = 0.0;
+            for (int i = 1; i < count; i++)
+                want += hl[k * count + i] * mom[i];
+            for (int i = 1; i < nq; i++)
+                for (int j = i; j < nq; j++)
+                    want += hq[((size_t)k * nq + i) * nq + j] * mom[i] * mom[j];
+            const double got = eval_equation(h, mom, kern, e, work);
+            if (fabs(got - want) > 1e-12 * (1.0 + fabs(want))) {
+                print_message("  d m(%s)/dtau, %s part at point %d: generated %.15g, by hand "
+                              "%.15g\n", eq->word, kernel_names[k], point, got, want);
+                bad++;
+            }
+        }
+    }
+    print_message("  d m(%s)/dtau: %d hand-derived terms, %d differences\n", eq->word, terms,
+                  bad);
+    free(mom);
+    free(work);
+    free(hl);
+    free(gl);
+    free(hq);
+    free(gq);
+    return bad;
+}
+
+/* The generated untied system at M = 2, every one of its 14 equations, and
+ * three higher words, against the hand derivation; raw centring (lambda
+ * terms) and centred (none), a non-symmetric teacher and a symmetric one
+ * (t = T, 13 equations). */
+static void test_untied_by_hand(void **state)
+{
+    (void)state;
+    static const char *const raw[] = {"model.centring=raw"};
+    static const char *const sym[] = {"teacher.symmetric=true"};
+    int bad = 0;
+    for (int variant = 0; variant < 3; variant++) {
+        const char *const *sets = variant == 0 ? raw : variant == 2 ? sym : NULL;
+        aim_untied *m = untied_model(2, sets, sets ? 1 : 0, 400.0);
+        const aim_hierarchy *h = aim_untied_hierarchy(m);
+        const size_t neq = sizeof hand_m2 / sizeof hand_m2[0];
+        assert_int_equal(aim_hierarchy_size(h), variant == 2 ? (int)neq - 1 : (int)neq);
+        print_message("M = 2, %s:\n", variant == 0   ? "raw centring"
+                                      : variant == 1 ? "centred"
+                                                     : "centred, symmetric teacher");
+        for (size_t i = 0; i < neq; i++)
+            if (variant != 2 || strcmp(hand_m2[i].word, "Kt")) /* Kt = KT */
+                bad += check_hand(h, &hand_m2[i], variant == 0);
+        aim_untied_free(m);
+    }
+    aim_untied *m3 = untied_model(3, raw, 1, 400.0), *m4 = untied_model(4, raw, 1, 400.0);
+    print_message("M = 3 and 4, raw centring:\n");
+    bad += check_hand(aim_untied_hierarchy(m3), &hand_abk, 1);
+    bad += check_hand(aim_untied_hierarchy(m3), &hand_kkt, 1);
+    bad += check_hand(aim_untied_hierarchy(m4), &hand_aktk, 1);
+    aim_untied_free(m3);
+    aim_untied_free(m4);
+    assert_int_equal(bad, 0);
+}
+
+/* The untied right-hand side as src/untied.c evaluates it (kernels from
+ * the expectation engine, lambda, the stiff mean's slot), against the
+ * hand-derived M = 2 equations with the kernels in closed form: He1, raw
+ * centring, T = 3 tokens, C = I, label noise, weight decay, a teacher
+ * mean. For He1, e_ab = h_ab(S) - h_ab(S*) - sqrt(Delta) xi_ab = h_ab(D) -
+ * sqrt(Delta) xi_ab with D = S - S*, so by the index covariance
+ * (theory/direct.md sec. 1.2 and 6.2, with s_2 = s_4 = T for C = I)
+ *   a_S = -a_T = sum_ab C_aa C_bb = T^2,  b_S = -b_T = sum_ab C_ab^2 = T,
+ *   K_O = T^2 Omega_D + T Psi_D + T mu_D^2 + Delta T^2,
+ *   K_P = T Omega_D + T^2 Psi_D + T mu_D^2 + Delta T,
+ *   E_C = E sum e_ab C_ab = T mu_D,  lambda = sqrt(d) T mu_D,
+ * Omega_D = m(Kk) - 2 m(Kt) + m(Tt), Psi_D = m(KK) - 2 m(KT) + m(TT),
+ * mu_D = mu - mu*, the teacher's index mean read as sqrt(d) m(T)
+ * (theory/untied.md sec. 3); the label-noise terms are Delta E[sigma'^2]
+ * summed with the weights of K_O and K_P (theory/untied.md sec. 11.4). The
+ * slot of K carries mu = sqrt(d) m(K): its rate is sqrt(d) times that of
+ * m(K). */
+static void test_untied_closed_form_kernels(void **state)
+{
+    (void)state;
+    enum { TOK = 3 };
+    const double d = 400.0, eta = 0.3, gamma = 0.4, delta = 0.2;
+    static const char *const sets[] = {"model.activation=he1", "model.centring=raw",
+                                       "model.tokens=3",       "teacher.mean=0.7",
+                                       "training.eta=0.3",     "training.gamma=0.4",
+                                       "model.noise=0.2",      "student.scale_v=0.4"};
+    aim_untied *m = untied_model(2, sets, sizeof sets / sizeof sets[0], d);
+    const aim_hierarchy *h = aim_untied_hierarchy(m);
+    const aim_wordset *ws = aim_hierarchy_words(h);
+    const int count = aim_wordset_count(ws), n = aim_hierarchy_size(h);
+    double *mom = malloc(sizeof *mom * (size_t)count);
+    double *y = malloc(sizeof *y * (size_t)n), *parts = malloc(sizeof *parts * 3 * (size_t)n);
+    assert_true(mom && y && parts);
+    aim_untied_initial(m, y);
+    aim_untied_moments(m, y, mom);
+    for (int i = 1; i < count; i++) /* generic values near the start */
+        mom[i] = mom[i] * (1.0 + 0.03 * (i % 4)) + 0.01 * (1 + i % 3);
+#define W_(w) mom[hand_find(ws, w)]
+    W_("K") = 0.015; /* mean 0.3 */
+    W_("Kt") = 0.05;
+    W_("KT") = -0.03;
+    const double mu = sqrt(d) * W_("K"), mu_t = sqrt(d) * W_("T");
+    const double om = W_("Kk") - 2.0 * W_("Kt") + W_("Tt");
+    const double ps = W_("KK") - 2.0 * W_("KT") + W_("TT");
+#undef W_
+    const double md = mu - mu_t;
+    double kern[AIM_KERNEL_COUNT];
+    kern[AIM_KERNEL_A_S] = TOK * TOK;
+    kern[AIM_KERNEL_B_S] = TOK;
+    kern[AIM_KERNEL_A_T] = -TOK * TOK;
+    kern[AIM_KERNEL_B_T] = -TOK;
+    kern[AIM_KERNEL_NOISE_O] =
+        eta * (TOK * TOK * om + TOK * ps + TOK * md * md + delta * TOK * TOK);
+    kern[AIM_KERNEL_NOISE_P] = eta * (TOK * om + TOK * TOK * ps + TOK * md * md + delta * TOK);
+    kern[AIM_KERNEL_DECAY] = gamma;
+    kern[AIM_KERNEL_MEAN] = sqrt(d) * TOK * md;
+    assert_int_equal(aim_untied_terms_at(m, mom, mu, parts, parts + n, parts + 2 * n), 0);
+    const int nq = aim_wordset_first(ws, 2);
+    double *lin = malloc(sizeof *lin * AIM_KERNEL_COUNT * (size_t)count);
+    double *quad = malloc(sizeof *quad * AIM_KERNEL_COUNT * (size_t)nq * (size_t)nq);
+    assert_true(lin && quad);
+    int bad = 0;
+    for (size_t q = 0; q < sizeof hand_m2 / sizeof hand_m2[0]; q++) {
+        hand_coefficients(&hand_m2[q], ws, 1, nq, lin, quad);
+        double want[3] = {0.0, 0.0, 0.0}; /* first order with lambda, noise, decay */
+        for (int k = 0; k < AIM_KERNEL_COUNT; k++) {
+            const int part = k == AIM_KERNEL_NOISE_O || k == AIM_KERNEL_NOISE_P ? 1
+                             : k == AIM_KERNEL_DECAY                             ? 2
+                                                                                 : 0;
+            for (int i = 1; i < count; i++)
+                want[part] += kern[k] * lin[k * count + i] * mom[i];
+            for (int i = 1; i < nq; i++)
+                for (int j = i; j < nq; j++)
+                    want[part] += kern[k] * quad[((size_t)k * nq + i) * nq + j] * mom[i] * mom[j];
+        }
+        int e = -1;
+        for (int j = 0; j < n; j++)
+            if (aim_hierarchy_tracked(h, j) == hand_find(ws, hand_m2[q].word))
+                e = j;
+        assert_true(e >= 0);
+        const double scale = e == aim_untied_k_slot(m) ? sqrt(d) : 1.0;
+        for (int part = 0; part < 3; part++) {
+            const double got = parts[part * n + e], w = scale * want[part];
+            const int ok = fabs(got - w) <= 1e-9 * (1.0 + fabs(w));
+            bad += !ok;
+            print_message("  %-4s %-12s untied.c %14.8g  by hand %14.8g%s\n", hand_m2[q].word,
+                          part == 0 ? "first order" : part == 1 ? "noise" : "decay", got, w,
+                          ok ? "" : "  FAIL");
+        }
+    }
+    free(lin);
+    free(quad);
+    free(mom);
+    free(y);
+    free(parts);
+    aim_untied_free(m);
+    assert_int_equal(bad, 0);
+}
+
+/* The untied aligned closure is exact at S = S* (c = 1): with the
+ * moments of the pair (S*, S*) in every word of K, k, T, t up to length M,
+ * each mixed word of length M + 1 in those letters closes to the
+ * teacher's moment of the word with K -> T, k -> t (theory/untied.md
+ * sec. 5). An untied teacher of width 0.5, whose free cumulants of every
+ * order are non-zero, so that the cumulant closure (top mixed cumulants 0)
+ * is not exact. */
+static void test_untied_aligned_exact_at_teacher(void **state)
+{
+    (void)state;
+    static const char *const sets[] = {"teacher.decomposition=untied", "teacher.rho=0.5",
+                                       "hierarchy.closure=cumulant"};
+    double worst[2] = {0.0, 0.0};
+    int checked = 0;
+    for (int cl = 0; cl < 2; cl++) { /* aligned (the default), cumulant */
+        aim_untied *m = untied_model(3, sets, cl ? 3 : 2, 0.0);
+        const aim_hierarchy *h = aim_untied_hierarchy(m);
+        const aim_wordset *ws = aim_hierarchy_words(h);
+        const int count = aim_wordset_count(ws), n = aim_hierarchy_size(h);
+        double *y = malloc(sizeof *y * (size_t)n), *start = malloc(sizeof *start * (size_t)count);
+        double *mom = malloc(sizeof *mom * (size_t)count);
+        assert_true(y && start && mom);
+        aim_untied_initial(m, y);
+        aim_untied_moments(m, y, start); /* exact start: the teacher's words exact */
+        /* teacher's moment of w with K -> T, k -> t; -1 when w has A or B */
+        char mapped[AIM_WORD_MAX + 1];
+        for (int i = 0; i < n; i++) {
+            const char *w = aim_wordset_word(ws, aim_hierarchy_tracked(h, i));
+            size_t len = strlen(w), j = 0;
+            for (; j < len && w[j] != 'A' && w[j] != 'B'; j++)
+                mapped[j] = w[j] == 'K' ? 'T' : w[j] == 'k' ? 't' : w[j];
+            mapped[len] = '\0';
+            y[i] = start[j == len ? aim_wordset_find(ws, mapped) : aim_hierarchy_tracked(h, i)];
+        }
+        aim_untied_moments(m, y, mom);
+        for (int i = aim_wordset_first(ws, 4); i < count; i++) {
+            const char *w = aim_wordset_word(ws, i);
+            const size_t len = strlen(w);
+            int student = 0, teacher = 0, other = 0;
+            for (size_t j = 0; j < len; j++) {
+                student += w[j] == 'K' || w[j] == 'k';
+                teacher += w[j] == 'T' || w[j] == 't';
+                other += w[j] == 'A' || w[j] == 'B';
+                mapped[j] = w[j] == 'K' ? 'T' : w[j] == 'k' ? 't' : w[j];
+            }
+            mapped[len] = '\0';
+            if (other || !student || !teacher)
+                continue;
+            const double want = start[aim_wordset_find(ws, mapped)];
+            worst[cl] = fmax(worst[cl], fabs(mom[i] - want) / (fabs(want) + 1e-3));
+            checked += !cl;
+        }
+        free(y);
+        free(start);
+        free(mom);
+        aim_untied_free(m);
+    }
+    print_message("  %d mixed words of length 4: largest relative error %.3g (aligned), %.3g "
+                  "(cumulant)\n", checked, worst[0], worst[1]);
+    assert_true(checked > 10);
+    assert_true(worst[0] < 1e-10);
+    assert_true(worst[1] > 0.01);
+}
+
 int main(void)
 {
     gsl_set_error_handler_off();
@@ -422,6 +916,9 @@ int main(void)
         cmocka_unit_test(test_print),
         cmocka_unit_test(test_untied_sizes),
         cmocka_unit_test(test_untied_adiabatic),
+        cmocka_unit_test(test_untied_by_hand),
+        cmocka_unit_test(test_untied_closed_form_kernels),
+        cmocka_unit_test(test_untied_aligned_exact_at_teacher),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

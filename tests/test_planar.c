@@ -20,6 +20,8 @@
 #include "planar.h"
 #include "words.h"
 
+#include "wick.h"
+
 #define TOL 1e-12
 
 static void assert_close(double got, double want, const char *what)
@@ -199,80 +201,10 @@ static void test_freeness(void **state)
     check_free(&ABHGg, 6, free_factors, 4, free_letters);
 }
 
-/* Brute force: the expectation as a sum over all Wick pairings of the
- * occurrences (crossing and twisted ones included), each with its index
- * classes found by union-find straight from the covariances E F[r,c]
- * F[r',c'] = s/d [r = r'][c = c'] (and + [r = c'][c = r'] for a Wigner
- * factor): the power of d must never exceed 0, and the coefficient of
- * d^0 must be the planar moment. */
-typedef struct {
-    int m;
-    int factor[2 * AIM_WORD_MAX], transposed[2 * AIM_WORD_MAX];
-    double range[2 * AIM_WORD_MAX]; /* of index j, before occurrence j */
-    const aim_planar_factor *fac;
-    double leading;
-    int max_power, pairings;
-} brute;
-
-static int find(int *parent, int x)
-{
-    while (parent[x] != x)
-        x = parent[x] = parent[parent[x]];
-    return x;
-}
-
-static void unite(int *parent, int x, int y)
-{
-    parent[find(parent, x)] = find(parent, y);
-}
-
-static void brute_pairings(brute *b, unsigned long long used, const int *parent, double weight,
-                           int pairs)
-{
-    int p = 0;
-    while (p < b->m && (used >> p & 1))
-        p++;
-    if (p == b->m) {
-        int classes = 0;
-        double w = weight;
-        int pr[2 * AIM_WORD_MAX];
-        memcpy(pr, parent, sizeof pr);
-        for (int x = 0; x < b->m; x++) {
-            if (b->range[find(pr, x)] != b->range[x])
-                fail_msg("a class mixes index ranges");
-            if (find(pr, x) == x) {
-                classes++;
-                w *= b->range[x];
-            }
-        }
-        const int power = classes - pairs - 1;
-        b->pairings++;
-        if (power > b->max_power)
-            b->max_power = power;
-        if (power == 0)
-            b->leading += w;
-        return;
-    }
-    const int m = b->m;
-    /* row and column index of occurrence x */
-#define ROW(x) (b->transposed[x] ? ((x) + 1) % m : (x))
-#define COL(x) (b->transposed[x] ? (x) : ((x) + 1) % m)
-    for (int q = p + 1; q < m; q++) {
-        if ((used >> q & 1) || b->factor[q] != b->factor[p])
-            continue;
-        const aim_planar_factor *f = &b->fac[b->factor[p]];
-        for (int term = 0; term < (f->symmetric ? 2 : 1); term++) {
-            int pr[2 * AIM_WORD_MAX];
-            memcpy(pr, parent, sizeof pr);
-            unite(pr, ROW(p), term ? COL(q) : ROW(q));
-            unite(pr, COL(p), term ? ROW(q) : COL(q));
-            brute_pairings(b, used | 1ull << p | 1ull << q, pr, weight * f->scale, pairs + 1);
-        }
-    }
-#undef ROW
-#undef COL
-}
-
+/* Brute force (wick.h): the expectation as a sum over all Wick pairings
+ * of the occurrences (crossing and twisted ones included): the power of d
+ * must never exceed 0, and the coefficient of d^0 must be the planar
+ * moment. */
 static void check_brute(const aim_alphabet *ab, int max_len, const aim_planar_factor *fac,
                         int nf, const aim_planar_letter *let)
 {
@@ -287,23 +219,9 @@ static void check_brute(const aim_alphabet *ab, int max_len, const aim_planar_fa
     assert_close(planar[0], 1.0, "empty word");
     for (int i = 1; i < count; i++) {
         const char *w = aim_wordset_word(ws, i);
-        brute b = {.fac = fac, .max_power = -1000};
-        for (const char *c = w; *c; c++) {
-            const aim_planar_letter *l = &let[strchr(ab->letters, *c) - ab->letters];
-            for (int j = 0; j < l->n; j++) {
-                const aim_planar_factor *f = &fac[l->factor[j]];
-                const double cols = f->symmetric ? 1.0 : f->rho;
-                b.factor[b.m] = l->factor[j];
-                b.transposed[b.m] = l->transpose[j];
-                /* the index before: a letter boundary (d), else the inner one */
-                b.range[b.m] = j == 0 ? 1.0 : (l->transpose[j] ? cols : 1.0);
-                b.m++;
-            }
-        }
-        int parent[2 * AIM_WORD_MAX];
-        for (int x = 0; x < b.m; x++)
-            parent[x] = x;
-        brute_pairings(&b, 0, parent, 1.0, 0);
+        wick_word o = {0};
+        wick_add(&o, ab, w, fac, let);
+        const wick_sum b = wick_expect(&o, fac, 0.0, 0);
         if (b.pairings && b.max_power > 0)
             fail_msg("%s: a pairing of order d^%d", w, b.max_power);
         assert_close(planar[i], b.leading, w);

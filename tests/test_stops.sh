@@ -136,6 +136,24 @@ for d in 40 48; do
         --set training.points=11 --set output.recovery_threshold=0.3 --out "$work/s7" --name t
 done
 contains "sgd: threshold used" "$work/s7/t-sgd-d40.tsv" "^# weak recovery (|overlap| >= 0.3): "
+# the median crossing recomputed from the seeds' measured overlaps: each
+# seed's first grid interval reaching 0.3, linearly interpolated, the
+# median over the seeds (the mean of the middle two for an even count)
+want=$(awk -F '\t' -v th=0.3 '
+    /^#/ || $1 == "seed" { next }
+    { o = $5 < 0 ? -$5 : $5 }
+    $1 != seed { seed = $1; done = 0; n++; prev = "" }
+    !done && o >= th {
+        t[n] = prev == "" ? $2 : ptau + (th - prev) / (o - prev) * ($2 - ptau); done = 1 }
+    { prev = o; ptau = $2 }
+    END { if (n != 2 || !(1 in t) || !(2 in t)) exit 1; printf "%.10g", (t[1] + t[2]) / 2 }' \
+    "$work/s7/t-sgd-d40-seeds.tsv")
+got=$(sed -n 's/^# weak recovery (|overlap| >= 0.3): 2 of 2 seeds, median tau = \([^;]*\);.*/\1/p' \
+    "$work/s7/t-sgd-d40.tsv")
+# the file prints 6 significant digits: a rounding of at most 5e-6 relative
+[ -n "$want" ] && [ -n "$got" ] &&
+    awk -v g="$got" -v w="$want" 'BEGIN { exit !(g - w <= 5e-6 * w && w - g <= 5e-6 * w) }'
+check "sgd: the median crossing at 0.3 ($got) recomputed from the seeds file ($want)" $?
 expect_exit "scaling takes the recorded threshold" 0 "$exe" scaling --sgd "$work/s7/t-sgd-d40-seeds.tsv" \
     --sgd "$work/s7/t-sgd-d48-seeds.tsv" --out "$work/s7" --name sc
 contains "scaling: the recorded threshold" "$work/s7/sc-scaling.tsv" "^# threshold = 0.3$"

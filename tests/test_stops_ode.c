@@ -3,6 +3,10 @@
  *    an independent computation: the closed-form linear-activation ODE
  *    integrated by RK4 and the crossing located by bisection on it; the
  *    same crossing on output grids of 3 and 101 points;
+ *  - the crossing of a measured curve (SGD's, linearly interpolated
+ *    between grid points) at set thresholds: exact on a curve that is
+ *    linear between the points, within the stated error (the spacing
+ *    around it) of tanh's closed-form crossing on a coarse grid;
  *  - the blow-up's cause: a noise blow-up (direct He2, eta = 0.5) has a
  *    noise share above 1/2, a level reached by learning (He1 towards a
  *    teacher above ode.blowup) one below. */
@@ -128,6 +132,60 @@ static void test_crossing_against_closed_form(void **state)
     }
 }
 
+/* The overlap of an SGD run is known on the grid only; its crossing is
+ * interpolated linearly (sim/trajectory.c, theory/stops.md sec. 5). */
+static void test_measured_crossing(void **state)
+{
+    (void)state;
+    enum { N = 9 };
+    double tau[N], overlap[2 * N]; /* stride 2: the overlap beside another column */
+    /* a non-uniform grid and a curve linear in tau (negative: the crossing
+     * is of |overlap|), whose interpolated crossing is exact */
+    const double a = 6.0, b = 0.02;
+    for (int i = 0; i < N; i++) {
+        tau[i] = 0.1 * (i / (N - 1.0)) * (i / (N - 1.0));
+        overlap[2 * i] = -(a * tau[i] + b);
+        overlap[2 * i + 1] = 1.0; /* must not be read */
+    }
+    const double thresholds[2] = {0.1, 0.35};
+    for (int k = 0; k < 2; k++) {
+        const double want = (thresholds[k] - b) / a;
+        const double got = aim_trajectory_recovery_time(N, tau, overlap, 2, thresholds[k]);
+        if (!(fabs(got - want) <= 1e-14))
+            fail_msg("linear curve, threshold %g: crossing %.17g, closed form %.17g",
+                     thresholds[k], got, want);
+    }
+    /* at or above the threshold at the start: tau[0]; never: NaN; a NaN
+     * point before the crossing (a blown-up seed): NaN */
+    assert_true(aim_trajectory_recovery_time(N, tau, overlap, 2, 0.02) == tau[0]);
+    assert_true(isnan(aim_trajectory_recovery_time(N, tau, overlap, 2, 0.7)));
+    overlap[2 * 3] = NAN;
+    assert_true(isnan(aim_trajectory_recovery_time(N, tau, overlap, 2, 0.35)));
+
+    /* tanh(5 tau) on 11 points over [0, 0.5]: the crossing atanh(th)/5 is
+     * within the stated bound, the spacing of the interval around it, and
+     * within the curvature estimate h^2 |f''| / (8 |f'|), the largest error
+     * of a linear interpolant over the interval (at its middle) */
+    enum { P = 11 };
+    double t2[P], o2[P];
+    for (int i = 0; i < P; i++) {
+        t2[i] = 0.05 * i;
+        o2[i] = tanh(5.0 * t2[i]);
+    }
+    for (int k = 0; k < 2; k++) {
+        const double th = thresholds[k] + 0.5; /* 0.6, 0.85: where tanh bends */
+        const double want = atanh(th) / 5.0;
+        const double got = aim_trajectory_recovery_time(P, t2, o2, 1, th);
+        double spacing, curvature;
+        aim_trajectory_recovery_error(P, t2, o2, 1, th, &spacing, &curvature);
+        const double err = fabs(got - want);
+        if (!(err <= spacing && err <= curvature))
+            fail_msg("tanh, threshold %g: crossing %.9g, closed form %.9g (error %.3g), "
+                     "spacing %.3g, curvature estimate %.3g",
+                     th, got, want, err, spacing, curvature);
+    }
+}
+
 static aim_ode_report direct_run(aim_config *cfg, int points)
 {
     double *tau = malloc(sizeof(double) * (size_t)points);
@@ -179,6 +237,7 @@ int main(void)
     gsl_set_error_handler_off();
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_crossing_against_closed_form),
+        cmocka_unit_test(test_measured_crossing),
         cmocka_unit_test(test_blowup_cause),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
