@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "direct.h"
+#include "mlimit.h"
 #include "tied.h"
 #include "untied.h"
 
@@ -183,6 +184,7 @@ void aim_trajectory_moments_free(aim_trajectory_moments *m)
             free(m->names[i]);
     free(m->names);
     free(m->values);
+    free(m->obs_se);
     memset(m, 0, sizeof *m);
 }
 
@@ -471,6 +473,159 @@ done:
     return report->status;
 }
 
+/* The tracked words of cfg's hierarchy at order cfg->order (every word of
+ * length 1..M with a letter the student moves, in word-set order), as the
+ * truncated hierarchy names its state: the matrix method writes the same
+ * columns. ws is created here; *tracked is malloc'ed. */
+static aim_wordset *matrix_tracked_words(const aim_config *cfg, int **tracked, int *count)
+{
+    *tracked = NULL;
+    *count = 0;
+    if (cfg->decomposition == AIM_DIRECT)
+        return NULL;
+    aim_alphabet ab = {"ST", "ST"};
+    if (cfg->decomposition == AIM_UNTIED)
+        aim_untied_alphabet(cfg, &ab);
+    const char *moving = cfg->decomposition == AIM_TIED ? "S" : "ABKk";
+    aim_wordset *ws = aim_wordset_create(&ab, cfg->order);
+    if (!ws || !(*tracked = malloc(sizeof **tracked * (size_t)aim_wordset_count(ws)))) {
+        aim_wordset_free(ws);
+        return NULL;
+    }
+    for (int i = 1; i < aim_wordset_count(ws); i++)
+        if (strpbrk(aim_wordset_word(ws, i), moving))
+            (*tracked)[(*count)++] = i;
+    return ws;
+}
+
+/* Sum and sum of squares of one replica's row into acc (2 x width). */
+static void accumulate(double *acc, const double *row, int width)
+{
+    for (int k = 0; k < width; k++) {
+        acc[k] += row[k];
+        acc[width + k] += row[k] * row[k];
+    }
+}
+
+/* ode.method = matrix: the limit process at dimension matrix.d, replicas
+ * averaged (theory/matrix.md). A replica that blows up ends the run at the
+ * last point every replica reached (a mean over survivors would be
+ * biased). */
+static aim_ode_status run_matrix(const aim_config *cfg, const double *tau, double *obs,
+                                 aim_trajectory_moments *moments, aim_ode_report *report)
+{
+    const int points = cfg->points, R = cfg->replicas, D = cfg->matrix_d;
+    const double h0 = cfg->matrix_dtau > 0.0 ? cfg->matrix_dtau : cfg->horizon / 512.0;
+    int *tracked = NULL, count = 0;
+    aim_wordset *ws = matrix_tracked_words(cfg, &tracked, &count);
+    const int nw = ws ? aim_wordset_count(ws) : 0;
+    const int width = AIM_OBS_COUNT + count;
+    double *acc = calloc((size_t)points * 2 * width, sizeof *acc);
+    double *all = malloc(sizeof *all * ((size_t)nw + 1));
+    double *row = malloc(sizeof *row * (size_t)width);
+    int reached = points;
+    if ((cfg->decomposition != AIM_DIRECT && !ws) || !acc || !all || !row) {
+        snprintf(report->message, sizeof report->message, "out of memory");
+        goto done;
+    }
+    for (int r = 0; r < R; r++) {
+        char err[256];
+        aim_mlimit *m = aim_mlimit_create(cfg, D, cfg->seed + (uint64_t)r, err, sizeof err);
+        if (!m) {
+            snprintf(report->message, sizeof report->message,
+                     "could not set up the matrix limit process: %s", err);
+            goto done;
+        }
+        int i = 0, rc = 0;
+        for (; i < points; i++) {
+            if (i > 0) {
+                const double span = tau[i] - tau[i - 1];
+                const long steps = (long)ceil(span / h0 - 1e-9);
+                rc = aim_mlimit_advance(m, span / (double)steps, steps);
+                if (rc)
+                    break;
+            }
+            if (aim_mlimit_observables(m, row) ||
+                (ws && aim_mlimit_words(m, ws, cfg->order, all))) {
+                rc = -1;
+                break;
+            }
+            for (int k = 0; k < count; k++)
+                row[AIM_OBS_COUNT + k] = all[tracked[k]];
+            accumulate(acc + (size_t)i * 2 * width, row, width);
+        }
+        if (rc) {
+            snprintf(report->message, sizeof report->message, "replica %d (seed %llu): %s",
+                     r + 1, (unsigned long long)(cfg->seed + (uint64_t)r),
+                     rc < 0 && !aim_mlimit_error(m)[0] ? "out of memory"
+                                                       : aim_mlimit_error(m));
+            report->tau = aim_mlimit_tau(m);
+            aim_mlimit_free(m);
+            if (rc < 0)
+                goto done;
+            report->status = AIM_ODE_BLOWUP;
+            if (i < reached)
+                reached = i;
+            break;
+        }
+        aim_mlimit_free(m);
+        fprintf(stderr, "aimdyn: matrix limit process: replica %d/%d done (D = %d)\n", r + 1,
+                R, D);
+    }
+    if (report->status != AIM_ODE_BLOWUP) {
+        report->status = AIM_ODE_OK;
+        report->tau = tau[points - 1];
+    }
+    report->reached = reached;
+    if (moments && !(moments->names = calloc((size_t)count + 1, sizeof *moments->names))) {
+        report->status = AIM_ODE_FAILED;
+        snprintf(report->message, sizeof report->message, "out of memory");
+        goto done;
+    }
+    if (moments) {
+        moments->count = count;
+        moments->values = malloc(sizeof(double) * ((size_t)points * count + 1));
+        moments->obs_se = R > 1 ? malloc(sizeof(double) * (size_t)points * AIM_OBS_COUNT) : NULL;
+        int ok = moments->values && (R == 1 || moments->obs_se);
+        for (int k = 0; ok && k < count; k++) {
+            const char *w = aim_wordset_word(ws, tracked[k]);
+            ok = (moments->names[k] = malloc(strlen(w) + 4)) != NULL;
+            if (ok)
+                sprintf(moments->names[k], "m(%s)", w);
+        }
+        if (!ok) {
+            aim_trajectory_moments_free(moments);
+            report->status = AIM_ODE_FAILED;
+            snprintf(report->message, sizeof report->message, "out of memory");
+            goto done;
+        }
+    }
+    for (int i = 0; i < points; i++) {
+        const double *a = acc + (size_t)i * 2 * width;
+        for (int k = 0; k < width; k++) {
+            const double mean = a[k] / R;
+            const double se = R > 1 ? sqrt(fmax(a[width + k] / R - mean * mean, 0.0) * R /
+                                           (R - 1) / R)
+                                    : NAN;
+            const double v = i < reached ? mean : NAN;
+            if (k < AIM_OBS_COUNT) {
+                obs[(size_t)i * AIM_OBS_COUNT + k] = v;
+                if (moments && moments->obs_se)
+                    moments->obs_se[(size_t)i * AIM_OBS_COUNT + k] = i < reached ? se : NAN;
+            } else if (moments) {
+                moments->values[(size_t)i * count + (k - AIM_OBS_COUNT)] = v;
+            }
+        }
+    }
+done:
+    aim_wordset_free(ws);
+    free(tracked);
+    free(acc);
+    free(all);
+    free(row);
+    return report->status;
+}
+
 aim_ode_status aim_trajectory_run(const aim_config *cfg, int d,
                                   const double *tau, double *obs,
                                   aim_ode_report *report)
@@ -487,6 +642,8 @@ aim_ode_status aim_trajectory_run_full(const aim_config *cfg, int d,
     report->status = AIM_ODE_FAILED;
     if (moments)
         memset(moments, 0, sizeof *moments);
+    if (cfg->method == AIM_METHOD_MATRIX)
+        return run_matrix(cfg, tau, obs, moments, report);
     if (cfg->decomposition == AIM_TIED)
         return run_tied(cfg, tau, start, obs, moments, report);
     if (cfg->decomposition == AIM_UNTIED)

@@ -24,6 +24,10 @@ typedef struct {
     int count;      /* tracked words (0 for direct students) */
     char **names;   /* "m(SST)" */
     double *values; /* points x count; NaN past a blow-up */
+    /* ode.method = matrix with two or more replicas: the standard error
+     * of each observable's replica mean (points x AIM_OBS_COUNT); NULL
+     * otherwise */
+    double *obs_se;
 } aim_trajectory_moments;
 
 void aim_trajectory_moments_free(aim_trajectory_moments *m);

@@ -404,6 +404,8 @@ static const enum_name start_names[] = {
     {"exact", AIM_START_EXACT}, {"seed", AIM_START_SEED}, {NULL, 0}};
 static const enum_name mean_names[] = {
     {"stiff", AIM_MEAN_STIFF}, {"adiabatic", AIM_MEAN_ADIABATIC}, {NULL, 0}};
+static const enum_name method_names[] = {
+    {"auto", AIM_METHOD_AUTO}, {"matrix", AIM_METHOD_MATRIX}, {NULL, 0}};
 
 /* model.decomposition is the student's: kept in both places. */
 static int set_model_decomposition(const key_def *k, aim_config *cfg,
@@ -796,6 +798,22 @@ static const key_def keys[] = {
     ENUM("ode", "rule", rule, "auto", rule_names, "auto | generic",
          "expectation rule: auto (Gauss-Hermite for smooth elementwise maps, "
          "quasi-random otherwise) or generic (quasi-random for every map)"),
+    ENUM("ode", "method", method, "auto", method_names, "auto | matrix",
+         "auto: the closed ODE (direct) or the moment hierarchy truncated at "
+         "hierarchy.order (tied, untied); matrix: the limit process simulated with "
+         "matrices of dimension matrix.d, every moment at once, no truncation "
+         "(theory/matrix.md; centred indices)"),
+
+    /* [matrix] */
+    INT("matrix", "d", matrix_d, "400", 16, 4000, 0, "an integer in 16..4000",
+        "ode.method = matrix: dimension D of the simulated matrices (error O(1/D), "
+        "cost O(D^3) per step)"),
+    INT("matrix", "replicas", replicas, "4", 1, 1000, 0, "an integer in 1..1000",
+        "ode.method = matrix: independent runs averaged; replica r starts from the "
+        "initial matrices of SGD seed sgd.seed + r at d = matrix.d"),
+    REAL("matrix", "dtau", matrix_dtau, "0", 0, 0, ZERO_OK | LO_OPEN | NO_HI,
+         "0 (training.horizon / 512) or a real number > 0",
+         "ode.method = matrix: Euler-Maruyama time step in tau (error O(dtau))"),
 
     /* [hierarchy] */
     INT("hierarchy", "order", order, "4", 1, 10, 0, "an integer in 1..10",
@@ -849,9 +867,9 @@ static const key_def keys[] = {
 _Static_assert(sizeof keys / sizeof keys[0] <= AIM_CONFIG_MAX_KEYS,
                "raise AIM_CONFIG_MAX_KEYS");
 
-static const char *const sections[] = {"model",     "training", "student",
-                                       "teacher",   "ode",      "hierarchy",
-                                       "sgd",       "output"};
+static const char *const sections[] = {"model", "training",  "student", "teacher",
+                                       "ode",   "matrix",    "hierarchy", "sgd",
+                                       "output"};
 #define NSECTIONS ((int)(sizeof sections / sizeof sections[0]))
 
 static bool known_section(const char *s)
@@ -1361,6 +1379,16 @@ int aim_config_validate(aim_config *cfg, aim_config_error *err)
         snprintf(allowed, sizeof allowed, "ode.qmc_points >= 64 T^2 = %d",
                  64 * cfg->tokens * cfg->tokens);
         combo_error(cfg, err, key_index("ode", "qmc_points"), k_tokens, reason, allowed);
+        return -1;
+    }
+
+    /* The matrix process has no fast clock (theory/matrix.md). */
+    if (cfg->method == AIM_METHOD_MATRIX && cfg->centring == AIM_RAW) {
+        combo_error(cfg, err, key_index("ode", "method"), k_centring,
+                    "the matrix limit process integrates centred indices only: the raw "
+                    "mean moves on the fast clock t = d tau",
+                    "ode.method = auto with model.centring = raw, or model.centring = "
+                    "centred");
         return -1;
     }
 

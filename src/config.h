@@ -12,7 +12,7 @@
 
 #define AIM_MAX_TOKENS 8
 #define AIM_MAX_HERMITE 9 /* coefficients c_0 .. c_8 */
-#define AIM_CONFIG_MAX_KEYS 48 /* room for the key table (config.c) */
+#define AIM_CONFIG_MAX_KEYS 64 /* room for the key table (config.c) */
 
 typedef enum { AIM_DIRECT = 0, AIM_TIED, AIM_UNTIED } aim_decomposition;
 typedef enum { AIM_CENTRED = 0, AIM_RAW } aim_centring;
@@ -45,6 +45,11 @@ typedef enum { AIM_START_EXACT = 0, AIM_START_SEED } aim_start;
  * moments at the finite d of the runs (stiff), or eliminated on its
  * critical manifold (adiabatic limit; theory/untied.md). */
 typedef enum { AIM_MEAN_STIFF = 0, AIM_MEAN_ADIABATIC } aim_mean_mode;
+/* How the limit is integrated: the closed ODE (direct) or the truncated
+ * moment hierarchy (tied, untied), or the limit process simulated with
+ * matrices of dimension matrix.d (theory/matrix.md): every moment at
+ * once, no truncation. */
+typedef enum { AIM_METHOD_AUTO = 0, AIM_METHOD_MATRIX } aim_method;
 
 typedef struct {
     aim_decomposition decomposition;
@@ -88,6 +93,12 @@ typedef struct {
     double ode_d;    /* finite d for the raw-mode mean; 0 = from sgd.d */
     double blowup;   /* |order parameter| that counts as a blow-up */
     aim_gauss_rule rule;
+    aim_method method;
+
+    /* [matrix] (ode.method = matrix) */
+    int matrix_d;        /* dimension D of the simulated matrices */
+    int replicas;        /* independent runs averaged (seeds sgd.seed + r) */
+    double matrix_dtau;  /* Euler-Maruyama step in tau; 0: horizon / 512 */
 
     /* [hierarchy] (tied and untied students) */
     int order;           /* truncation order M: longest tracked word */

@@ -335,6 +335,14 @@ static int write_ode_file(const aim_config *cfg, int d, const double *tau,
     aim_tsv_metadata(tsv, "ode", cfg);
     const int untied_stiff = cfg->decomposition == AIM_UNTIED && cfg->centring == AIM_RAW &&
                              cfg->mean_mode == AIM_MEAN_STIFF;
+    if (cfg->method == AIM_METHOD_MATRIX)
+        fprintf(f, "# ode: the limit process simulated with matrices (theory/matrix.md): "
+                   "D = %d, %d replicas (seeds %llu..), Euler-Maruyama step %.6g; the "
+                   "columns are replica means%s\n",
+                cfg->matrix_d, cfg->replicas, (unsigned long long)cfg->seed,
+                cfg->matrix_dtau > 0.0 ? cfg->matrix_dtau : cfg->horizon / 512.0,
+                mom && mom->obs_se ? ", X_se their standard errors" : "");
+    else
     fprintf(f, "# ode: %s; n = tau d^2 / eta and t = tau d for d = %d\n",
             untied_stiff ? "the stiff system at the finite d of ode.d (or sgd.d)"
             : cfg->centring == AIM_RAW && cfg->decomposition == AIM_UNTIED
@@ -345,11 +353,11 @@ static int write_ode_file(const aim_config *cfg, int d, const double *tau,
             d);
     const char *start_text =
         cfg->start == AIM_START_SEED ? "measured from SGD seed sgd.seed at sgd.d" : "exact";
-    if (cfg->decomposition == AIM_TIED)
+    if (cfg->decomposition == AIM_TIED && cfg->method != AIM_METHOD_MATRIX)
         fprintf(f, "# tied hierarchy: order M = %d (%d equations), closure %s, start %s; "
                    "m(w) = Tr(w)/d, S student, T teacher\n",
                 cfg->order, mom ? mom->count : 0, closure_name(cfg->closure), start_text);
-    if (cfg->decomposition == AIM_UNTIED) {
+    if (cfg->decomposition == AIM_UNTIED && cfg->method != AIM_METHOD_MATRIX) {
         fprintf(f, "# untied hierarchy: order M = %d (%d equations), closure %s, start %s; "
                    "m(w) = Tr(w)/d, A = U U^T, B = V V^T (m(A^k) = tA_k, m(B^k) = tB_k), "
                    "K = U V^T = S, k = V U^T, T teacher, t its transpose\n",
@@ -381,6 +389,8 @@ static int write_ode_file(const aim_config *cfg, int d, const double *tau,
         fprintf(f, "\t%s", aim_obs_names[k]);
     for (int k = 0; mom && k < mom->count; k++)
         fprintf(f, "\t%s", mom->names[k]);
+    for (int k = 0; mom && mom->obs_se && k < AIM_OBS_COUNT; k++)
+        fprintf(f, "\t%s_se", aim_obs_names[k]);
     fputc('\n', f);
     for (int i = 0; i < rep->reached; i++) {
         fprintf(f, "%.10g\t%.10g\t%.10g", tau[i], tau[i] * d * (double)d / cfg->eta,
@@ -389,6 +399,8 @@ static int write_ode_file(const aim_config *cfg, int d, const double *tau,
             fprintf(f, "\t%.10g", obs[(size_t)i * AIM_OBS_COUNT + k]);
         for (int k = 0; mom && k < mom->count; k++)
             fprintf(f, "\t%.10g", mom->values[(size_t)i * mom->count + k]);
+        for (int k = 0; mom && mom->obs_se && k < AIM_OBS_COUNT; k++)
+            fprintf(f, "\t%.10g", mom->obs_se[(size_t)i * AIM_OBS_COUNT + k]);
         fputc('\n', f);
     }
     return aim_tsv_commit(tsv);
