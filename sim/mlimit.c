@@ -33,6 +33,9 @@ struct aim_mlimit {
     double *dF1, *dF2;  /* factor increments */
     double *letters;    /* 4 D x D for aim_words_letters */
     double tr_t, omega_tt, psi_tt;
+    int raw;            /* raw centring: the mean moves, lambda = sqrt(d) E_C */
+    double d;           /* raw: the dimension of the runs (sqrt d scales the mean) */
+    double rate_mean;   /* raw: |d mu/d tau| per unit of mu - mu*, last evaluation */
     aim_gauss *gauss;
     gsl_rng *noise;
     double tau;
@@ -67,6 +70,37 @@ static void form_student(aim_mlimit *m)
                     p, 0.0, m->S, D);
 }
 
+/* Raw centring: sqrt(d) turns the O(1/D) trace deviations of the drawn
+ * matrices into O(sqrt(d)/D) deviations of the index means. The
+ * teacher's trace is set to its limit value plus the mean shift m* / sqrt(d)
+ * of the runs, so that its index mean is m* as in the limit hierarchy; the
+ * student's random trace, which breaks the symmetry of an unstable start
+ * mean as SGD's does, is rescaled by D/d to the spread of the runs'
+ * (unchanged when D = d: the replica starts where SGD seed r does). */
+static void raw_traces(aim_mlimit *m)
+{
+    const int D = m->D;
+    double omega, psi, trace;
+    aim_overlaps_family(&m->cfg.teacher, &omega, &psi, &trace);
+    const double shift =
+        trace + m->cfg.teacher.mean / sqrt(m->d) - trace_of(m->St, D) / D;
+    for (int i = 0; i < D; i++)
+        m->St[(size_t)i * D + i] += shift;
+    const double scale = (double)D / m->d - 1.0;
+    if (m->cfg.decomposition == AIM_DIRECT) {
+        const double t = scale * trace_of(m->S, D) / D;
+        for (int i = 0; i < D; i++)
+            m->S[(size_t)i * D + i] += t;
+    } else {
+        /* U += c V moves Tr(U V^T) by c ||V||^2 and the other moments by
+         * O(c) = O(1/D) */
+        const size_t dp = (size_t)D * m->p;
+        const double c = scale * cblas_ddot((int)dp, m->F1, 1, m->F2, 1) /
+                         cblas_ddot((int)dp, m->F2, 1, m->F2, 1);
+        cblas_daxpy((int)dp, c, m->F2, 1, m->F1, 1);
+    }
+}
+
 void aim_mlimit_free(aim_mlimit *m)
 {
     if (!m)
@@ -86,13 +120,14 @@ void aim_mlimit_free(aim_mlimit *m)
     free(m);
 }
 
-aim_mlimit *aim_mlimit_create(const aim_config *cfg, int D, uint64_t seed, char *err,
-                              size_t n)
+aim_mlimit *aim_mlimit_create(const aim_config *cfg, int D, double d, uint64_t seed,
+                              char *err, size_t n)
 {
-    if (cfg->centring != AIM_CENTRED) {
-        snprintf(err, n, "the matrix limit process needs centred indices "
-                         "(model.centring = centred): the raw mean's fast clock is not "
-                         "part of it");
+    if (cfg->centring == AIM_RAW &&
+        (cfg->decomposition == AIM_TIED || cfg->mean_mode == AIM_MEAN_ADIABATIC || !(d >= 1.0))) {
+        snprintf(err, n, "the matrix limit process integrates raw centring as the stiff "
+                         "system at a finite d >= 1 (hierarchy.mean = stiff), for direct "
+                         "and untied students");
         return NULL;
     }
     if (D < 2 || D > 46340) {
@@ -106,6 +141,8 @@ aim_mlimit *aim_mlimit_create(const aim_config *cfg, int D, uint64_t seed, char 
     }
     m->cfg = *cfg;
     m->D = D;
+    m->raw = cfg->centring == AIM_RAW;
+    m->d = d;
     const int factored = cfg->decomposition != AIM_DIRECT;
     m->p = factored ? aim_config_columns(&cfg->student, D) : 0;
     const size_t dd = (size_t)D * D, dp = (size_t)D * (size_t)m->p;
@@ -135,6 +172,8 @@ aim_mlimit *aim_mlimit_create(const aim_config *cfg, int D, uint64_t seed, char 
         ok = 0;
     if (ok) {
         aim_draw_student(cfg, rs, D, m->p, factored ? m->F1 : m->S, m->F2);
+        if (m->raw)
+            raw_traces(m);
         form_student(m);
         m->tr_t = trace_of(m->St, D);
         m->omega_tt = cblas_ddot((int)dd, m->St, 1, m->St, 1) / D;
@@ -165,6 +204,36 @@ void aim_mlimit_overlaps(const aim_mlimit *m, aim_overlaps *q)
     q->psi[1][1] = m->psi_tt;
     q->trace[0] = trace_of(m->S, D) / D;
     q->trace[1] = m->tr_t / D;
+    if (m->raw) {
+        q->mean[0] = sqrt(m->d) * q->trace[0];
+        q->mean[1] = sqrt(m->d) * q->trace[1];
+    }
+}
+
+/* The mean's relaxation rate in raw centring: d mu/d tau = -d c E_C(mu) +
+ * slower terms, c = m(A) + m(B) (untied) or 1 (direct), so the rate is
+ * d c |dE_C/dmu| (theory/matrix.md sec. 5); the step must resolve it. From
+ * a central difference of the engine's E_C, which leaves the engine
+ * evaluated at q. */
+static int mean_rate(aim_mlimit *m, aim_overlaps *q)
+{
+    const double mu = q->mean[0], dmu = 1e-4 * (1.0 + fabs(mu));
+    double e[2];
+    for (int s = 0; s < 2; s++) {
+        aim_overlaps qs = *q;
+        qs.mean[0] = mu + (s ? -dmu : dmu);
+        if (aim_gauss_eval(m->gauss, &qs))
+            return -1;
+        e[s] = aim_gauss_error_mean(m->gauss);
+    }
+    double c = 1.0;
+    if (m->cfg.decomposition == AIM_UNTIED) {
+        const size_t dp = (size_t)m->D * m->p;
+        c = (cblas_ddot((int)dp, m->F1, 1, m->F1, 1) + cblas_ddot((int)dp, m->F2, 1, m->F2, 1)) /
+            m->D;
+    }
+    m->rate_mean = m->d * c * fabs(e[0] - e[1]) / (2.0 * dmu);
+    return aim_gauss_eval(m->gauss, q);
 }
 
 /* The engine at the current matrices. */
@@ -177,12 +246,26 @@ static int evaluate(aim_mlimit *m, aim_overlaps *q)
                  q->omega[0][0], m->cfg.blowup, m->tau);
         return 1;
     }
-    if (aim_gauss_eval(m->gauss, q)) {
+    if (m->raw && !isfinite(q->mean[0])) {
+        snprintf(m->error, sizeof m->error, "blow-up: the student mean is %g at tau = %.6g",
+                 q->mean[0], m->tau);
+        return 1;
+    }
+    if ((m->raw ? mean_rate(m, q) : aim_gauss_eval(m->gauss, q)) != 0) {
         snprintf(m->error, sizeof m->error, "expectation engine at tau = %.6g: %s", m->tau,
                  aim_gauss_error(m->gauss));
         return -1;
     }
     return 0;
+}
+
+/* The kernels at the last evaluation; raw: lambda = sqrt(d) E_C, the
+ * identity part of the mean gradient. */
+static void kernels(const aim_mlimit *m, double k[AIM_KERNEL_COUNT])
+{
+    aim_hierarchy_kernels(m->gauss, m->cfg.eta, m->cfg.gamma, k);
+    if (m->raw)
+        k[AIM_KERNEL_MEAN] = sqrt(m->d) * aim_gauss_error_mean(m->gauss);
 }
 
 /* M = h Gbar + sign sqrt(h) Z (see mlimit.h), Z from the Gaussian matrix
@@ -206,6 +289,9 @@ static void step_matrix(aim_mlimit *m, double h, const double k[AIM_KERNEL_COUNT
             const size_t a = (size_t)i * D + j, b = (size_t)j * D + i;
             m->M[a] = as * S[a] + bs * S[b] + at * T[a] + bt * T[b] + c1 * X[a] + c2 * X[b];
         }
+    const double lambda = h * k[AIM_KERNEL_MEAN];
+    for (int i = 0; lambda != 0.0 && i < D; i++)
+        m->M[(size_t)i * D + i] += lambda;
     if (m->cfg.decomposition == AIM_DIRECT && m->cfg.student.symmetric)
         for (int i = 0; i < D; i++)
             for (int j = i + 1; j < D; j++) {
@@ -253,19 +339,33 @@ static void apply_step(aim_mlimit *m, double h)
     form_student(m);
 }
 
-int aim_mlimit_advance(aim_mlimit *m, double h, long steps)
+/* The step that resolves the raw mean's relaxation: 0.2 / rate keeps the
+ * explicit step accurate to a few percent of the fast transient and far
+ * from its stability limit 2 / rate. */
+#define MEAN_STEP 0.2
+
+int aim_mlimit_advance(aim_mlimit *m, double span, double hmax)
 {
-    for (long s = 0; s < steps; s++) {
+    const long steps = (long)ceil(span / hmax - 1e-9);
+    const double h0 = steps > 0 ? span / (double)steps : 0.0;
+    double left = span;
+    while (left > 1e-12 * span) {
         aim_overlaps q;
         const int rc = evaluate(m, &q);
         if (rc)
             return rc;
+        double h = h0;
+        if (m->raw && m->rate_mean * h > MEAN_STEP)
+            h = MEAN_STEP / m->rate_mean;
+        if (h > left)
+            h = left;
         double k[AIM_KERNEL_COUNT];
-        aim_hierarchy_kernels(m->gauss, m->cfg.eta, m->cfg.gamma, k);
+        kernels(m, k);
         aim_draw_gauss(m->noise, m->X, (size_t)m->D * m->D, 1.0);
         step_matrix(m, h, k, 1.0);
         apply_step(m, h);
         m->tau += h;
+        left -= h;
     }
     aim_overlaps q;
     return evaluate(m, &q) > 0 ? 1 : 0;
@@ -343,7 +443,7 @@ int aim_mlimit_drift(aim_mlimit *m, const double *h, int nh, int pairs,
     if ((rc = evaluate(m, &q)) != 0)
         goto done;
     double k[AIM_KERNEL_COUNT];
-    aim_hierarchy_kernels(m->gauss, m->cfg.eta, m->cfg.gamma, k);
+    kernels(m, k);
     for (int i = 0; i < n * nh; i++)
         rate[i] = 0.0;
     rc = -1;

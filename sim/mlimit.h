@@ -11,7 +11,9 @@
  * order parameters of the current matrices. Every moment is that of real
  * matrices (no closure, nothing to leave), and the moments converge to the
  * limit hierarchy's as D grows (error O(1/D)) and h shrinks (O(h)).
- * Centred indices only. */
+ * Raw centring (direct and untied): the stiff system at the d of the runs,
+ * the mean sqrt(d) Tr S / D moving on the fast clock, lambda = sqrt(d) E_C
+ * added to Gbar on the diagonal. */
 #ifndef AIM_MLIMIT_H
 #define AIM_MLIMIT_H
 
@@ -25,16 +27,20 @@
 typedef struct aim_mlimit aim_mlimit;
 
 /* The process at dimension D started from the initial matrices of seed
- * (src/draw.h: the very matrices SGD seed `seed` starts from at d = D).
+ * (src/draw.h: the very matrices SGD seed `seed` starts from at d = D;
+ * in raw centring the teacher's mean shift is that of dimension d). d:
+ * raw centring, the dimension of the runs (>= 1), ignored when centred.
  * NULL with the reason in err (size n). */
-aim_mlimit *aim_mlimit_create(const aim_config *cfg, int D, uint64_t seed, char *err,
-                              size_t n);
+aim_mlimit *aim_mlimit_create(const aim_config *cfg, int D, double d, uint64_t seed,
+                              char *err, size_t n);
 void aim_mlimit_free(aim_mlimit *m);
 
-/* `steps` steps of size h in tau. Returns 0; 1 on blow-up (Omega(S,S) not
- * finite or above cfg->blowup: the matrices are then those of the last
- * step, and aim_mlimit_error says where); -1 when the engine fails. */
-int aim_mlimit_advance(aim_mlimit *m, double h, long steps);
+/* Advances by span in tau: equal steps no longer than hmax (raw
+ * centring: also no longer than 0.2 over the mean's relaxation rate).
+ * Returns 0; 1 on blow-up (Omega(S,S) or the mean not finite, or Omega
+ * above cfg->blowup: the matrices are then those of the last step, and
+ * aim_mlimit_error says where); -1 when the engine fails. */
+int aim_mlimit_advance(aim_mlimit *m, double span, double hmax);
 
 /* Order parameters of the current matrices. */
 void aim_mlimit_overlaps(const aim_mlimit *m, aim_overlaps *q);

@@ -511,9 +511,10 @@ static void accumulate(double *acc, const double *row, int width)
  * averaged (theory/matrix.md). A replica that blows up ends the run at the
  * last point every replica reached (a mean over survivors would be
  * biased). */
-static aim_ode_status run_matrix(const aim_config *cfg, const double *tau, double *obs,
+static aim_ode_status run_matrix(const aim_config *cfg, int d, const double *tau, double *obs,
                                  aim_trajectory_moments *moments, aim_ode_report *report)
 {
+    const double d_raw = cfg->ode_d > 0 ? cfg->ode_d : (double)d;
     const int points = cfg->points, R = cfg->replicas, D = cfg->matrix_d;
     const double h0 = cfg->matrix_dtau > 0.0 ? cfg->matrix_dtau : cfg->horizon / 512.0;
     int *tracked = NULL, count = 0;
@@ -530,7 +531,8 @@ static aim_ode_status run_matrix(const aim_config *cfg, const double *tau, doubl
     }
     for (int r = 0; r < R; r++) {
         char err[256];
-        aim_mlimit *m = aim_mlimit_create(cfg, D, cfg->seed + (uint64_t)r, err, sizeof err);
+        aim_mlimit *m =
+            aim_mlimit_create(cfg, D, d_raw, cfg->seed + (uint64_t)r, err, sizeof err);
         if (!m) {
             snprintf(report->message, sizeof report->message,
                      "could not set up the matrix limit process: %s", err);
@@ -538,13 +540,8 @@ static aim_ode_status run_matrix(const aim_config *cfg, const double *tau, doubl
         }
         int i = 0, rc = 0;
         for (; i < points; i++) {
-            if (i > 0) {
-                const double span = tau[i] - tau[i - 1];
-                const long steps = (long)ceil(span / h0 - 1e-9);
-                rc = aim_mlimit_advance(m, span / (double)steps, steps);
-                if (rc)
-                    break;
-            }
+            if (i > 0 && (rc = aim_mlimit_advance(m, tau[i] - tau[i - 1], h0)) != 0)
+                break;
             if (aim_mlimit_observables(m, row) ||
                 (ws && aim_mlimit_words(m, ws, cfg->order, all))) {
                 rc = -1;
@@ -643,7 +640,7 @@ aim_ode_status aim_trajectory_run_full(const aim_config *cfg, int d,
     if (moments)
         memset(moments, 0, sizeof *moments);
     if (cfg->method == AIM_METHOD_MATRIX)
-        return run_matrix(cfg, tau, obs, moments, report);
+        return run_matrix(cfg, d, tau, obs, moments, report);
     if (cfg->decomposition == AIM_TIED)
         return run_tied(cfg, tau, start, obs, moments, report);
     if (cfg->decomposition == AIM_UNTIED)

@@ -1382,13 +1382,14 @@ int aim_config_validate(aim_config *cfg, aim_config_error *err)
         return -1;
     }
 
-    /* The matrix process has no fast clock (theory/matrix.md). */
-    if (cfg->method == AIM_METHOD_MATRIX && cfg->centring == AIM_RAW) {
-        combo_error(cfg, err, key_index("ode", "method"), k_centring,
-                    "the matrix limit process integrates centred indices only: the raw "
-                    "mean moves on the fast clock t = d tau",
-                    "ode.method = auto with model.centring = raw, or model.centring = "
-                    "centred");
+    /* The matrix process integrates the raw mean as the stiff system at
+     * finite d (theory/matrix.md sec. 5). */
+    if (cfg->method == AIM_METHOD_MATRIX && cfg->centring == AIM_RAW &&
+        cfg->mean_mode == AIM_MEAN_ADIABATIC) {
+        combo_error(cfg, err, key_index("ode", "method"), key_index("hierarchy", "mean"),
+                    "the matrix limit process integrates the raw mean as the stiff system "
+                    "at the finite d of the runs, not its adiabatic limit",
+                    "hierarchy.mean = stiff with ode.method = matrix, or ode.method = auto");
         return -1;
     }
 

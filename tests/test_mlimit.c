@@ -148,10 +148,10 @@ static void gap_at(model *md, int D, double tau0, double *gap, double *se, doubl
                    double *size, double *value)
 {
     char err[256];
-    aim_mlimit *m = aim_mlimit_create(md->cfg, D, md->cfg->seed, err, sizeof err);
+    aim_mlimit *m = aim_mlimit_create(md->cfg, D, D, md->cfg->seed, err, sizeof err);
     if (!m)
         fail_msg("%s", err);
-    if (tau0 > 0.0 && aim_mlimit_advance(m, tau0 / 100.0, 100) != 0)
+    if (tau0 > 0.0 && aim_mlimit_advance(m, tau0, tau0 / 100.0) != 0)
         fail_msg("%s", aim_mlimit_error(m));
     const int count = aim_wordset_count(md->ws), maxlen = aim_wordset_max_len(md->ws);
     const double h[2] = {H, 2 * H};
