@@ -14,7 +14,15 @@
 
 typedef struct {
     const aim_ode_model *model;
-    double blowup;
+    double blowup, threshold;
+    int nb, nm, nr; /* root functions: blow-up, margins, recovery crossing */
+    void *mem;
+    /* the last rhs call that failed: CVODE's step count then (-1: none),
+     * its kind (AIM_STOP_INVALID, AIM_STOP_NONFINITE, or AIM_STOP_NONE for
+     * any other reason) and what it said */
+    long fail_step;
+    aim_ode_stop fail_kind;
+    char fail_message[512];
     char solver_message[256];
 } session;
 
@@ -26,15 +34,55 @@ static void say(aim_ode_report *r, const char *fmt, ...)
     va_end(ap);
 }
 
+static int first_nonfinite(const double *v, int n)
+{
+    for (int i = 0; i < n; i++)
+        if (!isfinite(v[i]))
+            return i;
+    return -1;
+}
+
+__attribute__((format(printf, 3, 4))) static void
+note_failure(session *s, aim_ode_stop kind, const char *fmt, ...)
+{
+    long steps = 0;
+    if (s->mem && CVodeGetNumSteps(s->mem, &steps) != CV_SUCCESS)
+        steps = -2; /* never matches: the failure is not attributed */
+    s->fail_step = steps;
+    s->fail_kind = kind;
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(s->fail_message, sizeof s->fail_message, fmt, ap);
+    va_end(ap);
+}
+
 static int rhs_adapter(sunrealtype t, N_Vector y, N_Vector ydot, void *user)
 {
     (void)t;
     session *s = user;
+    const aim_ode_model *m = s->model;
+    const double *v = N_VGetArrayPointer(y);
+    double *dv = N_VGetArrayPointer(ydot);
     /* A failure is recoverable for CVODE: a trial step can leave the
-     * region of valid covariances, and a smaller step may not. */
-    if (s->model->rhs(s->model->ctx, N_VGetArrayPointer(y),
-                      N_VGetArrayPointer(ydot)))
+     * region of valid covariances (or overflow), and a smaller step may
+     * not. What failed is kept to name the cause if CVODE gives up. */
+    int bad = first_nonfinite(v, m->size);
+    if (bad >= 0) {
+        note_failure(s, AIM_STOP_NONFINITE, "%s = %g is not finite",
+                     m->state_name(m->ctx, bad), v[bad]);
         return 1;
+    }
+    if (m->rhs(m->ctx, v, dv)) {
+        note_failure(s, m->failure ? m->failure(m->ctx) : AIM_STOP_NONE, "%s",
+                     m->error ? m->error(m->ctx) : "");
+        return 1;
+    }
+    bad = first_nonfinite(dv, m->size);
+    if (bad >= 0) {
+        note_failure(s, AIM_STOP_NONFINITE, "the rate d%s/dtau = %g is not finite (overflow)",
+                     m->state_name(m->ctx, bad), dv[bad]);
+        return 1;
+    }
     return 0;
 }
 
@@ -43,14 +91,21 @@ static int watched(const aim_ode_model *m)
     return m->monitored > 0 && m->monitored < m->size ? m->monitored : m->size;
 }
 
-/* One root per watched component: |y_i| reaching the blow-up level. */
-static int blowup_roots(sunrealtype t, N_Vector y, sunrealtype *g, void *user)
+/* The root functions, checked by CVODE on every accepted step: |y_i|
+ * reaching the blow-up level (one per watched component), the model's
+ * validity margins, and |overlap| reaching the weak-recovery threshold. */
+static int roots(sunrealtype t, N_Vector y, sunrealtype *g, void *user)
 {
     (void)t;
     session *s = user;
+    const aim_ode_model *m = s->model;
     const double *v = N_VGetArrayPointer(y);
-    for (int i = 0; i < watched(s->model); i++)
+    for (int i = 0; i < s->nb; i++)
         g[i] = s->blowup - fabs(v[i]);
+    if (s->nm)
+        m->margin(m->ctx, v, g + s->nb);
+    if (s->nr)
+        g[s->nb + s->nm] = fabs(m->overlap(m->ctx, v)) - s->threshold;
     return 0;
 }
 
@@ -81,19 +136,150 @@ static void describe_state(char *buf, size_t n, const aim_ode_model *model,
                                  i ? ", " : "", model->state_name(model->ctx, i), y[i]);
 }
 
+/* The noise terms' share of the rate of component i at y:
+ * |noise_i| / (|gradient_i + decay_i| + |noise_i|). Above 1/2 the noise
+ * terms are what drives |y_i| up (theory/stops.md sec. 3). NAN when the
+ * model cannot split its rate. */
+static double noise_share(const aim_ode_model *m, const double *y, int i)
+{
+    if (!m->terms)
+        return NAN;
+    double *w = malloc(sizeof(double) * 3 * (size_t)m->size);
+    double share = NAN;
+    if (w && m->terms(m->ctx, y, w, w + m->size, w + 2 * m->size) == 0) {
+        const double noise = fabs(w[m->size + i]), driven = fabs(w[i] + w[2 * m->size + i]);
+        if (noise + driven > 0.0)
+            share = noise / (noise + driven);
+    }
+    free(w);
+    return share;
+}
+
+/* Reports the root that stopped the run at tau t (state v); 1 when one
+ * did, 0 when only the recovery crossing was found. */
+static int root_stop(const session *s, const aim_config *cfg, const int *found,
+                     const double *v, double t, aim_ode_report *report)
+{
+    const aim_ode_model *m = s->model;
+    for (int k = 0; k < s->nm; k++)
+        if (found[s->nb + k]) {
+            report->stop = AIM_STOP_INVALID;
+            snprintf(report->reason, sizeof report->reason, "%s fails",
+                     m->margin_text(m->ctx, k));
+            say(report, "the state left the valid set at tau = %.6g: %s", t, report->reason);
+            return 1;
+        }
+    for (int i = 0; i < s->nb; i++)
+        if (found[i]) {
+            const char *name = m->state_name(m->ctx, i);
+            const double share = noise_share(m, v, i);
+            report->noise_share = share;
+            report->stop = share > 0.5 ? AIM_STOP_NOISE : AIM_STOP_GRADIENT;
+            if (isnan(share))
+                snprintf(report->reason, sizeof report->reason, "|%s| reached %g", name,
+                         cfg->blowup);
+            else if (share > 0.5)
+                snprintf(report->reason, sizeof report->reason,
+                         "|%s| reached %g; the noise terms outgrow the gradient terms there "
+                         "(%.3g %% of its rate is noise): lower training.eta",
+                         name, cfg->blowup, 100.0 * share);
+            else
+                snprintf(report->reason, sizeof report->reason,
+                         "|%s| reached %g, driven by the gradient and weight-decay terms (%.3g "
+                         "%% of its rate is noise there): not a noise blow-up, a lower "
+                         "training.eta does not remove it",
+                         name, cfg->blowup, 100.0 * share);
+            say(report, "blow-up at tau = %.6g: %s", t, report->reason);
+            return 1;
+        }
+    return 0;
+}
+
+/* The watched component growing fastest relative to its size at v (its
+ * rate against max(|v_i|, atol)), or -1 when no rate can be computed. */
+static int fastest(const session *s, const aim_config *cfg, const double *v)
+{
+    const aim_ode_model *m = s->model;
+    double *dv = malloc(sizeof(double) * (size_t)m->size), best = -1.0;
+    int which = -1;
+    if (dv && m->rhs(m->ctx, v, dv) == 0)
+        for (int i = 0; i < s->nb; i++) {
+            const double r = fabs(dv[i]) / fmax(fabs(v[i]), cfg->atol);
+            if (isfinite(r) && r > best) {
+                best = r;
+                which = i;
+            }
+        }
+    free(dv);
+    return which;
+}
+
+/* CVODE gave up at its last accepted step tau t (state v): a noise
+ * blow-up too fast to follow when the noise terms drive the fastest
+ * growing order parameter there; else a stop when the rhs failed for a
+ * reason of the state; else a failure. */
+static void solver_failure(const session *s, const aim_config *cfg, int flag, double t,
+                           const double *v, aim_ode_report *report)
+{
+    const aim_ode_model *m = s->model;
+    const int i = fastest(s, cfg, v);
+    const double share = i >= 0 ? noise_share(m, v, i) : NAN;
+    if (share > 0.5) {
+        report->status = AIM_ODE_BLOWUP;
+        report->stop = AIM_STOP_NOISE;
+        report->noise_share = share;
+        snprintf(report->reason, sizeof report->reason,
+                 "%s grows too fast for the integrator to follow, and the noise terms outgrow "
+                 "the gradient terms there (%.3g %% of its rate is noise): lower training.eta",
+                 m->state_name(m->ctx, i), 100.0 * share);
+        say(report, "blow-up at tau = %.6g: %s", t, report->reason);
+        return;
+    }
+    long steps = -1;
+    const int attributed = s->fail_step >= 0 && CVodeGetNumSteps(s->mem, &steps) == CV_SUCCESS &&
+                           steps == s->fail_step && s->fail_kind != AIM_STOP_NONE;
+    if (attributed) {
+        report->status = AIM_ODE_BLOWUP;
+        report->stop = s->fail_kind;
+        snprintf(report->reason, sizeof report->reason, "%s", s->fail_message);
+        say(report, "%s by tau = %.6g: %s",
+            s->fail_kind == AIM_STOP_INVALID ? "the state left the valid set" : "blow-up", t,
+            report->reason);
+        return;
+    }
+    char state[384], name[64];
+    describe_state(state, sizeof state, m, v);
+    flag_name(flag, name, sizeof name);
+    say(report, "CVODE failed at tau = %.6g with %s%s%s%s%s; state: %s", t, name,
+        s->solver_message[0] ? ": " : "", s->solver_message,
+        s->fail_step >= 0 ? "; last failed right-hand side evaluation: " : "",
+        s->fail_step >= 0 ? s->fail_message : "", state);
+}
+
 aim_ode_status aim_ode_integrate(const aim_config *cfg, const aim_ode_model *model,
                                  const double *y0, const double *tau, int points,
                                  double *states, aim_ode_report *report)
 {
     memset(report, 0, sizeof *report);
     report->status = AIM_ODE_FAILED;
+    report->noise_share = NAN;
+    report->tau_wr = NAN;
     const int n = model->size;
-    session s = {.model = model, .blowup = cfg->blowup};
+    session s = {.model = model,
+                 .blowup = cfg->blowup,
+                 .threshold = cfg->recovery_threshold,
+                 .nb = watched(model),
+                 .nm = model->margin ? model->margins : 0,
+                 .nr = model->overlap ? 1 : 0,
+                 .fail_step = -1};
+    const int nroots = s.nb + s.nm + s.nr;
     SUNContext sunctx = NULL;
     N_Vector y = NULL;
     SUNMatrix A = NULL;
     SUNLinearSolver LS = NULL;
     void *mem = NULL;
+    int *found = NULL, *direction = NULL;
+    double *dy0 = NULL;
 
     if (SUNContext_Create(NULL, &sunctx) != 0) {
         say(report, "SUNContext_Create failed");
@@ -103,21 +289,44 @@ aim_ode_status aim_ode_integrate(const aim_config *cfg, const aim_ode_model *mod
     A = SUNDenseMatrix(n, n, sunctx);
     LS = A && y ? SUNLinSol_Dense(y, A, sunctx) : NULL;
     mem = CVodeCreate(CV_BDF, sunctx);
-    if (!y || !A || !LS || !mem) {
+    found = calloc((size_t)nroots, sizeof *found);
+    direction = calloc((size_t)nroots, sizeof *direction);
+    dy0 = malloc(sizeof(double) * (size_t)n);
+    if (!y || !A || !LS || !mem || !found || !direction || !dy0) {
         say(report, "out of memory setting up CVODE");
         goto done;
     }
     for (int i = 0; i < n; i++)
-        if (!isfinite(y0[i]) || (i < watched(model) && fabs(y0[i]) >= cfg->blowup)) {
+        if (!isfinite(y0[i]) || (i < s.nb && fabs(y0[i]) >= cfg->blowup)) {
             say(report, "the initial %s = %g is already at or beyond the blow-up level "
                         "ode.blowup = %g: raise ode.blowup or lower the initial scales",
                 model->state_name(model->ctx, i), y0[i], cfg->blowup);
             goto done;
         }
+    /* a start whose rate cannot be computed is no run at all */
+    const int start_failed = model->rhs(model->ctx, y0, dy0);
+    const int bad_rate = start_failed ? -1 : first_nonfinite(dy0, n);
+    if (start_failed || bad_rate >= 0) {
+        char state[384];
+        describe_state(state, sizeof state, model, y0);
+        if (start_failed)
+            say(report, "the right-hand side at the start: %s; state: %s",
+                model->error ? model->error(model->ctx) : "", state);
+        else
+            say(report, "the rate d%s/dtau at the start is not finite; state: %s",
+                model->state_name(model->ctx, bad_rate), state);
+        goto done;
+    }
     memcpy(N_VGetArrayPointer(y), y0, sizeof(double) * (size_t)n);
     memcpy(states, y0, sizeof(double) * (size_t)n);
     report->reached = 1;
     report->tau = tau[0];
+    if (model->overlap && fabs(model->overlap(model->ctx, y0)) >= s.threshold)
+        report->tau_wr = tau[0];
+    /* the blow-up level is crossed in either direction (it is only ever
+     * reached from below); a margin going negative; |overlap| rising */
+    for (int k = s.nb; k < nroots; k++)
+        direction[k] = k < s.nb + s.nm ? -1 : 1;
 
     int flag;
     if ((flag = CVodeInit(mem, rhs_adapter, tau[0], y)) != CV_SUCCESS ||
@@ -127,58 +336,53 @@ aim_ode_status aim_ode_integrate(const aim_config *cfg, const aim_ode_model *mod
         (flag = CVodeSetLinearSolver(mem, LS, A)) != CV_SUCCESS ||
         (flag = CVodeSetMaxNumSteps(mem, 1000000)) != CV_SUCCESS ||
         (flag = CVodeSetStopTime(mem, tau[points - 1])) != CV_SUCCESS ||
-        (flag = CVodeRootInit(mem, watched(model), blowup_roots)) != CV_SUCCESS) {
+        (flag = CVodeRootInit(mem, nroots, roots)) != CV_SUCCESS ||
+        (flag = CVodeSetRootDirection(mem, direction)) != CV_SUCCESS ||
+        (flag = CVodeSetNoInactiveRootWarn(mem)) != CV_SUCCESS) {
         char name[64];
         flag_name(flag, name, sizeof name);
         say(report, "CVODE set-up failed: %s %s", name, s.solver_message);
         goto done;
     }
+    s.mem = mem;
 
-    for (int i = 1; i < points; i++) {
+    for (int i = 1; i < points;) {
         double reached_tau = tau[i - 1];
         flag = CVode(mem, tau[i], y, &reached_tau, CV_NORMAL);
         const double *v = N_VGetArrayPointer(y);
         report->tau = reached_tau;
         if (flag == CV_ROOT_RETURN) {
-            int *roots = calloc((size_t)n, sizeof *roots);
-            int which = 0;
-            if (roots && CVodeGetRootInfo(mem, roots) == CV_SUCCESS)
-                for (int k = 0; k < watched(model); k++)
-                    if (roots[k]) {
-                        which = k;
-                        break;
-                    }
-            free(roots);
-            report->status = AIM_ODE_BLOWUP;
-            say(report,
-                "blow-up: |%s| reached %g at tau = %.6g (the noise terms "
-                "outgrow the gradient terms at this learning rate; lower "
-                "training.eta)",
-                model->state_name(model->ctx, which), cfg->blowup, reached_tau);
-            goto done;
+            if (CVodeGetRootInfo(mem, found) != CV_SUCCESS) {
+                say(report, "CVODE could not say which root it found at tau = %.6g",
+                    reached_tau);
+                goto done;
+            }
+            if (s.nr && found[nroots - 1] && isnan(report->tau_wr))
+                report->tau_wr = reached_tau;
+            if (root_stop(&s, cfg, found, v, reached_tau, report)) {
+                report->status = AIM_ODE_BLOWUP;
+                goto done;
+            }
+            continue; /* only the recovery crossing: on to tau[i] */
         }
         if (flag < 0) {
-            char state[384];
-            describe_state(state, sizeof state, model, v);
-            const char *why = model->error ? model->error(model->ctx) : "";
-            char name[64];
-            flag_name(flag, name, sizeof name);
-            say(report, "CVODE failed at tau = %.6g with %s%s%s%s%s; state: %s",
-                reached_tau, name,
-                s.solver_message[0] ? ": " : "", s.solver_message,
-                why && why[0] ? "; last right-hand side evaluation: " : "", why ? why : "",
-                state);
+            sunrealtype last = reached_tau;
+            if (CVodeGetCurrentTime(mem, &last) == CV_SUCCESS)
+                report->tau = last;
+            solver_failure(&s, cfg, flag, report->tau, v, report);
             goto done;
         }
-        if (model->check && model->check(model->ctx, v)) {
+        const int bad = first_nonfinite(v, n);
+        if (bad >= 0) {
             report->status = AIM_ODE_BLOWUP;
-            report->invalid = 1;
-            say(report, "the state left the model's valid set by tau = %.6g: %s",
-                reached_tau, model->error ? model->error(model->ctx) : "");
+            report->stop = AIM_STOP_NONFINITE;
+            snprintf(report->reason, sizeof report->reason, "%s = %g is not finite",
+                     model->state_name(model->ctx, bad), v[bad]);
+            say(report, "blow-up by tau = %.6g: %s", reached_tau, report->reason);
             goto done;
         }
         memcpy(states + (size_t)i * n, v, sizeof(double) * (size_t)n);
-        report->reached = i + 1;
+        report->reached = ++i;
     }
     report->status = AIM_ODE_OK;
 done:
@@ -190,5 +394,8 @@ done:
     if (y)
         N_VDestroy(y);
     SUNContext_Free(&sunctx);
+    free(found);
+    free(direction);
+    free(dy0);
     return report->status;
 }

@@ -1,10 +1,30 @@
 /* aim_ode: integrates an autonomous ODE model on the output grid with
  * SUNDIALS CVODE (BDF, dense direct linear solver, tolerances from the
- * configuration), with blow-up detection through CVODE's root finding. */
+ * configuration). CVODE's root finding watches, on every accepted
+ * internal step, the blow-up level, the model's validity margins and the
+ * weak-recovery crossing, so that where a run stops and when it recovers
+ * do not depend on the output grid (theory/stops.md). */
 #ifndef AIM_ODE_H
 #define AIM_ODE_H
 
 #include "config.h"
+
+/* Why a run with status AIM_ODE_BLOWUP stopped. */
+typedef enum {
+    AIM_STOP_NONE = 0,
+    AIM_STOP_NOISE,     /* |q| reached ode.blowup and the noise terms are
+                           the larger part of d|q|/dtau there */
+    AIM_STOP_GRADIENT,  /* |q| reached ode.blowup driven by the gradient
+                           and decay terms: not a noise blow-up (also when
+                           the model gives no terms to tell: noise_share
+                           is then NAN and the message names no cause) */
+    AIM_STOP_NONFINITE, /* a state component or a rate became non-finite */
+    AIM_STOP_INVALID,   /* the state left the valid set (a margin turned
+                           negative, or an rhs met order parameters of no
+                           matrices) */
+    AIM_STOP_DIVERGED   /* the model's own divergence (e.g. the untied
+                           adiabatic mean runs away) */
+} aim_ode_stop;
 
 typedef struct {
     int size;
@@ -17,33 +37,61 @@ typedef struct {
      * parameters; a hierarchy's long words are legitimately large);
      * 0 means all */
     int monitored;
-    /* optional: 0 when the state reached at a grid point is valid, else
-     * non-zero with the reason in error(); the run stops there, before
-     * that point, and is reported like a blow-up (e.g. a truncated moment
-     * hierarchy that has left the moments of real matrices) */
-    int (*check)(void *ctx, const double *y);
+    /* optional: `margins` continuous functions of the state, >= 0 while
+     * the state is valid (e.g. the moments of a truncated hierarchy are
+     * those of real matrices); the run stops where the first one turns
+     * negative, located by root finding. margin_text(k) names condition
+     * k ("m(SS) >= m(S)^2"). */
+    int margins;
+    void (*margin)(void *ctx, const double *y, double *g);
+    const char *(*margin_text)(void *ctx, int k);
+    /* optional: why the last failed rhs call failed, when for a reason
+     * of the state: AIM_STOP_INVALID (its order parameters are those of
+     * no matrices), AIM_STOP_DIVERGED (a divergence the model names in
+     * its error); AIM_STOP_NONE otherwise */
+    aim_ode_stop (*failure)(void *ctx);
+    /* optional: the teacher overlap at y; the first tau with |overlap| >=
+     * cfg->recovery_threshold is located by root finding */
+    double (*overlap)(void *ctx, const double *y);
+    /* optional: the rhs split into first-order (gradient), second-order
+     * (SGD noise) and weight-decay terms, to name a blow-up's cause */
+    int (*terms)(void *ctx, const double *y, double *gradient, double *noise,
+                 double *decay);
 } aim_ode_model;
 
 typedef enum {
     AIM_ODE_OK = 0,
-    AIM_ODE_BLOWUP = 1, /* |state| reached cfg->blowup, or the state left
-                           the model's valid set: model diverges */
-    AIM_ODE_FAILED = -1 /* solver or right-hand side failure */
+    AIM_ODE_BLOWUP = 1, /* the run stopped early and its rows are kept:
+                           a blow-up (|state| reached cfg->blowup, or a
+                           non-finite state or rate), or the state left
+                           the model's valid set (see aim_ode_stop) */
+    AIM_ODE_FAILED = -1 /* solver, set-up or start failure: no result */
 } aim_ode_status;
+
 
 typedef struct {
     aim_ode_status status;
+    aim_ode_stop stop;
     double tau;          /* where the integration stopped */
     int reached;         /* grid points filled in states */
-    int invalid;         /* stopped because model->check rejected a state */
+    /* at a blow-up: |noise| / (|gradient + decay| + |noise|) of the
+     * quantity that reached the level (NAN when not known) */
+    double noise_share;
+    /* first tau with |overlap| >= cfg->recovery_threshold, by root
+     * finding (tau[0] when the start is above it); NAN when not reached
+     * or the model has no overlap function */
+    double tau_wr;
     double start_mean;   /* untied, raw: the student mean it started from */
     char warning[512];   /* a diagnostic that does not stop the run (the
                             untied balance condition), "" if none */
+    char reason[512];    /* at a stop: the condition or quantity, without
+                            the time (for callers that word it anew) */
     char message[768];
 } aim_ode_report;
 
 /* Integrates from y0 at tau[0] through tau[1..points-1], storing the
- * state at each grid point in states[i * size ...]. */
+ * state at each grid point in states[i * size ...]; rows past a stop are
+ * not written (report->reached of them are). */
 aim_ode_status aim_ode_integrate(const aim_config *cfg, const aim_ode_model *model,
                                  const double *y0, const double *tau, int points,
                                  double *states, aim_ode_report *report);

@@ -182,8 +182,7 @@ static int limit_run(const aim_config *cfg, int d, aim_recovery_limit *out, char
     if (rc) {
         snprintf(err, n, "the limit ODE: %s", rep.message);
     } else {
-        out->tau_wr = aim_trajectory_recovery_time(rep.reached, tau, obs + AIM_OBS_OVERLAP,
-                                                   AIM_OBS_COUNT, AIM_RECOVERY_THRESHOLD);
+        out->tau_wr = rep.tau_wr;
         out->tau_end = tau[rep.reached - 1];
         out->overlap_end = obs[(size_t)(rep.reached - 1) * AIM_OBS_COUNT + AIM_OBS_OVERLAP];
     }
@@ -302,8 +301,7 @@ static int seed_run(const aim_config *cfg, int d, uint64_t seed, const double *t
         free(start);
     }
     if (rep->status == AIM_ODE_FAILED || rep->reached < 1) {
-        snprintf(err, n, "the limit ODE from seed %llu at d = %d: %s",
-                 (unsigned long long)seed, d, rep->message);
+        snprintf(err, n, "%.250s", rep->message);
         return -1;
     }
     return 0;
@@ -318,6 +316,7 @@ void aim_recovery_finite_free(aim_recovery_finite *f)
     free(f->tau_end);
     free(f->overlap_end);
     free(f->blew_up);
+    free(f->failure);
     memset(f, 0, sizeof *f);
 }
 
@@ -326,6 +325,7 @@ int aim_recovery_finite_run(const aim_config *cfg, int d, int seeds, int progres
 {
     memset(out, 0, sizeof *out);
     const int points = cfg->points;
+    const double threshold = cfg->recovery_threshold;
     out->d = d;
     out->seeds = seeds;
     out->start_overlap = malloc(sizeof(double) * (size_t)seeds);
@@ -333,35 +333,46 @@ int aim_recovery_finite_run(const aim_config *cfg, int d, int seeds, int progres
     out->tau_end = malloc(sizeof(double) * (size_t)seeds);
     out->overlap_end = malloc(sizeof(double) * (size_t)seeds);
     out->blew_up = malloc(sizeof(int) * (size_t)seeds);
+    out->failure = calloc((size_t)seeds, sizeof *out->failure);
     double *tau = malloc(sizeof(double) * (size_t)points);
     double *obs = malloc(sizeof(double) * (size_t)points * AIM_OBS_COUNT);
-    int rc = out->start_overlap && out->tau_wr && out->tau_end && out->overlap_end &&
-                     out->blew_up && tau && obs
-                 ? 0
-                 : -1;
-    if (rc)
+    if (!out->start_overlap || !out->tau_wr || !out->tau_end || !out->overlap_end ||
+        !out->blew_up || !out->failure || !tau || !obs) {
         snprintf(err, n, "out of memory");
-    else
-        aim_grid_fill(cfg, tau);
-    for (int s = 0; !rc && s < seeds; s++) {
-        aim_ode_report rep;
+        free(tau);
+        free(obs);
+        aim_recovery_finite_free(out);
+        return -1;
+    }
+    aim_grid_fill(cfg, tau);
+    for (int s = 0; s < seeds; s++) {
+        aim_ode_report rep = {.reached = 0};
         const uint64_t seed = cfg->seed + (uint64_t)s;
-        rc = seed_run(cfg, d, seed, tau, obs, &rep, err, n);
-        if (rc)
-            break;
+        /* a seed whose ODE fails is marked with its reason; the others go
+         * on (it counts as stopped, unrecovered, where it stopped) */
+        if (seed_run(cfg, d, seed, tau, obs, &rep, out->failure[s], sizeof out->failure[s])) {
+            out->failed++;
+            out->start_overlap[s] = rep.reached >= 1 ? obs[AIM_OBS_OVERLAP] : NAN;
+            out->tau_wr[s] = out->overlap_end[s] = NAN;
+            out->tau_end[s] = rep.reached >= 1 ? rep.tau : NAN;
+            out->blew_up[s] = 0;
+            if (progress)
+                fprintf(stderr, "recovery: d = %d, seed %llu: failed: %s\n", d,
+                        (unsigned long long)seed, out->failure[s]);
+            continue;
+        }
         out->start_overlap[s] = obs[AIM_OBS_OVERLAP];
-        out->tau_wr[s] = aim_trajectory_recovery_time(rep.reached, tau, obs + AIM_OBS_OVERLAP,
-                                                      AIM_OBS_COUNT, AIM_RECOVERY_THRESHOLD);
+        out->tau_wr[s] = rep.tau_wr;
         out->tau_end[s] = tau[rep.reached - 1];
         out->overlap_end[s] = obs[(size_t)(rep.reached - 1) * AIM_OBS_COUNT + AIM_OBS_OVERLAP];
         out->blew_up[s] = rep.status == AIM_ODE_BLOWUP;
         out->escaped += isfinite(out->tau_wr[s]);
         out->blowups += !isfinite(out->tau_wr[s]) && out->blew_up[s];
-        out->above += fabs(out->start_overlap[s]) >= AIM_RECOVERY_THRESHOLD;
+        out->above += fabs(out->start_overlap[s]) >= threshold;
         if (progress)
             fprintf(stderr, "recovery: d = %d, seed %llu: start overlap %.3g%s, %s%.6g%s\n", d,
                     (unsigned long long)seed, out->start_overlap[s],
-                    fabs(out->start_overlap[s]) >= AIM_RECOVERY_THRESHOLD
+                    fabs(out->start_overlap[s]) >= threshold
                         ? " (already above the threshold: tau_wr = 0)"
                         : "",
                     isfinite(out->tau_wr[s]) ? "tau_wr = " : "no recovery by tau = ",
@@ -370,10 +381,6 @@ int aim_recovery_finite_run(const aim_config *cfg, int d, int seeds, int progres
     }
     free(tau);
     free(obs);
-    if (rc) {
-        aim_recovery_finite_free(out);
-        return -1;
-    }
     out->median_tau = aim_recovery_median(seeds, out->tau_wr, out->tau_end);
     return 0;
 }

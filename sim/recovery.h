@@ -67,11 +67,14 @@ typedef struct {
     double *tau_end;       /* per seed: where its ODE stopped */
     double *overlap_end;   /* per seed: the overlap there */
     int *blew_up;          /* per seed: 1 when its ODE blew up */
+    int failed;            /* seeds whose ODE failed (kept, marked) */
+    char (*failure)[256];  /* per seed: why its ODE failed, "" if it did not */
     double median_tau;     /* aim_recovery_median of tau_wr, tau_end */
 } aim_recovery_finite;
 
-/* Returns 0, or -1 with the reason in err; progress (one line per seed)
- * on stderr when progress is non-zero. Free with
+/* Returns 0, or -1 with the reason in err (out of memory); a seed whose
+ * ODE fails is marked (failure[s]) and the others still run. Progress
+ * (one line per seed) on stderr when progress is non-zero. Free with
  * aim_recovery_finite_free. */
 int aim_recovery_finite_run(const aim_config *cfg, int d, int seeds, int progress,
                             aim_recovery_finite *out, char *err, size_t n);

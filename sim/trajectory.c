@@ -24,7 +24,22 @@ static int tied_rhs(void *ctx, const double *y, double *dy)
 
 static const char *tied_error(void *ctx) { return aim_tied_error(ctx); }
 
-static int tied_check(void *ctx, const double *y) { return aim_tied_check(ctx, y); }
+static void tied_margins(void *ctx, const double *y, double *g) { aim_tied_margins(ctx, y, g); }
+
+static const char *tied_margin_text(void *ctx, int k) { return aim_tied_margin_text(ctx, k); }
+
+static aim_ode_stop tied_failure(void *ctx)
+{
+    return aim_tied_left_valid(ctx) ? AIM_STOP_INVALID : AIM_STOP_NONE;
+}
+
+static double tied_overlap(void *ctx, const double *y) { return aim_tied_overlap(ctx, y); }
+
+static int tied_terms(void *ctx, const double *y, double *gradient, double *noise,
+                      double *decay)
+{
+    return aim_tied_terms(ctx, y, gradient, noise, decay);
+}
 
 static int direct_observables(void *ctx, const double *y, double *obs)
 {
@@ -43,7 +58,60 @@ static int untied_rhs(void *ctx, const double *y, double *dy)
 
 static const char *untied_error(void *ctx) { return aim_untied_error(ctx); }
 
-static int untied_check(void *ctx, const double *y) { return aim_untied_check(ctx, y); }
+static void untied_margins(void *ctx, const double *y, double *g)
+{
+    aim_untied_margins(ctx, y, g);
+}
+
+static const char *untied_margin_text(void *ctx, int k)
+{
+    return aim_untied_margin_text(ctx, k);
+}
+
+static aim_ode_stop untied_failure(void *ctx)
+{
+    const int why = aim_untied_left_valid(ctx);
+    return why == AIM_UNTIED_RUNAWAY ? AIM_STOP_DIVERGED : why ? AIM_STOP_INVALID : AIM_STOP_NONE;
+}
+
+static double untied_overlap(void *ctx, const double *y) { return aim_untied_overlap(ctx, y); }
+
+static int untied_terms(void *ctx, const double *y, double *gradient, double *noise,
+                        double *decay)
+{
+    return aim_untied_terms(ctx, y, gradient, noise, decay);
+}
+
+static double direct_overlap(void *ctx, const double *y)
+{
+    aim_overlaps q;
+    aim_direct_overlaps(ctx, y, &q);
+    return aim_overlaps_teacher_overlap(&q);
+}
+
+static int direct_terms(void *ctx, const double *y, double *gradient, double *noise,
+                        double *decay)
+{
+    return aim_direct_terms(ctx, y, gradient, noise, decay);
+}
+
+/* The closing words of a hierarchy's stop: which truncation, and why
+ * lowering eta is not the cure. */
+static void hierarchy_stop(const aim_config *cfg, aim_ode_report *report)
+{
+    if (report->stop == AIM_STOP_INVALID)
+        snprintf(report->message, sizeof report->message,
+                 "the order-%d hierarchy left the valid moments at tau = %.6g: %s; the "
+                 "closure error has grown too large (raise hierarchy.order, or shorten "
+                 "training.horizon)",
+                 cfg->order, report->tau, report->reason);
+    else if (report->stop == AIM_STOP_GRADIENT)
+        snprintf(report->message, sizeof report->message,
+                 "the order-%d hierarchy stopped at tau = %.6g: %s; the truncation's "
+                 "closure error (raise hierarchy.order, or shorten training.horizon), or a "
+                 "level the dynamics reaches (raise ode.blowup)",
+                 cfg->order, report->tau, report->reason);
+}
 
 static int untied_observables(void *ctx, const double *y, double *obs)
 {
@@ -154,7 +222,9 @@ int aim_trajectory_start_drift(const aim_config *cfg, int d, double obs0[AIM_OBS
 }
 
 /* Observables at every grid point the integration reached, NaN beyond.
- * Returns 0, or -1 with the report turned into a failure. */
+ * Returns 0 (a row whose observables cannot be computed ends the run
+ * there, as a stop: the rows before it are kept), or -1 with the report
+ * turned into a failure when not even the start's can. */
 static int fill_observables(int points, const double *tau, const double *states, int n,
                             double *obs, aim_ode_report *report, void *model,
                             int (*observe)(void *, const double *, double *),
@@ -162,15 +232,21 @@ static int fill_observables(int points, const double *tau, const double *states,
 {
     for (int i = 0; i < points; i++) {
         double *row = obs + (size_t)i * AIM_OBS_COUNT;
-        if (i >= report->reached) {
-            for (int k = 0; k < AIM_OBS_COUNT; k++)
-                row[k] = NAN;
-        } else if (observe(model, states + (size_t)i * n, row)) {
-            report->status = AIM_ODE_FAILED;
+        if (i < report->reached && observe(model, states + (size_t)i * n, row)) {
+            snprintf(report->reason, sizeof report->reason, "the observables: %s",
+                     error(model));
             snprintf(report->message, sizeof report->message, "observables at tau = %g: %s",
                      tau[i], error(model));
-            return -1;
+            report->status = i > 0 ? AIM_ODE_BLOWUP : AIM_ODE_FAILED;
+            report->stop = AIM_STOP_NONFINITE;
+            report->reached = i;
+            report->tau = tau[i];
+            if (i == 0)
+                return -1;
         }
+        if (i >= report->reached)
+            for (int k = 0; k < AIM_OBS_COUNT; k++)
+                row[k] = NAN;
     }
     return 0;
 }
@@ -248,20 +324,16 @@ static aim_ode_status run_tied(const aim_config *cfg, const double *tau,
                               .error = tied_error,
                               .state_name = aim_tied_state_name,
                               .monitored = aim_tied_order_parameters(model),
-                              .check = tied_check};
+                              .margins = aim_tied_margin_count(model),
+                              .margin = tied_margins,
+                              .margin_text = tied_margin_text,
+                              .failure = tied_failure,
+                              .overlap = tied_overlap,
+                              .terms = tied_terms};
     aim_ode_integrate(cfg, &om, y0, tau, points, states, report);
     /* A truncated hierarchy can leave the moments of real matrices (its
-     * closure error grows with time): stopped by the check at a grid
-     * point, or by a right-hand side that met such moments between two.
-     * The rest is not a prediction. */
-    if (report->invalid || (report->status == AIM_ODE_FAILED && aim_tied_left_valid(model))) {
-        snprintf(report->message, sizeof report->message,
-                 "the order-%d hierarchy left the valid moments by tau = %.6g: %s; the "
-                 "closure error has grown too large (raise hierarchy.order, or shorten "
-                 "training.horizon)",
-                 cfg->order, report->tau, aim_tied_error(model));
-        report->status = AIM_ODE_BLOWUP;
-    }
+     * closure error grows with time): the rest is not a prediction. */
+    hierarchy_stop(cfg, report);
     if (fill_observables(points, tau, states, n, obs, report, model, tied_observables,
                          tied_error))
         goto done;
@@ -396,25 +468,19 @@ static aim_ode_status run_untied(const aim_config *cfg, int d, const double *tau
                               .error = untied_error,
                               .state_name = aim_untied_state_name,
                               .monitored = aim_untied_order_parameters(model),
-                              .check = untied_check};
+                              .margins = aim_untied_margin_count(model),
+                              .margin = untied_margins,
+                              .margin_text = untied_margin_text,
+                              .failure = untied_failure,
+                              .overlap = untied_overlap,
+                              .terms = untied_terms};
     aim_ode_integrate(cfg, &om, y0, tau, points, states, report);
     report->start_mean = mean0;
     memcpy(report->warning, warning, sizeof warning);
-    if (report->status == AIM_ODE_FAILED &&
-        aim_untied_left_valid(model) == AIM_UNTIED_RUNAWAY) {
+    if (report->stop == AIM_STOP_DIVERGED)
         snprintf(report->message, sizeof report->message,
-                 "blow-up of the student mean by tau = %.6g: %s", report->tau,
-                 aim_untied_error(model));
-        report->status = AIM_ODE_BLOWUP;
-    } else if (report->invalid ||
-               (report->status == AIM_ODE_FAILED && aim_untied_left_valid(model))) {
-        snprintf(report->message, sizeof report->message,
-                 "the order-%d hierarchy left the valid moments by tau = %.6g: %s; the "
-                 "closure error has grown too large (raise hierarchy.order, or shorten "
-                 "training.horizon)",
-                 cfg->order, report->tau, aim_untied_error(model));
-        report->status = AIM_ODE_BLOWUP;
-    }
+                 "blow-up of the student mean by tau = %.6g: %s", report->tau, report->reason);
+    hierarchy_stop(cfg, report);
     if (adiabatic) {
         if (untied_composite(cfg, model, d_out, tau, states, n, mean0, obs, report))
             goto done;
@@ -463,7 +529,9 @@ static aim_ode_status run_direct(const aim_config *cfg, int d, const double *tau
                               .ctx = model,
                               .rhs = direct_rhs,
                               .error = direct_error,
-                              .state_name = aim_direct_state_name};
+                              .state_name = aim_direct_state_name,
+                              .overlap = direct_overlap,
+                              .terms = direct_terms};
     aim_ode_integrate(cfg, &om, y0, tau, points, states, report);
     fill_observables(points, tau, states, n, obs, report, model, direct_observables,
                      direct_error);
@@ -637,6 +705,7 @@ aim_ode_status aim_trajectory_run_full(const aim_config *cfg, int d,
 {
     memset(report, 0, sizeof *report);
     report->status = AIM_ODE_FAILED;
+    report->tau_wr = report->noise_share = NAN;
     if (moments)
         memset(moments, 0, sizeof *moments);
     if (cfg->method == AIM_METHOD_MATRIX)
@@ -654,6 +723,7 @@ aim_ode_status aim_trajectory_run_direct_from(const aim_config *cfg, int d,
 {
     memset(report, 0, sizeof *report);
     report->status = AIM_ODE_FAILED;
+    report->tau_wr = report->noise_share = NAN;
     return run_direct(cfg, d, tau, q, obs, report);
 }
 
@@ -673,4 +743,39 @@ double aim_trajectory_recovery_time(int points, const double *tau,
         }
     }
     return NAN;
+}
+
+void aim_trajectory_recovery_error(int points, const double *tau, const double *overlap,
+                                   size_t stride, double threshold, double *spacing,
+                                   double *curvature)
+{
+    *spacing = *curvature = NAN;
+    if (points > 0 && fabs(overlap[0]) >= threshold) {
+        *spacing = *curvature = 0.0; /* the start itself: nothing interpolated */
+        return;
+    }
+    for (int i = 1; i < points; i++) {
+        const double v = fabs(overlap[(size_t)i * stride]);
+        if (isnan(v))
+            return;
+        if (v < threshold)
+            continue;
+        const double u = fabs(overlap[(size_t)(i - 1) * stride]);
+        *spacing = tau[i] - tau[i - 1];
+        /* |f''| from the second difference over the points around the
+         * interval, |f'| from its first difference (theory/stops.md
+         * sec. 5): error ~ h^2 |f''| / (8 |f'|) */
+        const int k = i + 1 < points ? i : i - 1;
+        if (k >= 1 && k + 1 < points && k - 1 >= 0) {
+            const double h0 = tau[k] - tau[k - 1], h1 = tau[k + 1] - tau[k];
+            const double f0 = fabs(overlap[(size_t)(k - 1) * stride]);
+            const double f1 = fabs(overlap[(size_t)k * stride]);
+            const double f2 = fabs(overlap[(size_t)(k + 1) * stride]);
+            const double second = 2.0 * ((f2 - f1) / h1 - (f1 - f0) / h0) / (h0 + h1);
+            const double slope = (v - u) / *spacing;
+            if (isfinite(second) && slope > 0.0)
+                *curvature = *spacing * *spacing * fabs(second) / (8.0 * slope);
+        }
+        return;
+    }
 }

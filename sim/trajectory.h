@@ -56,14 +56,22 @@ aim_ode_status aim_trajectory_run_direct_from(const aim_config *cfg, int d,
 int aim_trajectory_start_drift(const aim_config *cfg, int d, double obs0[AIM_OBS_COUNT],
                                double *drift, char *err, size_t n);
 
-/* Weak recovery: the first tau with |teacher overlap| >= this (MODEL.md
- * sec. 6). */
-#define AIM_RECOVERY_THRESHOLD 0.1
-
 /* First tau at which |overlap| reaches threshold, linearly interpolated
- * between grid points; NaN when never (or NaN first). overlap[i * stride]. */
+ * between grid points; NaN when never (or NaN first). overlap[i * stride].
+ * For measured curves (SGD); the ODE locates its crossing by root finding
+ * (aim_ode_report.tau_wr). */
 double aim_trajectory_recovery_time(int points, const double *tau,
                                     const double *overlap, size_t stride,
                                     double threshold);
+
+/* The error of aim_trajectory_recovery_time's linear interpolation: the
+ * spacing of the two grid points around the crossing (the crossing lies
+ * between them when the overlap is monotone there) and the curvature
+ * estimate h^2 |f''| / (8 |f'|), f = |overlap|, from the second and first
+ * differences of the grid values (NaN when not crossed, or not
+ * estimable: fewer than three points). */
+void aim_trajectory_recovery_error(int points, const double *tau, const double *overlap,
+                                   size_t stride, double threshold, double *spacing,
+                                   double *curvature);
 
 #endif

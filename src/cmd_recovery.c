@@ -36,7 +36,8 @@ static const char *const usage =
     "   never leaves (the teacher's E[sigma'(h*)] vanishes: information\n"
     "   exponent >= 2 at a start with uncorrelated indices), or undecided.\n"
     "2. The limit ODE on the training grid: the weak-recovery time tau_wr\n"
-    "   (|overlap| >= 0.1) and the samples n_wr = tau_wr d^2 / eta at each d.\n"
+    "   (|overlap| >= output.recovery_threshold, by root finding) and the samples\n"
+    "   n_wr = tau_wr d^2 / eta at each d.\n"
     "3. The finite-d start (when the limit does not recover, or with\n"
     "   --finite always): the limit ODE from the initial matrices of SGD\n"
     "   seeds sgd.seed, sgd.seed + 1, ... at each d (the random overlap of\n"
@@ -61,7 +62,10 @@ static const char *const usage =
     "  aimdyn recovery examples/direct_he2.ini --d 100 --d 200 --d 400 --d 800\n"
     "\n"
     "Exit status: 0 done, 1 bad usage or configuration (nothing written),\n"
-    "2 run-time failure (nothing written), 3 the limit ODE blew up (recorded).\n";
+    "2 run-time failure (nothing written), 3 the limit ODE stopped early (a\n"
+    "blow-up, or a hierarchy that left the valid moments), or a finite-d seed's\n"
+    "ODE did or failed (recorded; a failed seed is marked with its reason in\n"
+    "NAME-recovery-seeds.tsv and the other seeds are kept).\n";
 
 typedef enum { FINITE_AUTO = 0, FINITE_ALWAYS, FINITE_NEVER } finite_when;
 
@@ -259,7 +263,7 @@ static void print_limit(const aim_config *cfg, const recovery_options *o,
         }
         if (isfinite(r->tau_wr)) {
             printf("Limit ODE%s: weak recovery (|overlap| >= %g) at tau_wr = %.6g; n_wr = "
-                   "tau_wr d^2/eta =", at, AIM_RECOVERY_THRESHOLD, r->tau_wr);
+                   "tau_wr d^2/eta =", at, cfg->recovery_threshold, r->tau_wr);
             for (int i = 0; i < o->ndims; i++)
                 if (nlim == 1 || i == k)
                     printf("%s %.4g at d = %d", i && nlim == 1 ? "," : "",
@@ -305,11 +309,16 @@ static void print_finite(const aim_config *cfg, const aim_recovery_finite *f, in
     int recovered = 0, blowups = 0;
     for (int i = 0; i < nd; i++) {
         double so = 0.0;
-        int grows = 0; /* seeds whose |overlap| ended above its start */
+        int grows = 0,   /* seeds whose |overlap| ended above its start */
+            started = 0; /* seeds that did not fail at their start */
         for (int s = 0; s < f[i].seeds; s++) {
-            so += fabs(f[i].start_overlap[s]) / f[i].seeds;
+            if (isfinite(f[i].start_overlap[s])) {
+                so += fabs(f[i].start_overlap[s]);
+                started++;
+            }
             grows += fabs(f[i].overlap_end[s]) > fabs(f[i].start_overlap[s]);
         }
+        so = started ? so / started : NAN;
         recovered += f[i].escaped;
         blowups += f[i].blowups;
         printf("  d = %4d: start |overlap| %.3g on average; %d of %d seeds recover", f[i].d, so,
@@ -326,7 +335,11 @@ static void print_finite(const aim_config *cfg, const aim_recovery_finite *f, in
                    f[i].blowups);
         if (f[i].above)
             printf("    %d seed(s) start at |overlap| >= %g already (tau_wr = 0): a small d\n",
-                   f[i].above, AIM_RECOVERY_THRESHOLD);
+                   f[i].above, cfg->recovery_threshold);
+        if (f[i].failed)
+            printf("    %d seed(s) failed (marked in the seeds file with the reason); the "
+                   "median counts them as stopped where they failed\n",
+                   f[i].failed);
     }
     double A, B, half;
     const int m = log_fit(f, nd, &A, &B, &half);
@@ -360,7 +373,10 @@ static double predicted(const aim_config *cfg, int d, const aim_recovery_limit *
 
 static const char *seed_status(const aim_recovery_finite *f, int s)
 {
-    return isfinite(f->tau_wr[s]) ? "recovered" : f->blew_up[s] ? "blow-up" : "not-by-horizon";
+    return f->failure[s][0]          ? "failed"
+           : isfinite(f->tau_wr[s]) ? "recovered"
+           : f->blew_up[s]          ? "blow-up"
+                                    : "not-by-horizon";
 }
 
 static void put_table(FILE *t, const recovery_options *o, const aim_recovery_limit *lim,
@@ -369,7 +385,7 @@ static void put_table(FILE *t, const recovery_options *o, const aim_recovery_lim
     const aim_config *cfg = &o->cfg;
     fprintf(t, "# weak recovery: |overlap| >= %g; n = tau d^2/eta; n_wr_predicted: the limit's "
                "n_wr, else the finite-d median's%s\n",
-            AIM_RECOVERY_THRESHOLD,
+            cfg->recovery_threshold,
             nlim > 1 ? "; raw centring: the limit at each row's d" : "");
     fputs("d\teta\ttau_wr_limit\tn_wr_limit\tseeds\tescaped\ttau_wr_median\tn_wr_median\t"
           "n_wr_predicted\n", t);
@@ -406,6 +422,11 @@ static void put_start(FILE *s, const aim_recovery_limit *r, int d)
 static void put_seeds(FILE *p, const recovery_options *o, const aim_recovery_finite *f)
 {
     const aim_config *cfg = &o->cfg;
+    for (int i = 0; i < o->ndims; i++)
+        for (int k = 0; k < f[i].seeds; k++)
+            if (f[i].failure[k][0])
+                fprintf(p, "# d = %d, seed %llu failed: %s\n", f[i].d,
+                        (unsigned long long)(cfg->seed + (uint64_t)k), f[i].failure[k]);
     fputs("d\tseed\tstart_overlap\ttau_wr\tn_wr\ttau_end\toverlap_end\tstatus\n", p);
     for (int i = 0; i < o->ndims; i++)
         for (int k = 0; k < f[i].seeds; k++)
@@ -495,7 +516,7 @@ int aim_cmd_recovery(int argc, char **argv)
             fprintf(stderr, "aimdyn recovery: %s\n", err);
             exit_code = AIM_EXIT_RUNTIME;
         }
-        blowup |= f[i].blowups > 0;
+        blowup |= f[i].blowups > 0 || f[i].failed > 0;
     }
     if (!exit_code && finite)
         print_finite(cfg, f, o.ndims);

@@ -43,7 +43,8 @@ static const char usage[] =
     "How does the number of samples needed for weak recovery grow with the\n"
     "dimension d? Reads per-seed SGD files NAME-sgd-dD-seeds.tsv (written by\n"
     "`aimdyn sgd` or `aimdyn compare`), one per d. For every seed the weak-recovery\n"
-    "time tau_wr is the first tau with |teacher overlap| >= X (default 0.1),\n"
+    "time tau_wr is the first tau with |teacher overlap| >= X (default: the\n"
+    "output.recovery_threshold recorded in the files, which must agree),\n"
     "linearly interpolated between grid points, and its sample count is\n"
     "n_wr = tau_wr d^2 / eta with the d (sgd.d) and learning rate (training.eta)\n"
     "recorded in its file, so the files may follow an eta(d) schedule such as\n"
@@ -87,8 +88,8 @@ static const char usage[] =
     "                   measured medians (relative gap (measured - predicted) /\n"
     "                   predicted) and drawn on the figure\n"
     "  --label TEXT     what the runs are (the figure's title and the file's metadata)\n"
-    "  --threshold X    weak-recovery threshold on |overlap|; allowed 0 < X < 1\n"
-    "                   (default 0.1)\n"
+    "  --threshold X    weak-recovery threshold on |overlap|; allowed 0 < X <= 1\n"
+    "                   (default: the files' output.recovery_threshold)\n"
     "  --figure STEM    STEM.png and STEM.svg (gnuplot): n_wr against d on log-log axes,\n"
     "                   medians with their intervals, the seeds as faint points, the\n"
     "                   power law, the predictions (without gnuplot: a warning, the\n"
@@ -118,7 +119,8 @@ typedef struct {
     const char **sgd, **predict;
     int nsgd, npredict;
     const char *label, *figure;
-    double threshold;
+    double threshold; /* NAN until given or read from the files */
+    int threshold_given;
     aim_config out; /* output.dir and output.name only */
 } options;
 
@@ -134,6 +136,10 @@ typedef struct {
     double *tau_end; /* the last grid point with a finite overlap */
     double tau_max;  /* the recorded horizon (or the last grid point of any
                         seed's rows, if later) */
+    /* the linear interpolation's error over the recovered seeds: the
+     * largest grid spacing around a crossing, the largest curvature
+     * estimate (aim_trajectory_recovery_error) */
+    double interp_error[2];
 } sgd_run;
 
 /* What is reported per d. NaN: not defined. */
@@ -236,7 +242,8 @@ static int parse_options(int argc, char **argv, options *o)
                                              {NULL, 0, NULL, 0}};
     aim_config_error err;
     aim_config_defaults(&o->out);
-    o->threshold = AIM_RECOVERY_THRESHOLD;
+    o->threshold = NAN;
+    o->threshold_given = 0;
     optind = 1;
     int c;
     while ((c = getopt_long(argc, argv, "h", longopts, NULL)) != -1) {
@@ -249,12 +256,13 @@ static int parse_options(int argc, char **argv, options *o)
             char *end;
             errno = 0;
             o->threshold = strtod(optarg, &end);
-            if (end == optarg || *end || errno || !(o->threshold > 0 && o->threshold < 1)) {
+            if (end == optarg || *end || errno || !(o->threshold > 0 && o->threshold <= 1)) {
                 fprintf(stderr, CMD ": --threshold %s: not allowed; allowed: a number X with "
-                                "0 < X < 1 (the |teacher overlap| of weak recovery, default "
-                                "%g)\n", optarg, AIM_RECOVERY_THRESHOLD);
+                                "0 < X <= 1 (the |teacher overlap| of weak recovery; default "
+                                "the files' output.recovery_threshold)\n", optarg);
                 return -1;
             }
+            o->threshold_given = 1;
             break;
         }
         case 'o':
@@ -320,10 +328,13 @@ static FILE *open_input(const char *opt, const char *path)
 
 /* d and eta from the recorded "# config sgd.d = ..." and "# config
  * training.eta = ..." lines, parsed and range-checked by the
- * configuration's own rules, and the horizon (training.horizon; the
- * default when the line is absent: then the rows give it). Returns 0, or
- * -1 after a message. */
-static int read_recorded_config(const char *path, int *d, double *eta, double *horizon)
+ * configuration's own rules, the horizon (training.horizon; the
+ * default when the line is absent: then the rows give it) and the
+ * weak-recovery threshold (output.recovery_threshold; its default when
+ * absent, as in files made before the key). Returns 0, or -1 after a
+ * message. */
+static int read_recorded_config(const char *path, int *d, double *eta, double *horizon,
+                                double *threshold)
 {
     FILE *f = open_input("--sgd", path);
     if (!f)
@@ -342,13 +353,15 @@ static int read_recorded_config(const char *path, int *d, double *eta, double *h
         const int is_d = !strncmp(line, "# config sgd.d = ", 17);
         const int is_eta = !strncmp(line, "# config training.eta = ", 24);
         const int is_horizon = !strncmp(line, "# config training.horizon = ", 28);
-        if (!is_d && !is_eta && !is_horizon)
+        const int is_threshold = !strncmp(line, "# config output.recovery_threshold = ", 37);
+        if (!is_d && !is_eta && !is_horizon && !is_threshold)
             continue;
         char set[256];
         aim_config_error err;
         snprintf(set, sizeof set, "%s=%.200s",
-                 is_d ? "sgd.d" : is_eta ? "training.eta" : "training.horizon",
-                 line + (is_d ? 17 : is_eta ? 24 : 28));
+                 is_d ? "sgd.d" : is_eta ? "training.eta" : is_horizon ? "training.horizon"
+                                                        : "output.recovery_threshold",
+                 line + (is_d ? 17 : is_eta ? 24 : is_horizon ? 28 : 37));
         if (aim_config_set(&cfg, set, &err)) {
             const char *msg = strncmp(err.message, "--set ", 6) ? err.message : err.message + 6;
             fprintf(stderr, CMD ": --sgd %s: recorded configuration not usable: %s\n", path,
@@ -370,6 +383,7 @@ static int read_recorded_config(const char *path, int *d, double *eta, double *h
     *d = cfg.d;
     *eta = cfg.eta;
     *horizon = have_horizon ? cfg.horizon : -INFINITY;
+    *threshold = cfg.recovery_threshold;
     return rc;
 }
 
@@ -456,6 +470,15 @@ static int seeds_from_table(const aim_table *t, sgd_run *run, double threshold)
         run->tau_max = fmax(run->tau_max, tau[end - i - 1]);
         run->tau_wr[s] = aim_trajectory_recovery_time(finite, tau, t->data + i * nc + ko, nc,
                                                       threshold);
+        double spacing, curvature;
+        aim_trajectory_recovery_error(finite, tau, t->data + i * nc + ko, nc, threshold,
+                                      &spacing, &curvature);
+        if (s == 0)
+            run->interp_error[0] = run->interp_error[1] = NAN;
+        if (isnan(run->interp_error[0]) || spacing > run->interp_error[0])
+            run->interp_error[0] = spacing;
+        if (isnan(run->interp_error[1]) || curvature > run->interp_error[1])
+            run->interp_error[1] = curvature;
         if (run->tau_wr[s] <= 0) { /* n_wr = 0 has no logarithm */
             fprintf(stderr, CMD ": --sgd %s: seed %g has |overlap| >= %g already at tau = %g; "
                             "allowed: a --threshold above the initial overlap (of order "
@@ -470,17 +493,27 @@ static int seeds_from_table(const aim_table *t, sgd_run *run, double threshold)
     return rc;
 }
 
-static int read_sgd_file(sgd_run *run, double threshold)
+/* threshold: --threshold, or (not given) the files' recorded one, which
+ * the first file sets and the others must repeat. */
+static int read_sgd_file(sgd_run *run, double *threshold, int given)
 {
-    double horizon;
-    if (read_recorded_config(run->path, &run->d, &run->eta, &horizon))
+    double horizon, recorded;
+    if (read_recorded_config(run->path, &run->d, &run->eta, &horizon, &recorded))
         return -1;
+    if (!given && !isnan(*threshold) && recorded != *threshold) {
+        fprintf(stderr, CMD ": --sgd %s records output.recovery_threshold = %g, an earlier "
+                        "--sgd file %g; allowed: files made with one threshold, or "
+                        "--threshold X for all\n", run->path, recorded, *threshold);
+        return -1;
+    }
+    if (!given)
+        *threshold = recorded;
     aim_table t;
     if (aim_table_read(run->path, &t)) {
         fprintf(stderr, CMD ": --sgd %s: not a readable result file (see above)\n", run->path);
         return -1;
     }
-    int rc = seeds_from_table(&t, run, threshold);
+    int rc = seeds_from_table(&t, run, *threshold);
     /* every seed blew up: the rows stop before the horizon the run was
      * for, which is where a seed that did not blow up would stop */
     run->tau_max = fmax(run->tau_max, horizon);
@@ -499,7 +532,7 @@ static void free_runs(sgd_run *runs, int n)
 }
 
 /* Reads every --sgd file, sorted by d; refuses two files with one d. */
-static sgd_run *read_runs(const options *o)
+static sgd_run *read_runs(options *o)
 {
     sgd_run *runs = calloc((size_t)o->nsgd, sizeof *runs);
     if (!runs) {
@@ -509,7 +542,7 @@ static sgd_run *read_runs(const options *o)
     for (int i = 0; i < o->nsgd; i++) {
         runs[i].path = o->sgd[i];
         runs[i].order = i;
-        if (read_sgd_file(&runs[i], o->threshold)) {
+        if (read_sgd_file(&runs[i], &o->threshold, o->threshold_given)) {
             free_runs(runs, o->nsgd);
             return NULL;
         }
@@ -1025,6 +1058,11 @@ static int write_tsv(const options *o, const char *cmdline, const sgd_run *runs,
     for (int r = 0; r < nruns; r++)
         fprintf(f, "# sgd %s: d = %d, eta = %.10g, seeds = %d\n", runs[r].path, runs[r].d,
                 runs[r].eta, runs[r].nseeds);
+    for (int r = 0; r < nruns; r++)
+        fprintf(f, "# interpolation error of tau_wr at d = %d: at most the grid spacing around "
+                   "a crossing (largest %.3g), estimated h^2 |f''|/(8 |f'|) <= %.3g "
+                   "(theory/stops.md sec. 5)\n",
+                runs[r].d, runs[r].interp_error[0], runs[r].interp_error[1]);
     for (int i = 0; i < o->npredict; i++)
         fprintf(f, "# predict %s\n", o->predict[i]);
     for (int r = 0; r < nruns; r++)

@@ -107,8 +107,9 @@ static void print_help(void)
            "Where, and how fast, does the attention layer learn over a grid of\n"
            "configurations? At every point the limit ODE is integrated as `aimdyn ode`\n"
            "does; the sweep records the predicted weak-recovery time tau_wr (the first\n"
-           "tau with |teacher overlap| >= %g), the samples n_wr = tau_wr d^2/eta at\n"
-           "d = sgd.d, and draws the phase diagram of tau_wr as a heatmap.\n\n"
+           "tau with |teacher overlap| >= output.recovery_threshold, by root finding),\n"
+           "the samples n_wr = tau_wr d^2/eta at d = sgd.d, and draws the phase\n"
+           "diagram of tau_wr as a heatmap.\n\n"
            "The grid is the Cartesian product of the --vary lists. A point's\n"
            "configuration is CONFIG, then every --set, then the point's values; every\n"
            "point is checked before anything runs. With hierarchy.start = seed (tied and\n"
@@ -166,7 +167,7 @@ static void print_help(void)
            "to draw the heatmap (the table is kept); 3 no failure, but a point blew up\n"
            "(recorded in the table: status blow-up). Without gnuplot: a warning, no\n"
            "heatmap, the exit status as otherwise.\n",
-           AIM_RECOVERY_THRESHOLD, MAX_VALUES, MAX_POINTS, MAX_JOBS, cores,
+           MAX_VALUES, MAX_POINTS, MAX_JOBS, cores,
            aim_cli_usage_common);
 }
 
@@ -745,8 +746,7 @@ static void run_point(const aim_config *cfg, point_result *r)
             r->tau_end = tau[rep.reached - 1];
             r->overlap = last[AIM_OBS_OVERLAP];
             r->risk = last[AIM_OBS_RISK];
-            r->tau_wr = aim_trajectory_recovery_time(rep.reached, tau, obs + AIM_OBS_OVERLAP,
-                                                     AIM_OBS_COUNT, AIM_RECOVERY_THRESHOLD);
+            r->tau_wr = rep.tau_wr;
             r->n_wr = r->tau_wr * cfg->d * (double)cfg->d / cfg->eta;
             char warning[sizeof rep.warning + 128] = "";
             if (rep.warning[0])
@@ -933,7 +933,7 @@ static int write_table(const sweep *sw, char *path, size_t n)
                    "# tau_wr: first tau with |teacher overlap| >= %g (nan: not reached); "
                    "n_wr = tau_wr d^2 / eta at d = sgd.d; tau_end: the last grid point "
                    "reached, overlap_end and risk_end there\n",
-                sw->npoints, AIM_RECOVERY_THRESHOLD);
+                sw->npoints, sw->base.recovery_threshold);
         for (int v = 0; v < sw->nvary; v++)
             fprintf(f, "%s\t", sw->vary[v].key);
         fprintf(f, "%s\n", result_header);
@@ -982,7 +982,7 @@ static int draw_heatmap(const sweep *sw, char *stem, size_t n)
     }
     char title[128];
     snprintf(title, sizeof title, "limit-ODE weak-recovery time tau_wr (|teacher overlap| >= %g)",
-             AIM_RECOVERY_THRESHOLD);
+             sw->base.recovery_threshold);
     const aim_plot_heatmap_spec spec = {
         .title = title,
         .xlabel = sw->vary[0].key,

@@ -25,6 +25,16 @@
 #define WHY_SIZE 256   /* reason texts */
 #define VALUE_SHOWN 160 /* longest value quoted in a message */
 
+/* Bounds of the scale-type keys and of the blow-up level, derived in
+ * theory/stops.md sec. 4: with scales and coefficients at most 1e6 and
+ * order parameters at most 1e15, the expectation engine's largest
+ * number stays below 1e150 and every rate below the largest double. */
+#define SCALE_MAX 1e6
+#define BLOWUP_MAX 1e15
+#define SCALE_WHY                                                                  \
+    "a variance scale; bounded so that every expectation stays finite up to the " \
+    "blow-up level: theory/stops.md sec. 4"
+
 static int lower(int c) { return (c >= 'A' && c <= 'Z') ? c - 'A' + 'a' : c; }
 
 static bool same_word(const char *a, const char *b) /* ASCII, no case */
@@ -499,6 +509,11 @@ static int set_hermite(const key_def *k, aim_config *cfg, const char *text,
         snprintf(why, n, "all coefficients are zero");
         return -1;
     }
+    for (int i = 0; i < count; i++)
+        if (fabs(c[i]) > SCALE_MAX) {
+            snprintf(why, n, "coefficient c%d = %g is larger than 1e6 in size", i, c[i]);
+            return -1;
+        }
     for (int i = 0; i < AIM_MAX_HERMITE; i++)
         cfg->hermite[i] = i < count ? c[i] : 0.0;
     cfg->hermite_degree = degree;
@@ -687,6 +702,7 @@ static int set_name(const key_def *k, aim_config *cfg, const char *text,
 
 /* --- the table --- */
 
+
 #define REAL(sec, key, field, def, lo, hi, flags, allowed, help)                \
     {sec, key, def, allowed, help, set_real, get_real,                        \
      offsetof(aim_config, field), 0, lo, hi, flags, NULL}
@@ -729,12 +745,14 @@ static const key_def keys[] = {
     CUSTOM("model", "hermite", "0 1 0.70710678118654752", set_hermite,
            get_hermite,
            "1 to 9 real numbers c0 .. c8 (separated by spaces, commas or "
-           "semicolons), not all zero",
+           "semicolons), not all zero, each at most 1e6 in size (theory/stops.md sec. 4)",
            "sigma = sum_k c_k He_k (probabilists' Hermite); used when "
            "model.activation = hermite or heN"),
     REAL("model", "beta", beta, "1", 0, 0, LO_OPEN | NO_HI,
          "a real number > 0", "softmax inverse temperature"),
-    REAL("model", "noise", noise, "0", 0, 0, NO_HI, "a real number >= 0",
+    REAL("model", "noise", noise, "0", 0, SCALE_MAX, 0,
+         "a real number in [0, 1e6] (a variance; bounded so that every expectation "
+         "stays finite up to the blow-up level: theory/stops.md sec. 4)",
          "label noise variance Delta"),
 
     /* [student] */
@@ -742,10 +760,10 @@ static const key_def keys[] = {
          "direct only: keep S symmetric"),
     REAL("student", "rho", student.rho, "1", 0, 0, LO_OPEN | NO_HI,
          "a real number > 0", "tied/untied width: p = round(rho d) columns"),
-    REAL("student", "scale", student.scale, "0.25", 0, 0, LO_OPEN | NO_HI,
-         "a real number > 0", "init scale v: entries N(0, v/d)"),
-    REAL("student", "scale_v", student.scale_v, "0", 0, 0, LO_OPEN | ZERO_OK | NO_HI,
-         "0 (the same as student.scale) or a real number > 0",
+    REAL("student", "scale", student.scale, "0.25", 0, SCALE_MAX, LO_OPEN,
+         "a real number in (0, 1e6] (" SCALE_WHY ")", "init scale v: entries N(0, v/d)"),
+    REAL("student", "scale_v", student.scale_v, "0", 0, SCALE_MAX, LO_OPEN | ZERO_OK,
+         "0 (the same as student.scale) or a real number in (0, 1e6] (" SCALE_WHY ")",
          "untied: init scale v_V of V (U uses student.scale); unequal scales "
          "make the balance condition of hierarchy.balance hold"),
 
@@ -757,8 +775,8 @@ static const key_def keys[] = {
          "direct only: symmetric S*"),
     REAL("teacher", "rho", teacher.rho, "1", 0, 0, LO_OPEN | NO_HI,
          "a real number > 0", "tied/untied width: p* = round(rho d) columns"),
-    REAL("teacher", "scale", teacher.scale, "1", 0, 0, LO_OPEN | NO_HI,
-         "a real number > 0", "scale v*: entries N(0, v*/d)"),
+    REAL("teacher", "scale", teacher.scale, "1", 0, SCALE_MAX, LO_OPEN,
+         "a real number in (0, 1e6] (" SCALE_WHY ")", "scale v*: entries N(0, v*/d)"),
     REAL("teacher", "mean", teacher.mean, "0", 0, 0, NO_LO | NO_HI,
          "a real number (non-zero only with model.centring = raw)",
          "teacher mean m*: adds (m*/sqrt d) I to S*"),
@@ -766,7 +784,9 @@ static const key_def keys[] = {
     /* [training] */
     REAL("training", "eta", eta, "0.1", 0, 0, LO_OPEN | NO_HI,
          "a real number > 0", "learning rate: SGD steps of eta/d"),
-    REAL("training", "gamma", gamma, "0", 0, 0, NO_HI, "a real number >= 0",
+    REAL("training", "gamma", gamma, "0", 0, SCALE_MAX, 0,
+         "a real number in [0, 1e6] (a decay rate per unit tau; bounded so that every "
+         "rate stays finite up to the blow-up level: theory/stops.md sec. 4)",
          "weight decay (gamma/d)"),
     REAL("training", "horizon", horizon, "0.3", 0, 0, LO_OPEN | NO_HI,
          "a real number > 0", "tau_max, in slow time tau = n eta / d^2"),
@@ -792,8 +812,10 @@ static const key_def keys[] = {
     REAL("ode", "d", ode_d, "0", 1, 0, ZERO_OK | NO_HI,
          "0 (take sgd.d) or a real number >= 1",
          "finite d of the stiff raw-mode mean equation"),
-    REAL("ode", "blowup", blowup, "10000", 0, 0, LO_OPEN | NO_HI,
-         "a real number > 0",
+    REAL("ode", "blowup", blowup, "10000", 0, BLOWUP_MAX, LO_OPEN,
+         "a real number in (0, 1e15] (at |order parameter| = 1e15 the largest "
+         "expectation, of a degree-8 Hermite map, is about 1e146, and every rate stays "
+         "far below the largest double: theory/stops.md sec. 4)",
          "|order parameter| above which a run counts as blown up"),
     ENUM("ode", "rule", rule, "auto", rule_names, "auto | generic",
          "expectation rule: auto (Gauss-Hermite for smooth elementwise maps, "
@@ -861,6 +883,10 @@ static const key_def keys[] = {
      "non-empty, only letters, digits and . _ - (< 128 characters)",
      "file stem of the results", set_name, get_string,
      offsetof(aim_config, name), sizeof(((aim_config *)0)->name), 0, 0, 0, NULL},
+    REAL("output", "recovery_threshold", recovery_threshold, "0.1", 0, 1, LO_OPEN,
+         "a real number in (0, 1] (|overlap| is a cosine, at most 1)",
+         "weak recovery: the first tau at which |teacher overlap| reaches this "
+         "(ODE, SGD, recovery, scaling and sweep alike)"),
 };
 
 #define NKEYS ((int)(sizeof keys / sizeof keys[0]))

@@ -116,6 +116,7 @@ typedef struct {
     /* [output] */
     char dir[512];   /* output directory */
     char name[128];  /* file stem */
+    double recovery_threshold; /* weak recovery: |teacher overlap| >= this */
 
     /* provenance */
     char source[512]; /* config file path or "built-in default" */

@@ -77,7 +77,10 @@ static void print_usage(FILE *out, const char *cmd)
                 "points up to training.horizon in tau = n eta / d^2) and writes\n"
                 "DIR/NAME-ode.tsv: tau, n, t, risk, teacher overlap and all order\n"
                 "parameters. Prints the weak-recovery time (first tau with\n"
-                "|overlap| >= 0.1).\n\n"
+                "|overlap| >= output.recovery_threshold, by root finding). A run that\n"
+                "stops early (blow-up, or a hierarchy that left the valid moments) keeps\n"
+                "its rows, says why in the file's # status line, and exits 3\n"
+                "(theory/stops.md).\n\n"
                 "options:\n"
                 "  --d D                    dimension for the sample count n = tau d^2/eta\n"
                 "                           and for the raw-mode mean (default sgd.d;\n"
@@ -381,9 +384,8 @@ static int write_ode_file(const aim_config *cfg, int d, const double *tau,
         fprintf(f, "# status: %s\n", rep->message);
     else
         fprintf(f, "# status: complete\n");
-    fprintf(f, "# weak recovery (|overlap| >= %g) at tau = %.6g\n", AIM_RECOVERY_THRESHOLD,
-            aim_trajectory_recovery_time(rep->reached, tau, obs + AIM_OBS_OVERLAP, AIM_OBS_COUNT,
-                          AIM_RECOVERY_THRESHOLD));
+    fprintf(f, "# weak recovery (|overlap| >= %g) at tau = %.6g\n", cfg->recovery_threshold,
+            rep->tau_wr);
     fputs("tau\tn\tt", f);
     for (int k = 0; k < AIM_OBS_COUNT; k++)
         fprintf(f, "\t%s", aim_obs_names[k]);
@@ -447,17 +449,16 @@ static int cmd_ode(int argc, char **argv)
             exit_code = AIM_EXIT_RUNTIME;
         } else {
             const double *last = obs + (size_t)(rep.reached - 1) * AIM_OBS_COUNT;
-            double twr = aim_trajectory_recovery_time(rep.reached, tau, obs + AIM_OBS_OVERLAP,
-                                       AIM_OBS_COUNT, AIM_RECOVERY_THRESHOLD);
+            const double twr = rep.tau_wr;
             printf("wrote %s\n", path);
             printf("tau = %g: risk = %.6g, teacher overlap = %.6g\n",
                    tau[rep.reached - 1], last[AIM_OBS_RISK], last[AIM_OBS_OVERLAP]);
             if (isnan(twr))
                 printf("weak recovery (|overlap| >= %g): not reached by tau = %g\n",
-                       AIM_RECOVERY_THRESHOLD, tau[rep.reached - 1]);
+                       cfg->recovery_threshold, tau[rep.reached - 1]);
             else
                 printf("weak recovery (|overlap| >= %g): tau = %.6g, n = %.4g samples at d = %d\n",
-                       AIM_RECOVERY_THRESHOLD, twr, twr * ro.dims[0] * (double)ro.dims[0] / cfg->eta,
+                       cfg->recovery_threshold, twr, twr * ro.dims[0] * (double)ro.dims[0] / cfg->eta,
                        ro.dims[0]);
             if (st == AIM_ODE_BLOWUP) {
                 fprintf(stderr, "aimdyn ode: %s\n", rep.message);
@@ -509,7 +510,7 @@ static int cmd_hierarchy(int argc, char **argv)
  * seed that blew up before the median without recovering leaves it
  * undefined). */
 static double median_recovery(const aim_config *cfg, const double *tau, const double *obs,
-                              const int *reached, int *recovered)
+                              const int *reached, int *recovered, double error[2])
 {
     const int points = cfg->points, seeds = cfg->seeds;
     double *t = malloc(sizeof(double) * 2 * (size_t)seeds);
@@ -520,9 +521,18 @@ static double median_recovery(const aim_config *cfg, const double *tau, const do
     for (int s = 0; s < seeds; s++) {
         t[s] = aim_trajectory_recovery_time(
             points, tau, obs + (size_t)s * points * AIM_OBS_COUNT + AIM_OBS_OVERLAP,
-            AIM_OBS_COUNT, AIM_RECOVERY_THRESHOLD);
+            AIM_OBS_COUNT, cfg->recovery_threshold);
         stop[s] = reached[s] > 0 ? tau[reached[s] - 1] : -INFINITY;
         *recovered += isfinite(t[s]);
+        /* the largest interpolation error bound and estimate over seeds */
+        double spacing, curvature;
+        aim_trajectory_recovery_error(
+            points, tau, obs + (size_t)s * points * AIM_OBS_COUNT + AIM_OBS_OVERLAP,
+            AIM_OBS_COUNT, cfg->recovery_threshold, &spacing, &curvature);
+        if (s == 0)
+            error[0] = error[1] = NAN;
+        error[0] = isnan(error[0]) || spacing > error[0] ? spacing : error[0];
+        error[1] = isnan(error[1]) || curvature > error[1] ? curvature : error[1];
     }
     double med = aim_recovery_median(seeds, t, stop);
     free(t);
@@ -582,7 +592,8 @@ static int run_sgd(const aim_config *cfg, int d, const double *tau, double *mean
     aim_compare_stats(seeds, points, obs, mean, se);
     if (ws)
         aim_compare_stats_n(seeds, points, mom.count, mom.values, mmean, mse);
-    *median_wr = median_recovery(cfg, tau, obs, reached, recovered);
+    double wr_error[2] = {NAN, NAN};
+    *median_wr = median_recovery(cfg, tau, obs, reached, recovered, wr_error);
     int all_reached = points;
     for (int s = 0; s < seeds; s++)
         if (reached[s] < all_reached)
@@ -629,6 +640,11 @@ static int run_sgd(const aim_config *cfg, int d, const double *tau, double *mean
     aim_tsv_metadata(tsv, "sgd", cfg);
     fprintf(f, "# sgd: d = %d, %d seeds from %llu; mean and standard error over the seeds\n",
             d, seeds, (unsigned long long)cfg->seed);
+    fprintf(f, "# weak recovery (|overlap| >= %g): %d of %d seeds, median tau = %.6g; each "
+               "seed's crossing linearly interpolated between grid points, error at most the "
+               "spacing around it (largest %.3g), estimated h^2 |f''|/(8 |f'|) <= %.3g "
+               "(theory/stops.md sec. 5)\n",
+            cfg->recovery_threshold, *recovered, seeds, *median_wr, wr_error[0], wr_error[1]);
     for (int s = 0; s < seeds; s++)
         if (reached[s] < points)
             fprintf(f, "# seed %llu blew up after tau = %g\n",
@@ -691,7 +707,7 @@ static int cmd_sgd(int argc, char **argv)
             printf("tau = %g: risk = %.6g, teacher overlap = %.6g (means over %d seeds)\n",
                    tau[points - 1], last[AIM_OBS_RISK], last[AIM_OBS_OVERLAP], cfg->seeds);
             printf("weak recovery (|overlap| >= %g): %d of %d seeds, median tau = %.4g\n",
-                   AIM_RECOVERY_THRESHOLD, recovered, cfg->seeds, twr);
+                   cfg->recovery_threshold, recovered, cfg->seeds, twr);
             exit_code = st > 0 ? AIM_EXIT_BLOWUP : 0;
         }
     }
@@ -769,6 +785,7 @@ static int cmd_compare(int argc, char **argv)
                 fprintf(stderr, "aimdyn compare: ODE: %s\n", rep.message);
                 blowup = 1;
             }
+            twr_ode[r] = rep.tau_wr;
             int written = write_ode_file(&per_run, d, tau, ode + r * block, &mom, &rep,
                                          ode_paths[q], sizeof ode_paths[q]);
             aim_trajectory_moments_free(&mom);
@@ -789,8 +806,6 @@ static int cmd_compare(int argc, char **argv)
             const int r = j * nord + q;
             aim_compare_gaps(points, tau, ode + r * block, mean + j * block, se + j * block,
                              gaps[r]);
-            twr_ode[r] = aim_trajectory_recovery_time(points, tau, ode + r * block + AIM_OBS_OVERLAP,
-                                                      AIM_OBS_COUNT, AIM_RECOVERY_THRESHOLD);
         }
         snprintf(suffix, sizeof suffix, "compare-d%d", d);
         if (aim_tsv_path(stem, sizeof stem, cfg, suffix, "") == 0) {
@@ -813,9 +828,10 @@ static int cmd_compare(int argc, char **argv)
     fprintf(f, "# order: the hierarchy's truncation order M (tied, untied); 0 for a closed ODE\n");
     for (int j = 0; j < ro.ndims; j++)
         for (int q = 0; q < nord; q++)
-            fprintf(f, "# weak recovery (|overlap| >= %g) at d = %d, order %d: ODE tau = %.6g, "
-                       "SGD median tau = %.6g (%d of %d seeds recovered)\n",
-                    AIM_RECOVERY_THRESHOLD, ro.dims[j], tied ? ro.orders[q] : 0,
+            fprintf(f, "# weak recovery (|overlap| >= %g) at d = %d, order %d: ODE tau = %.6g "
+                       "(root finding), SGD median tau = %.6g (%d of %d seeds recovered; "
+                       "interpolated between grid points, its error in the SGD file)\n",
+                    cfg->recovery_threshold, ro.dims[j], tied ? ro.orders[q] : 0,
                     twr_ode[j * nord + q], twr_sgd[j], recovered[j], cfg->seeds);
     fprintf(f, "observable\td\torder\tmax_gap\ttau_at_max_gap\tmax_gap_in_se\ttau_at_max_z"
                "\trel_gap\tgap_ratio\n");
@@ -845,7 +861,7 @@ static int cmd_compare(int argc, char **argv)
             if (tied)
                 snprintf(order, sizeof order, ", M = %d", ro.orders[q]);
             printf("weak recovery (|overlap| >= %g) at d = %d%s: ODE tau = %.4g, SGD "
-                   "median tau = %.4g (%d of %d seeds)\n", AIM_RECOVERY_THRESHOLD, ro.dims[j],
+                   "median tau = %.4g (%d of %d seeds)\n", cfg->recovery_threshold, ro.dims[j],
                    order, twr_ode[j * nord + q], twr_sgd[j], recovered[j], cfg->seeds);
         }
     int committed = aim_tsv_commit(tsv);

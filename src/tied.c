@@ -323,76 +323,89 @@ int aim_tied_observables(aim_tied *m, const double *y, double obs[AIM_OBS_COUNT]
     return 0;
 }
 
-/* Cholesky of the n x n Hankel matrix [mu[i + j + shift]], tolerant to
- * round-off (-1e-9 relative on the pivots): 0 when positive
- * semi-definite. Written out because GSL's Cholesky rejects singular
- * matrices, and a Hankel matrix of a spectrum with few atoms is
- * singular. n <= 2. */
-static int hankel_psd(const double *mu, int n, int shift)
+/* The validity margins (theory/stops.md sec. 1): continuous in the
+ * state, >= 0 where the low moments can be those of a positive
+ * semi-definite S and a symmetric S*. With mu_k = m(S^k):
+ *   mu_1 >= 0;                                  the Hankel matrices
+ *   mu_2 - mu_1^2 >= 0 (M >= 2);                [mu_(i+j)] and
+ *   mu_1 mu_3 - mu_2^2 >= 0 (M >= 3);           [mu_(i+j+1)], i, j <= 1
+ *   kappa_2(S,S) kappa_2(S*,S*) - kappa_2(S,S*)^2 >= 0 (Cauchy-Schwarz of
+ *   the traceless parts: |overlap| <= 1, unclamped).
+ * The order parameters and the words next to them only: the highest
+ * tracked words carry the closure error first, and a condition on them
+ * would stop runs whose observables are still accurate. Each carries a
+ * round-off allowance of 1e-9 of its scale, so that a start on the
+ * boundary (a spectrum with few atoms) counts as valid. */
+enum { MARGIN_MEAN, MARGIN_VARIANCE, MARGIN_HANKEL3, MARGIN_OVERLAP, MARGINS };
+
+static const char *const margin_texts[MARGINS] = {
+    [MARGIN_MEAN] = "m(S) >= 0",
+    [MARGIN_VARIANCE] = "m(SS) >= m(S)^2",
+    [MARGIN_HANKEL3] = "m(SS)^2 <= m(S) m(SSS)",
+    [MARGIN_OVERLAP] = "kappa_2(S,S*)^2 <= kappa_2(S,S) kappa_2(S*,S*) (the teacher overlap "
+                       "within [-1, 1])"};
+
+/* The margin behind slot k of aim_tied_margins at order M. */
+static int margin_kind(int M, int k)
 {
-    double a[4], scale = 0.0;
-    for (int i = 0; i < n; i++)
-        for (int j = 0; j < n; j++) {
-            a[i * n + j] = mu[i + j + shift];
-            if (i == j)
-                scale = fmax(scale, fabs(a[i * n + j]));
+    static const int by_order[3][MARGINS] = {
+        {MARGIN_MEAN, MARGIN_OVERLAP},
+        {MARGIN_MEAN, MARGIN_VARIANCE, MARGIN_OVERLAP},
+        {MARGIN_MEAN, MARGIN_VARIANCE, MARGIN_HANKEL3, MARGIN_OVERLAP}};
+    return by_order[(M < 3 ? M : 3) - 1][k];
+}
+
+int aim_tied_margin_count(const aim_tied *m)
+{
+    const int M = aim_hierarchy_order(m->h);
+    return M < 3 ? M + 1 : MARGINS;
+}
+
+const char *aim_tied_margin_text(const aim_tied *m, int k)
+{
+    return margin_texts[margin_kind(aim_hierarchy_order(m->h), k)];
+}
+
+void aim_tied_margins(aim_tied *m, const double *y, double *g)
+{
+    const int M = aim_hierarchy_order(m->h);
+    aim_tied_moments(m, y, m->mom);
+    const double *mo = m->mom;
+    const double mu1 = mo[m->w_s], mu2 = mo[m->w_ss];
+    const double mu3 = M >= 3 ? mo[aim_wordset_find(m->words, "SSS")] : NAN;
+    const double cst = mo[m->w_st] - mu1 * mo[m->w_t];
+    const double vs = mu2 - mu1 * mu1, vt = mo[m->w_tt] - mo[m->w_t] * mo[m->w_t];
+    for (int k = 0; k < aim_tied_margin_count(m); k++) {
+        switch (margin_kind(M, k)) {
+        case MARGIN_MEAN: g[k] = mu1; break;
+        case MARGIN_VARIANCE: g[k] = vs + 1e-9 * fmax(1.0, fabs(mu2)); break;
+        case MARGIN_HANKEL3:
+            g[k] = mu1 * mu3 - mu2 * mu2 + 1e-9 * fmax(fabs(mu1), fabs(mu3)) * mu1;
+            break;
+        default: g[k] = (1.0 + 1e-9) * vs * vt + 1e-300 - cst * cst;
         }
-    for (int j = 0; j < n; j++) {
-        double p = a[j * n + j];
-        for (int k = 0; k < j; k++)
-            p -= a[j * n + k] * a[j * n + k];
-        if (p < -1e-9 * scale)
-            return -1;
-        double r = p > 1e-12 * scale ? sqrt(p) : 0.0;
-        for (int i = j + 1; i < n; i++) {
-            double v = a[i * n + j];
-            for (int k = 0; k < j; k++)
-                v -= a[i * n + k] * a[j * n + k];
-            if (r == 0.0 && fabs(v) > 1e-6 * scale)
-                return -1; /* a zero pivot with a non-zero column */
-            a[i * n + j] = r > 0.0 ? v / r : 0.0;
-        }
-        a[j * n + j] = r;
     }
-    return 0;
 }
 
 int aim_tied_check(aim_tied *m, const double *y)
 {
-    const int M = aim_hierarchy_order(m->h);
-    aim_tied_moments(m, y, m->mom);
-    double mu[4];
-    char word[AIM_WORD_MAX + 1];
-    /* The order parameters and the words next to them: m(S^k), k <= 3.
-     * The highest tracked words carry the closure error first, and a
-     * Hankel condition on them would stop runs whose observables are
-     * still accurate. */
-    const int top = M < 3 ? M : 3;
-    for (int k = 0; k <= top; k++) {
-        memset(word, 'S', (size_t)k);
-        word[k] = '\0';
-        mu[k] = m->mom[aim_wordset_find(m->words, word)];
-    }
-    static const char *const conditions[4] = {
-        "", "m(S) >= 0", "m(S) >= 0 and m(SS) >= m(S)^2",
-        "m(SS) >= m(S)^2 and m(SS)^2 <= m(S) m(SSS)"};
-    if (hankel_psd(mu, top / 2 + 1, 0) || (top >= 1 && hankel_psd(mu, (top - 1) / 2 + 1, 1))) {
-        snprintf(m->error, sizeof m->error,
-                 "the moments m(S^k), k <= %d, are not those of a positive semi-definite "
-                 "S (%s fails)", top, conditions[top]);
-        return -1;
-    }
-    /* the unclamped Cauchy-Schwarz inequality of the traceless parts (the
-     * overlap function clamps to [-1, 1]) */
-    const double cst = m->mom[m->w_st] - m->mom[m->w_s] * m->mom[m->w_t];
-    const double vs = m->mom[m->w_ss] - m->mom[m->w_s] * m->mom[m->w_s];
-    const double vt = m->mom[m->w_tt] - m->mom[m->w_t] * m->mom[m->w_t];
-    if (!(cst * cst <= (1.0 + 1e-9) * vs * vt + 1e-300)) {
-        snprintf(m->error, sizeof m->error,
-                 "the teacher overlap would be %.6g, outside [-1, 1] (kappa_2(S,S*)^2 > "
-                 "kappa_2(S,S) kappa_2(S*,S*))",
-                 vs > 0 && vt > 0 ? cst / sqrt(vs * vt) : INFINITY);
-        return -1;
-    }
+    double g[MARGINS];
+    aim_tied_margins(m, y, g);
+    for (int k = 0; k < aim_tied_margin_count(m); k++)
+        if (!(g[k] >= 0.0)) {
+            snprintf(m->error, sizeof m->error,
+                     "the moments are not those of a positive semi-definite S and a "
+                     "symmetric S*: %s fails",
+                     aim_tied_margin_text(m, k));
+            return -1;
+        }
     return 0;
+}
+
+double aim_tied_overlap(aim_tied *m, const double *y)
+{
+    aim_overlaps q;
+    aim_tied_moments(m, y, m->mom);
+    aim_tied_overlaps(m, m->mom, &q);
+    return aim_overlaps_teacher_overlap(&q);
 }

@@ -56,19 +56,27 @@ int aim_tied_terms_at(aim_tied *m, const double *moments, double *gradient,
 void aim_tied_moments(aim_tied *m, const double *y, double *moments);
 /* Order parameters of {S, S*} from moments of every word. */
 void aim_tied_overlaps(const aim_tied *m, const double *moments, aim_overlaps *q);
-/* 0 when the low moments at y could be those of a pair of symmetric
- * matrices with S positive semi-definite: m(SS) >= m(S)^2,
- * m(S) m(SSS) >= m(SS)^2 (M >= 3), and the Cauchy-Schwarz inequality of
- * the traceless parts (|overlap| <= 1, unclamped); else -1 with the
- * violated condition in aim_tied_error. A truncated hierarchy leaves
- * this set when its closure error has grown; the ODE driver checks it
- * at every grid point and stops there. */
+/* The validity margins at y (theory/stops.md sec. 1): continuous
+ * functions of the state, >= 0 while the low moments can be those of a
+ * positive semi-definite S and a symmetric S*: m(S) >= 0, m(SS) >= m(S)^2
+ * (M >= 2), m(SS)^2 <= m(S) m(SSS) (M >= 3), and the Cauchy-Schwarz
+ * inequality of the traceless parts (|overlap| <= 1, unclamped). A
+ * truncated hierarchy leaves this set when its closure error has grown;
+ * the ODE driver stops where a margin turns negative. g has
+ * aim_tied_margin_count entries; aim_tied_margin_text names each. */
+int aim_tied_margin_count(const aim_tied *m);
+void aim_tied_margins(aim_tied *m, const double *y, double *g);
+const char *aim_tied_margin_text(const aim_tied *m, int k);
+/* 0 when every margin at y is >= 0; else -1 with the violated
+ * condition in aim_tied_error. */
 int aim_tied_check(aim_tied *m, const double *y);
 /* 1 when the last right-hand side failed because its moments were not
  * those of any pair of matrices (the Gram matrix of S and S* not positive
  * semi-definite): a truncation that left the valid moments. */
 int aim_tied_left_valid(const aim_tied *m);
 int aim_tied_observables(aim_tied *m, const double *y, double obs[AIM_OBS_COUNT]);
+/* The teacher overlap at y (no expectation engine involved). */
+double aim_tied_overlap(aim_tied *m, const double *y);
 const char *aim_tied_error(const aim_tied *m);
 
 #endif

@@ -744,30 +744,66 @@ int aim_untied_settle(aim_untied *m, double mean)
     return critical_mean(m, &q, mean, &m->root);
 }
 
-int aim_untied_check(aim_untied *m, const double *y)
+/* The validity margins (theory/stops.md sec. 1), each with the
+ * round-off allowance of 1e-9 of its scale: m(A), m(B) >= 0 and
+ * m(A^2) >= m(A)^2, m(B^2) >= m(B)^2 (the moments of positive
+ * semi-definite U U^T, V V^T), and the Cauchy-Schwarz inequality of the
+ * traceless parts of S and S* (|overlap| <= 1, unclamped). */
+enum { MARGIN_A, MARGIN_B, MARGIN_AA, MARGIN_BB, MARGIN_OVERLAP, MARGINS };
+
+int aim_untied_margin_count(const aim_untied *m)
+{
+    (void)m;
+    return MARGINS;
+}
+
+const char *aim_untied_margin_text(const aim_untied *m, int k)
+{
+    (void)m;
+    static const char *const texts[MARGINS] = {
+        [MARGIN_A] = "m(A) >= 0", [MARGIN_B] = "m(B) >= 0",
+        [MARGIN_AA] = "m(AA) >= m(A)^2", [MARGIN_BB] = "m(BB) >= m(B)^2",
+        [MARGIN_OVERLAP] = "kappa_2(S,S*)^2 <= kappa_2(S,S) kappa_2(S*,S*) (the teacher "
+                           "overlap within [-1, 1])"};
+    return texts[k];
+}
+
+void aim_untied_margins(aim_untied *m, const double *y, double *g)
 {
     aim_untied_moments(m, y, m->mom);
     const double *mo = m->mom;
     const int aa = aim_wordset_find(m->words, "AA"), bb = aim_wordset_find(m->words, "BB");
-    if (!(mo[m->w_a] >= 0.0 && mo[m->w_b] >= 0.0 &&
-          mo[aa] >= (1.0 - 1e-9) * mo[m->w_a] * mo[m->w_a] &&
-          mo[bb] >= (1.0 - 1e-9) * mo[m->w_b] * mo[m->w_b])) {
-        snprintf(m->error, sizeof m->error,
-                 "the moments of U U^T and V V^T are not those of positive semi-definite "
-                 "matrices (m(A) = %.6g, m(AA) = %.6g, m(B) = %.6g, m(BB) = %.6g)",
-                 mo[m->w_a], mo[aa], mo[m->w_b], mo[bb]);
-        return -1;
-    }
     const double cst = mo[m->w_kt] - mo[m->w_k] * mo[m->w_t];
     const double vs = mo[m->w_kk] - mo[m->w_k] * mo[m->w_k];
     const double vt = mo[m->w_tt] - mo[m->w_t] * mo[m->w_t];
-    if (!(cst * cst <= (1.0 + 1e-9) * vs * vt + 1e-300)) {
-        snprintf(m->error, sizeof m->error,
-                 "the teacher overlap would be %.6g, outside [-1, 1]",
-                 vs > 0 && vt > 0 ? cst / sqrt(vs * vt) : INFINITY);
-        return -1;
-    }
+    g[MARGIN_A] = mo[m->w_a];
+    g[MARGIN_B] = mo[m->w_b];
+    g[MARGIN_AA] = mo[aa] - (1.0 - 1e-9) * mo[m->w_a] * mo[m->w_a];
+    g[MARGIN_BB] = mo[bb] - (1.0 - 1e-9) * mo[m->w_b] * mo[m->w_b];
+    g[MARGIN_OVERLAP] = (1.0 + 1e-9) * vs * vt + 1e-300 - cst * cst;
+}
+
+int aim_untied_check(aim_untied *m, const double *y)
+{
+    double g[MARGINS];
+    aim_untied_margins(m, y, g);
+    for (int k = 0; k < MARGINS; k++)
+        if (!(g[k] >= 0.0)) {
+            snprintf(m->error, sizeof m->error,
+                     "the moments are not those of real U, V: %s fails (m(A) = %.6g, "
+                     "m(B) = %.6g)",
+                     aim_untied_margin_text(m, k), m->mom[m->w_a], m->mom[m->w_b]);
+            return -1;
+        }
     return 0;
+}
+
+double aim_untied_overlap(aim_untied *m, const double *y)
+{
+    aim_untied_moments(m, y, m->mom);
+    aim_overlaps q;
+    overlaps_of(m, m->mom, 0.0, &q);
+    return aim_overlaps_teacher_overlap(&q);
 }
 
 int aim_untied_observables_with_mean(aim_untied *m, const double *y, double mean,

@@ -88,10 +88,20 @@ int aim_untied_fast_rate(aim_untied *m, double mean, double *rate);
  * reached from mean by the fast flow at the start moments. Returns 0 or
  * -1. */
 int aim_untied_settle(aim_untied *m, double mean);
-/* 0 when the low moments at y can be those of real U, V (m(A^k),
- * m(B^k) of positive semi-definite matrices, k <= 2) and the teacher
- * overlap is within [-1, 1]; else -1 with the reason. */
+/* The validity margins at y (theory/stops.md sec. 1): continuous, >= 0
+ * while the low moments can be those of real U, V (m(A^k), m(B^k) of
+ * positive semi-definite matrices, k <= 2) and the teacher overlap is
+ * within [-1, 1]; aim_untied_margin_count entries, each named by
+ * aim_untied_margin_text. aim_untied_check: 0 when all are >= 0, else -1
+ * with the reason. */
+int aim_untied_margin_count(const aim_untied *m);
+void aim_untied_margins(aim_untied *m, const double *y, double *g);
+const char *aim_untied_margin_text(const aim_untied *m, int k);
 int aim_untied_check(aim_untied *m, const double *y);
+/* The teacher overlap at y: a function of the moments alone (the mean
+ * enters the indices, not the traceless parts), so the same along the
+ * adiabatic composite as on the slow state. */
+double aim_untied_overlap(aim_untied *m, const double *y);
 /* 1 when the last right-hand side failed because its moments were not
  * those of any pair of matrices (the order parameters not a covariance):
  * a truncation that left the valid moments; AIM_UNTIED_RUNAWAY when the

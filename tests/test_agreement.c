@@ -301,7 +301,7 @@ static void test_finite_escape(void **state)
     for (int s = 0; s < ESC_SEEDS; s++) {
         const double t_sgd = aim_trajectory_recovery_time(
             ESC_POINTS, tau, obs + (size_t)s * ESC_POINTS * AIM_OBS_COUNT + AIM_OBS_OVERLAP,
-            AIM_OBS_COUNT, AIM_RECOVERY_THRESHOLD);
+            AIM_OBS_COUNT, cfg.recovery_threshold);
         if (!isfinite(t_sgd) || !isfinite(f.tau_wr[s]))
             continue;
         const double l = log(t_sgd / f.tau_wr[s]);

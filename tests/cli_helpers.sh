@@ -1,0 +1,33 @@
+# Shared by the command-line test scripts (sourced): pass/fail counting
+# and the checks on exit statuses and outputs. Needs $work (a scratch
+# directory).
+failures=0
+passes=0
+
+check() { # name, condition-result
+    if [ "$2" -eq 0 ]; then
+        passes=$((passes + 1))
+    else
+        echo "FAIL: $1"
+        failures=$((failures + 1))
+    fi
+}
+
+expect_exit() { # name, expected status, command...
+    name=$1 want=$2
+    shift 2
+    "$@" >"$work/out" 2>"$work/err"
+    got=$?
+    [ "$got" -eq "$want" ]
+    r=$?
+    [ $r -ne 0 ] && echo "  $name: exit $got, wanted $want; stderr: $(cat "$work/err")"
+    check "$name" $r
+}
+
+contains() { # name, file, text
+    grep -q -- "$3" "$2"
+    r=$?
+    [ $r -ne 0 ] && echo "  $1: '$3' not in $(cat "$2")"
+    check "$1" $r
+}
+
