@@ -36,6 +36,9 @@ struct aim_mlimit {
     int raw;            /* raw centring: the mean moves, lambda = sqrt(d) E_C */
     double d;           /* raw: the dimension of the runs (sqrt d scales the mean) */
     double rate_mean;   /* raw: |d mu/d tau| per unit of mu - mu*, last evaluation */
+    double threshold;   /* weak recovery: |overlap| to reach */
+    double last_overlap, last_tau; /* at the previous evaluation */
+    double tau_wr;      /* first crossing of the threshold, NAN before */
     aim_gauss *gauss;
     gsl_rng *noise;
     double tau;
@@ -143,6 +146,9 @@ aim_mlimit *aim_mlimit_create(const aim_config *cfg, int D, double d, uint64_t s
     m->D = D;
     m->raw = cfg->centring == AIM_RAW;
     m->d = d;
+    m->threshold = cfg->recovery_threshold;
+    m->tau_wr = NAN;
+    m->last_overlap = NAN;
     const int factored = cfg->decomposition != AIM_DIRECT;
     m->p = factored ? aim_config_columns(&cfg->student, D) : 0;
     const size_t dd = (size_t)D * D, dp = (size_t)D * (size_t)m->p;
@@ -236,10 +242,26 @@ static int mean_rate(aim_mlimit *m, aim_overlaps *q)
     return aim_gauss_eval(m->gauss, q);
 }
 
+/* Weak recovery: the first step at which |overlap| reaches the threshold,
+ * the crossing interpolated linearly within the step (an O(h^2) error). */
+static void watch_recovery(aim_mlimit *m, const aim_overlaps *q)
+{
+    const double v = fabs(aim_overlaps_teacher_overlap(q));
+    if (isnan(m->tau_wr) && v >= m->threshold)
+        m->tau_wr = isnan(m->last_overlap) || v == m->last_overlap
+                        ? m->tau
+                        : m->last_tau + (m->threshold - m->last_overlap) /
+                                            (v - m->last_overlap) * (m->tau - m->last_tau);
+    m->last_overlap = v;
+    m->last_tau = m->tau;
+}
+
 /* The engine at the current matrices. */
 static int evaluate(aim_mlimit *m, aim_overlaps *q)
 {
     aim_mlimit_overlaps(m, q);
+    if (m->last_tau != m->tau || isnan(m->last_overlap))
+        watch_recovery(m, q);
     if (!isfinite(q->omega[0][0]) || q->omega[0][0] > m->cfg.blowup) {
         snprintf(m->error, sizeof m->error,
                  "blow-up: Omega(S,S) = %g passed ode.blowup = %g at tau = %.6g",
@@ -482,5 +504,7 @@ done:
 }
 
 double aim_mlimit_tau(const aim_mlimit *m) { return m->tau; }
+
+double aim_mlimit_recovery_time(const aim_mlimit *m) { return m->tau_wr; }
 
 const char *aim_mlimit_error(const aim_mlimit *m) { return m->error; }

@@ -70,6 +70,10 @@ int aim_mlimit_drift(aim_mlimit *m, const double *h, int nh, int pairs,
                      const aim_wordset *ws, int max_len, double *rate, double *rate_se);
 
 double aim_mlimit_tau(const aim_mlimit *m);
+/* The first tau at which |teacher overlap| reached cfg's
+ * output.recovery_threshold, checked at every step and interpolated within
+ * it; NAN while not reached. */
+double aim_mlimit_recovery_time(const aim_mlimit *m);
 const char *aim_mlimit_error(const aim_mlimit *m);
 
 #endif

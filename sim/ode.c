@@ -263,7 +263,7 @@ aim_ode_status aim_ode_integrate(const aim_config *cfg, const aim_ode_model *mod
     memset(report, 0, sizeof *report);
     report->status = AIM_ODE_FAILED;
     report->noise_share = NAN;
-    report->tau_wr = NAN;
+    report->tau_wr = report->tau_wr_se = NAN;
     const int n = model->size;
     session s = {.model = model,
                  .blowup = cfg->blowup,

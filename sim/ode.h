@@ -81,6 +81,9 @@ typedef struct {
      * finding (tau[0] when the start is above it); NAN when not reached
      * or the model has no overlap function */
     double tau_wr;
+    /* ode.method = matrix: the standard error of tau_wr over the replicas
+     * (NAN otherwise) */
+    double tau_wr_se;
     double start_mean;   /* untied, raw: the student mean it started from */
     char warning[512];   /* a diagnostic that does not stop the run (the
                             untied balance condition), "" if none */

@@ -592,7 +592,8 @@ static aim_ode_status run_matrix(const aim_config *cfg, int d, const double *tau
     double *acc = calloc((size_t)points * 2 * width, sizeof *acc);
     double *all = malloc(sizeof *all * ((size_t)nw + 1));
     double *row = malloc(sizeof *row * (size_t)width);
-    int reached = points;
+    int reached = points, crossed = 0;
+    double twr_sum = 0.0, twr_sq = 0.0;
     if ((cfg->decomposition != AIM_DIRECT && !ws) || !acc || !all || !row) {
         snprintf(report->message, sizeof report->message, "out of memory");
         goto done;
@@ -619,6 +620,10 @@ static aim_ode_status run_matrix(const aim_config *cfg, int d, const double *tau
                 row[AIM_OBS_COUNT + k] = all[tracked[k]];
             accumulate(acc + (size_t)i * 2 * width, row, width);
         }
+        const double twr = aim_mlimit_recovery_time(m);
+        crossed += !isnan(twr);
+        twr_sum += isnan(twr) ? 0.0 : twr;
+        twr_sq += isnan(twr) ? 0.0 : twr * twr;
         if (rc) {
             snprintf(report->message, sizeof report->message, "replica %d (seed %llu): %s",
                      r + 1, (unsigned long long)(cfg->seed + (uint64_t)r),
@@ -642,6 +647,14 @@ static aim_ode_status run_matrix(const aim_config *cfg, int d, const double *tau
         report->tau = tau[points - 1];
     }
     report->reached = reached;
+    /* weak recovery: the replicas' mean crossing time, when every replica
+     * crossed (a mean over the early ones would be biased) */
+    if (report->status == AIM_ODE_OK && crossed == R) {
+        report->tau_wr = twr_sum / R;
+        report->tau_wr_se =
+            R > 1 ? sqrt(fmax(twr_sq / R - report->tau_wr * report->tau_wr, 0.0) / (R - 1))
+                  : NAN;
+    }
     if (moments && !(moments->names = calloc((size_t)count + 1, sizeof *moments->names))) {
         report->status = AIM_ODE_FAILED;
         snprintf(report->message, sizeof report->message, "out of memory");
@@ -705,7 +718,7 @@ aim_ode_status aim_trajectory_run_full(const aim_config *cfg, int d,
 {
     memset(report, 0, sizeof *report);
     report->status = AIM_ODE_FAILED;
-    report->tau_wr = report->noise_share = NAN;
+    report->tau_wr = report->tau_wr_se = report->noise_share = NAN;
     if (moments)
         memset(moments, 0, sizeof *moments);
     if (cfg->method == AIM_METHOD_MATRIX)
@@ -723,7 +736,7 @@ aim_ode_status aim_trajectory_run_direct_from(const aim_config *cfg, int d,
 {
     memset(report, 0, sizeof *report);
     report->status = AIM_ODE_FAILED;
-    report->tau_wr = report->noise_share = NAN;
+    report->tau_wr = report->tau_wr_se = report->noise_share = NAN;
     return run_direct(cfg, d, tau, q, obs, report);
 }
 
