@@ -414,6 +414,10 @@ static const enum_name start_names[] = {
     {"exact", AIM_START_EXACT}, {"seed", AIM_START_SEED}, {NULL, 0}};
 static const enum_name mean_names[] = {
     {"stiff", AIM_MEAN_STIFF}, {"adiabatic", AIM_MEAN_ADIABATIC}, {NULL, 0}};
+static const enum_name solver_names[] = {{"auto", AIM_SOLVER_AUTO},
+                                         {"dense", AIM_SOLVER_DENSE},
+                                         {"krylov", AIM_SOLVER_KRYLOV},
+                                         {NULL, 0}};
 static const enum_name method_names[] = {
     {"auto", AIM_METHOD_AUTO}, {"matrix", AIM_METHOD_MATRIX}, {NULL, 0}};
 
@@ -820,6 +824,10 @@ static const key_def keys[] = {
     ENUM("ode", "rule", rule, "auto", rule_names, "auto | generic",
          "expectation rule: auto (Gauss-Hermite for smooth elementwise maps, "
          "quasi-random otherwise) or generic (quasi-random for every map)"),
+    ENUM("ode", "linear_solver", solver, "auto", solver_names, "auto | dense | krylov",
+         "linear solver of the integrator's Newton iterations: dense LU with a "
+         "finite-difference Jacobian, or matrix-free GMRES (CVODE SPGMR); auto takes "
+         "dense up to 150 equations and GMRES above (sim/ode.c)"),
     ENUM("ode", "method", method, "auto", method_names, "auto | matrix",
          "auto: the closed ODE (direct) or the moment hierarchy truncated at "
          "hierarchy.order (tied, untied); matrix: the limit process simulated with "

@@ -50,6 +50,10 @@ typedef enum { AIM_MEAN_STIFF = 0, AIM_MEAN_ADIABATIC } aim_mean_mode;
  * matrices of dimension matrix.d (theory/matrix.md): every moment at
  * once, no truncation. */
 typedef enum { AIM_METHOD_AUTO = 0, AIM_METHOD_MATRIX } aim_method;
+/* CVODE's linear solver for its Newton iterations: dense LU with a
+ * finite-difference Jacobian, or matrix-free GMRES; auto picks by the
+ * size of the system (sim/ode.c). */
+typedef enum { AIM_SOLVER_AUTO = 0, AIM_SOLVER_DENSE, AIM_SOLVER_KRYLOV } aim_linear_solver;
 
 typedef struct {
     aim_decomposition decomposition;
@@ -94,6 +98,7 @@ typedef struct {
     double blowup;   /* |order parameter| that counts as a blow-up */
     aim_gauss_rule rule;
     aim_method method;
+    aim_linear_solver solver;
 
     /* [matrix] (ode.method = matrix) */
     int matrix_d;        /* dimension D of the simulated matrices */
