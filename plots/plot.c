@@ -1,12 +1,16 @@
 /* aim_plot: risk and teacher-overlap figures, rendered by gnuplot run as
- * a separate program on a generated script. */
+ * a separate program, the generated script on its standard input (so no
+ * script file is ever left behind). */
 #define _POSIX_C_SOURCE 200809L
 
 #include "plot.h"
 
+#include "guard.h"
+
 #include <errno.h>
+#include <fcntl.h>
 #include <math.h>
-#include <spawn.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -14,13 +18,12 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-extern char **environ;
-
 static const char not_found_msg[] =
     "aimdyn: gnuplot not found: install it (apt-get install gnuplot-nox) "
     "or use the TSV files directly\n";
 
-int aim_plot_available(void)
+/* The gnuplot executable on PATH (malloc'd), or NULL. */
+static char *find_gnuplot(void)
 {
     const char *path = getenv("PATH");
     if (!path || !*path)
@@ -28,10 +31,9 @@ int aim_plot_available(void)
     size_t n = strlen(path) + sizeof "/gnuplot";
     char *buf = malloc(n);
     if (!buf)
-        return 0;
-    int found = 0;
+        return NULL;
     const char *p = path;
-    while (!found) {
+    for (;;) {
         const char *end = strchr(p, ':');
         size_t len = end ? (size_t)(end - p) : strlen(p);
         if (len == 0)
@@ -39,27 +41,50 @@ int aim_plot_available(void)
         else
             snprintf(buf, n, "%.*s/gnuplot", (int)len, p);
         struct stat st;
-        if (stat(buf, &st) == 0 && S_ISREG(st.st_mode) &&
-            access(buf, X_OK) == 0)
-            found = 1;
+        if (stat(buf, &st) == 0 && S_ISREG(st.st_mode) && access(buf, X_OK) == 0)
+            return buf;
         if (!end)
             break;
         p = end + 1;
     }
     free(buf);
-    return found;
+    return NULL;
 }
 
-/* A gnuplot single-quoted string: no escapes, '' stands for '. */
-static void put_quoted(FILE *f, const char *s)
+int aim_plot_available(void)
+{
+    char *exe = find_gnuplot();
+    free(exe);
+    return exe != NULL;
+}
+
+/* A gnuplot single-quoted string: no escapes, '' stands for '; prefix
+ * goes in front of s. */
+static void put_quoted_after(FILE *f, const char *prefix, const char *s)
 {
     fputc('\'', f);
+    fputs(prefix, f);
     for (; *s; s++) {
         if (*s == '\'')
             fputc('\'', f);
         fputc(*s, f);
     }
     fputc('\'', f);
+}
+
+static void put_quoted(FILE *f, const char *s)
+{
+    put_quoted_after(f, "", s);
+}
+
+/* A file name as a gnuplot string that gnuplot cannot take for anything
+ * but a file: it runs a name that starts with '<' (data) or '|' (output)
+ * as a shell command, and reads '-', '+', '++' and '' as special files,
+ * so a relative name gets "./" in front (an absolute one starts with
+ * '/'). */
+static void put_path(FILE *f, const char *path)
+{
+    put_quoted_after(f, path[0] == '/' ? "" : "./", path);
 }
 
 static int bad_name(const char *s)
@@ -102,7 +127,7 @@ static void put_panel(FILE *f, const aim_plot_spec *sp, const char *col,
     for (int i = 0; i < sp->n_ode; i++, first = 0) {
         if (!first)
             fputs(", \\\n     ", f);
-        put_quoted(f, sp->ode[i]);
+        put_path(f, sp->ode[i]);
         fputs(" using ", f);
         put_x(f, sp);
         fprintf(f, ":\"%s\" with lines lw 2 lc rgb \"%s\" title ", col, curve_colour(sp, i));
@@ -111,7 +136,7 @@ static void put_panel(FILE *f, const aim_plot_spec *sp, const char *col,
     for (int i = 0; i < sp->n_sgd; i++, first = 0) {
         if (!first)
             fputs(", \\\n     ", f);
-        put_quoted(f, sp->sgd[i]);
+        put_path(f, sp->sgd[i]);
         fputs(" using ", f);
         put_x(f, sp);
         fprintf(f, ":\"%s_mean\":\"%s_se\" with yerrorbars pt 7 ps 0.5 lc rgb \"%s\" ", col,
@@ -143,48 +168,51 @@ static void put_figure(FILE *f, const aim_plot_spec *sp)
     fputs("unset multiplot\nunset output\n", f);
 }
 
-/* mkstemp-reserved name "base.XXXXXX"; gnuplot overwrites the file. */
-static char *reserve_temp(const char *base)
-{
-    size_t n = strlen(base) + 8;
-    char *t = malloc(n);
-    if (!t)
-        return NULL;
-    snprintf(t, n, "%s.XXXXXX", base);
-    int fd = mkstemp(t);
-    if (fd < 0) {
-        fprintf(stderr, "aimdyn: cannot create a temporary file beside '%s': "
-                        "%s\n", base, strerror(errno));
-        free(t);
-        return NULL;
-    }
-    mode_t mask = umask(0);
-    umask(mask);
-    fchmod(fd, 0666 & ~mask);
-    close(fd);
-    return t;
-}
+/* Writes the whole gnuplot script of a figure into f: the PNG terminal
+ * with output png, the figure, the SVG terminal with output svg, the
+ * figure again (png and svg are the temporary files to draw into). */
+typedef void script_fn(FILE *f, const void *ctx, const char *png, const char *svg);
 
-static int run_gnuplot(const char *script)
+/* Runs gnuplot (exe) on the script that put_script writes into its
+ * standard input. Returns 0, or -1 with a message on stderr. */
+static int run_gnuplot(const char *exe, script_fn *put_script, const void *ctx,
+                       const char *png, const char *svg)
 {
-    char *argv[] = {"gnuplot", (char *)script, NULL};
-    pid_t pid;
-    int err = posix_spawnp(&pid, "gnuplot", NULL, NULL, argv, environ);
-    if (err == ENOENT) {
-        fputs(not_found_msg, stderr);
+    int fds[2];
+    if (pipe(fds) != 0) {
+        fprintf(stderr, "aimdyn: cannot run gnuplot: %s\n", strerror(errno));
         return -1;
     }
-    if (err != 0) {
-        fprintf(stderr, "aimdyn: cannot run gnuplot: %s\n", strerror(err));
-        return -1;
-    }
-    int status;
-    while (waitpid(pid, &status, 0) < 0) {
-        if (errno != EINTR) {
-            fprintf(stderr, "aimdyn: waiting for gnuplot: %s\n",
-                    strerror(errno));
-            return -1;
+    fcntl(fds[0], F_SETFD, FD_CLOEXEC);
+    fcntl(fds[1], F_SETFD, FD_CLOEXEC);
+    char *argv[] = {"gnuplot", NULL};
+    const pid_t pid = aim_guard_spawn(exe, argv, fds[0]);
+    const int spawn_err = errno;
+    close(fds[0]);
+    FILE *f = pid > 0 ? fdopen(fds[1], "w") : NULL;
+    if (!f) {
+        fprintf(stderr, "aimdyn: cannot run gnuplot: %s\n", strerror(pid > 0 ? errno : spawn_err));
+        close(fds[1]);
+        if (pid > 0) {
+            int status;
+            aim_guard_wait(pid, &status);
         }
+        return -1;
+    }
+    /* a gnuplot that stops early (an error) closes the pipe: its exit
+     * status says why, not a SIGPIPE here */
+    struct sigaction ignore, old;
+    memset(&ignore, 0, sizeof ignore);
+    ignore.sa_handler = SIG_IGN;
+    sigemptyset(&ignore.sa_mask);
+    sigaction(SIGPIPE, &ignore, &old);
+    put_script(f, ctx, png, svg);
+    fclose(f);
+    sigaction(SIGPIPE, &old, NULL);
+    int status;
+    if (aim_guard_wait(pid, &status) != 0) {
+        fprintf(stderr, "aimdyn: waiting for gnuplot: %s\n", strerror(errno));
+        return -1;
     }
     if (WIFEXITED(status) && WEXITSTATUS(status) == 127) {
         fputs(not_found_msg, stderr);
@@ -202,92 +230,91 @@ static int run_gnuplot(const char *script)
     return 0;
 }
 
-/* Writes the whole gnuplot script of a figure into f: the PNG terminal
- * with output png, the figure, the SVG terminal with output svg, the
- * figure again (png and svg are the temporary files to draw into). */
-typedef void script_fn(FILE *f, const void *ctx, const char *png, const char *svg);
-
-/* Draws stem.png and stem.svg with gnuplot: the script of put_script
- * goes to a temporary file in TMPDIR, gnuplot draws into temporary files
- * beside the figures, which are then renamed into place; nothing
- * temporary is left behind. A failed rename is reported with both names
- * when rename_each, else once for the stem. Returns 0, or -1 with a
- * message on stderr (e.g. gnuplot missing). */
-static int draw(const char *stem, script_fn *put_script, const void *ctx, int rename_each)
+/* gnuplot exits with status 0 when it could not write its output (e.g.
+ * on a full disk): a figure counts when it is complete, the file that
+ * gnuplot wrote being the temporary one (same inode): a PNG from its
+ * signature to its IEND chunk, an SVG up to its closing tag. */
+static int figure_complete(const aim_atomic_file *file, int png)
 {
-    if (!aim_plot_available()) {
+    static const unsigned char signature[8] = {0x89, 'P', 'N', 'G', '\r', '\n', 0x1a, '\n'};
+    static const unsigned char iend[12] = {0, 0, 0, 0, 'I', 'E', 'N', 'D', 0xae, 0x42, 0x60, 0x82};
+    const int fd = aim_atomic_fd(file);
+    struct stat st, named;
+    unsigned char head[8], tail[64];
+    int ok = fstat(fd, &st) == 0 && stat(aim_atomic_temp(file), &named) == 0 &&
+             st.st_dev == named.st_dev && st.st_ino == named.st_ino;
+    const off_t size = ok ? st.st_size : 0;
+    if (ok && png)
+        ok = size >= 20 && pread(fd, head, 8, 0) == 8 && !memcmp(head, signature, 8) &&
+             pread(fd, tail, 12, size - 12) == 12 && !memcmp(tail, iend, 12);
+    else if (ok) {
+        size_t n = size < (off_t)sizeof tail ? (size_t)size : sizeof tail;
+        ok = n > 0 && pread(fd, tail, n, size - (off_t)n) == (ssize_t)n;
+        while (ok && n > 0 && (tail[n - 1] == '\n' || tail[n - 1] == ' ' ||
+                               tail[n - 1] == '\r' || tail[n - 1] == '\t'))
+            n--;
+        ok = ok && n >= 6 && !memcmp(tail + n - 6, "</svg>", 6);
+    }
+    if (!ok)
+        fprintf(stderr, "aimdyn: gnuplot left an incomplete figure for '%s' (%lld bytes; a full "
+                        "disk?)\n", aim_atomic_final(file), (long long)size);
+    return ok;
+}
+
+/* Draws stem.png and stem.svg with gnuplot into temporary files beside
+ * them, checks that both are complete and adds them to set, to be
+ * renamed into place together with it. Returns 0, or -1 with a message
+ * on stderr (e.g. gnuplot missing): nothing added, or (out of memory)
+ * the PNG alone, which aim_plot_stale or freeing the set undoes. */
+static int draw(const char *stem, script_fn *put_script, const void *ctx, aim_atomic_set *set)
+{
+    char *exe = find_gnuplot();
+    if (!exe) {
         fputs(not_found_msg, stderr);
         return -1;
     }
     int rc = -1;
     size_t n = strlen(stem) + 8;
     char *png = malloc(n), *svg = malloc(n);
-    char *png_tmp = NULL, *svg_tmp = NULL, script[64] = "";
-    FILE *f = NULL;
+    aim_atomic_file *png_file = NULL, *svg_file = NULL;
     if (!png || !svg) {
         fprintf(stderr, "aimdyn: out of memory\n");
         goto out;
     }
     snprintf(png, n, "%s.png", stem);
     snprintf(svg, n, "%s.svg", stem);
-    if (!(png_tmp = reserve_temp(png)) || !(svg_tmp = reserve_temp(svg)))
+    if (!(png_file = aim_atomic_create(png)) || !(svg_file = aim_atomic_create(svg)) ||
+        run_gnuplot(exe, put_script, ctx, aim_atomic_temp(png_file), aim_atomic_temp(svg_file)) ||
+        !figure_complete(png_file, 1) || !figure_complete(svg_file, 0))
         goto out;
-    const char *tmpdir = getenv("TMPDIR");
-    if (!tmpdir || !*tmpdir || strlen(tmpdir) > 40)
-        tmpdir = "/tmp";
-    snprintf(script, sizeof script, "%s/aimdyn-plot-XXXXXX", tmpdir);
-    int fd = mkstemp(script);
-    if (fd < 0 || !(f = fdopen(fd, "w"))) {
-        fprintf(stderr, "aimdyn: cannot create a gnuplot script in %s: %s\n", tmpdir,
-                strerror(errno));
-        if (fd >= 0) {
-            close(fd);
-            unlink(script);
-        }
-        script[0] = '\0';
-        goto out;
+    /* each add takes its file, also when it fails */
+    rc = aim_atomic_set_add(set, png_file);
+    png_file = NULL;
+    if (rc == 0) {
+        rc = aim_atomic_set_add(set, svg_file);
+        svg_file = NULL;
     }
-    put_script(f, ctx, png_tmp, svg_tmp);
-    int werr = ferror(f);
-    if (fclose(f) != 0 || werr) {
-        fprintf(stderr, "aimdyn: cannot write the gnuplot script '%s'\n", script);
-        goto out;
-    }
-    if (run_gnuplot(script) != 0)
-        goto out;
-    const char *from[] = {png_tmp, svg_tmp}, *to[] = {png, svg};
-    for (int i = 0; i < 2; i++)
-        if (rename(from[i], to[i]) != 0) {
-            if (rename_each)
-                fprintf(stderr, "aimdyn: cannot rename '%s' to '%s': %s\n", from[i], to[i],
-                        strerror(errno));
-            else
-                fprintf(stderr,
-                        "aimdyn: cannot rename the figure files into place at '%s': %s\n",
-                        stem, strerror(errno));
-            goto out;
-        }
-    rc = 0;
 out:
-    if (script[0])
-        unlink(script);
-    if (png_tmp)
-        unlink(png_tmp); /* no-op once renamed */
-    if (svg_tmp)
-        unlink(svg_tmp);
-    free(png_tmp);
-    free(svg_tmp);
+    aim_atomic_discard(png_file);
+    aim_atomic_discard(svg_file);
+    free(exe);
     free(png);
     free(svg);
     return rc;
 }
 
-int aim_plot_orders(const char *const *ode_tsv, const char *const *labels,
-                    int n_ode, const char *sgd_tsv, const char *stem, int flags)
+int aim_plot_stale(aim_atomic_set *set, const char *stem)
 {
-    const aim_plot_spec sp = {ode_tsv, labels, n_ode, sgd_tsv ? &sgd_tsv : NULL,
-                              sgd_tsv ? 1 : 0, 0.0, flags};
-    return aim_plot_figure(&sp, stem);
+    const char *const ext[] = {".png", ".svg"};
+    size_t n = strlen(stem) + 8;
+    char *path = malloc(n);
+    int rc = path ? 0 : -1;
+    for (int i = 0; rc == 0 && i < 2; i++) {
+        snprintf(path, n, "%s%s", stem, ext[i]);
+        rc = aim_atomic_set_remove(set, path);
+    }
+    free(path);
+    return rc;
 }
 
 static int readable(const char *name)
@@ -319,18 +346,18 @@ static void figure_script(FILE *f, const void *ctx, const char *png, const char 
           "}\n"
           "set output ",
           f);
-    put_quoted(f, png);
+    put_path(f, png);
     fputc('\n', f);
     put_figure(f, sp);
     fputs("set terminal svg size 900,1000 dynamic enhanced font \"sans,11\" "
           "background rgb \"white\"\nset output ",
           f);
-    put_quoted(f, svg);
+    put_path(f, svg);
     fputc('\n', f);
     put_figure(f, sp);
 }
 
-int aim_plot_figure(const aim_plot_spec *sp, const char *stem)
+int aim_plot_figure(const aim_plot_spec *sp, const char *stem, aim_atomic_set *set)
 {
     const int n_ode = sp->n_ode;
     if (n_ode == 0 && sp->n_sgd == 0) {
@@ -352,7 +379,7 @@ int aim_plot_figure(const aim_plot_spec *sp, const char *stem)
     for (int i = 0; i < sp->n_sgd; i++)
         if (!readable(sp->sgd[i]))
             return -1;
-    return draw(stem, figure_script, sp, 1);
+    return draw(stem, figure_script, sp, set);
 }
 
 /* ---- the scaling figure (aimdyn scaling) ---- */
@@ -496,18 +523,18 @@ static void scaling_script(FILE *f, const void *ctx, const char *png, const char
           "}\n"
           "set output ",
           f);
-    put_quoted(f, png);
+    put_path(f, png);
     fputc('\n', f);
     scaling_figure(f, sp, &rows);
     fputs("set terminal svg size 800,600 dynamic enhanced font \"sans,11\" "
           "background rgb \"white\"\nset output ",
           f);
-    put_quoted(f, svg);
+    put_path(f, svg);
     fputc('\n', f);
     scaling_figure(f, sp, &rows);
 }
 
-int aim_plot_scaling(const aim_plot_scaling_spec *sp, const char *stem)
+int aim_plot_scaling(const aim_plot_scaling_spec *sp, const char *stem, aim_atomic_set *set)
 {
     if (bad_name(stem) || (sp->title && bad_name(sp->title)) ||
         (sp->fit_key && bad_name(sp->fit_key))) {
@@ -518,7 +545,7 @@ int aim_plot_scaling(const aim_plot_scaling_spec *sp, const char *stem)
         fprintf(stderr, "aimdyn: plot: no dimension to plot\n");
         return -1;
     }
-    return draw(stem, scaling_script, sp, 0);
+    return draw(stem, scaling_script, sp, set);
 }
 
 /* ---- the heatmap (aimdyn sweep) ---- */
@@ -670,13 +697,13 @@ static void heatmap_script(FILE *f, const void *ctx, const char *png, const char
             "}\n"
             "set output ",
             width, height, width, height);
-    put_quoted(f, png);
+    put_path(f, png);
     fputc('\n', f);
     heatmap_figure(f, sp, cols);
     fprintf(f, "set terminal svg size %d,%d dynamic noenhanced font \"sans,11\" "
                "background rgb \"white\"\nset output ",
             width, height);
-    put_quoted(f, svg);
+    put_path(f, svg);
     fputc('\n', f);
     heatmap_figure(f, sp, cols);
 }
@@ -698,7 +725,7 @@ static int heatmap_bad_text(const aim_plot_heatmap_spec *sp)
     return bad;
 }
 
-int aim_plot_heatmap(const aim_plot_heatmap_spec *sp, const char *stem)
+int aim_plot_heatmap(const aim_plot_heatmap_spec *sp, const char *stem, aim_atomic_set *set)
 {
     if (sp->nx < 1 || sp->ny < 1 || sp->npanels < 1) {
         fprintf(stderr, "aimdyn: plot: empty heatmap\n");
@@ -708,5 +735,5 @@ int aim_plot_heatmap(const aim_plot_heatmap_spec *sp, const char *stem)
         fprintf(stderr, "aimdyn: plot: unusable figure name or text (line break or '\"')\n");
         return -1;
     }
-    return draw(stem, heatmap_script, sp, 0);
+    return draw(stem, heatmap_script, sp, set);
 }

@@ -2,25 +2,28 @@
 #ifndef AIM_PLOT_H
 #define AIM_PLOT_H
 
+#include "atomic.h"
+
+/* Every figure is a pair STEM.png and STEM.svg, drawn by gnuplot into
+ * temporary files, checked complete (gnuplot's exit status, then the
+ * PNG's signature and IEND chunk, the SVG's closing tag) and added to a
+ * set (aim_atomic) that the caller commits, so that both replace the old
+ * pair together, with the files the figure shows, or not at all. File
+ * names reach gnuplot in a form it cannot run as a command. */
+
 enum {
     AIM_PLOT_LOG_TAU = 1, /* tau on a log axis (log grids, fast phases) */
     AIM_PLOT_MEAN = 2     /* a third panel: the student mean (raw centring) */
 };
 
-/* Risk and teacher overlap against tau: ODE curves (e.g. truncation
- * orders M = 1..5, each with its key label; labels NULL: "limit ODE")
- * over the SGD means with error bars; flags from the enum above. Either
- * may be absent. Writes stem.png and stem.svg (through temporary files).
- * Returns 0, or -1 with a message on stderr (e.g. gnuplot missing). */
-int aim_plot_orders(const char *const *ode_tsv, const char *const *labels,
-                    int n_ode, const char *sgd_tsv, const char *stem, int flags);
-
-/* A general figure: ODE curves over SGD means. With one SGD file (or
- * none) the ODE curves share a blue ramp (e.g. truncation orders); with
- * as many SGD files as ODE files (n_sgd == n_ode > 1) file i of each
- * kind is one case (e.g. one activation), drawn in its own colour and
- * named by labels[i]. samples_d > 0 puts n / d^2 with d = samples_d on
- * a log x axis instead of tau (every file must then be for that d). */
+/* Risk and teacher overlap against tau: ODE curves over SGD means with
+ * error bars (either may be absent; flags from the enum above). With one
+ * SGD file (or none) the ODE curves share a blue ramp (e.g. truncation
+ * orders, each with its key label; labels NULL: "limit ODE"); with as
+ * many SGD files as ODE files (n_sgd == n_ode > 1) file i of each kind
+ * is one case (e.g. one activation), drawn in its own colour and named
+ * by labels[i]. samples_d > 0 puts n / d^2 with d = samples_d on a log x
+ * axis instead of tau (every file must then be for that d). */
 typedef struct {
     const char *const *ode;
     const char *const *labels; /* NULL: "limit ODE" */
@@ -31,7 +34,9 @@ typedef struct {
     int flags;
 } aim_plot_spec;
 
-int aim_plot_figure(const aim_plot_spec *spec, const char *stem);
+/* Draws stem.png and stem.svg into set. Returns 0, or -1 with a message
+ * on stderr (e.g. gnuplot missing or failed, a figure incomplete). */
+int aim_plot_figure(const aim_plot_spec *spec, const char *stem, aim_atomic_set *set);
 
 /* A categorical heatmap, e.g. a sweep's phase diagram: on each panel an
  * nx x ny grid of cells, column i labelled x[i] and row j labelled y[j]
@@ -40,8 +45,8 @@ int aim_plot_figure(const aim_plot_spec *spec, const char *stem);
  * 10); a NaN cell is grey. Every cell is annotated with its text. With
  * npanels > 1 one panel per panel[k], titled "panel_key = panel[k]".
  * Cell (k, j, i) is element (k * ny + j) * nx + i of value and text.
- * Writes stem.png and stem.svg (through temporary files). Returns 0, or
- * -1 with a message on stderr (e.g. gnuplot missing). */
+ * Draws stem.png and stem.svg into set. Returns 0, or -1 with a message
+ * on stderr (e.g. gnuplot missing or failed). */
 typedef struct {
     const char *title;
     const char *xlabel, *ylabel, *cblabel; /* ylabel unused when ny == 1 */
@@ -52,7 +57,7 @@ typedef struct {
     const char *const *text;
 } aim_plot_heatmap_spec;
 
-int aim_plot_heatmap(const aim_plot_heatmap_spec *spec, const char *stem);
+int aim_plot_heatmap(const aim_plot_heatmap_spec *spec, const char *stem, aim_atomic_set *set);
 
 /* 1 when a gnuplot executable is on PATH, else 0. */
 int aim_plot_available(void);
@@ -73,8 +78,13 @@ typedef struct {
     const char *title;             /* NULL: none */
 } aim_plot_scaling_spec;
 
-/* Writes stem.png and stem.svg (through temporary files). Returns 0, or
- * -1 with a message on stderr (e.g. gnuplot missing). */
-int aim_plot_scaling(const aim_plot_scaling_spec *spec, const char *stem);
+/* Draws stem.png and stem.svg into set. Returns 0, or -1 with a message
+ * on stderr (e.g. gnuplot missing or failed). */
+int aim_plot_scaling(const aim_plot_scaling_spec *spec, const char *stem, aim_atomic_set *set);
+
+/* Adds the removal of stem.png and stem.svg to set: a figure that could
+ * not be drawn must not stay beside the new files it would show (compare,
+ * sweep, scaling). Returns 0 or -1 (said). */
+int aim_plot_stale(aim_atomic_set *set, const char *stem);
 
 #endif

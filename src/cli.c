@@ -1,5 +1,9 @@
-/* aim_cli: configuration loading shared by the commands. */
+/* aim_cli: configuration loading and checks shared by the commands. */
+#define _POSIX_C_SOURCE 200809L
+
 #include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
 
 #include "cli.h"
 
@@ -24,4 +28,53 @@ int aim_cli_load_config(const char *cmd, const char *path, const char *const *se
         return -1;
     }
     return 0;
+}
+
+/* gnuplot runs a file name that starts with '|' (output) or '<' (data)
+ * as a shell command: such names are refused where the user gives them,
+ * and every name reaches gnuplot with "./" in front anyway (plot.c). */
+static int runs_as_command(const char *cmd, const char *opt, const char *value)
+{
+    if (value[0] != '|' && value[0] != '<')
+        return 0;
+    fprintf(stderr, "aimdyn %s: %s %s: not allowed: gnuplot would run a name that starts with "
+                    "'%c' as a shell command; allowed: a file name that does not start with "
+                    "'|' or '<'\n", cmd, opt, value, value[0]);
+    return 1;
+}
+
+int aim_cli_check_figure(const char *cmd, const char *opt, const char *stem)
+{
+    if (runs_as_command(cmd, opt, stem))
+        return -1;
+    const size_t n = strlen(stem);
+    if (n == 0 || stem[n - 1] == '/' || strpbrk(stem, "\r\n")) {
+        fprintf(stderr, "aimdyn %s: %s '%s': not allowed; allowed: a file stem on one line, "
+                        "a directory part and a file name (STEM.png and STEM.svg are "
+                        "written)\n", cmd, opt, stem);
+        return -1;
+    }
+    return 0;
+}
+
+int aim_cli_check_input(const char *cmd, const char *opt, const char *path)
+{
+    return runs_as_command(cmd, opt, path) ? -1 : 0;
+}
+
+int aim_cli_lock_figure(const char *stem, aim_atomic_set **set)
+{
+    const char *slash = strrchr(stem, '/');
+    char *dir = !slash ? strdup(".") : slash == stem ? strdup("/")
+                                                     : strndup(stem, (size_t)(slash - stem));
+    const char *base = slash ? slash + 1 : stem;
+    if (!dir) {
+        fprintf(stderr, "aimdyn: out of memory\n");
+        return -1;
+    }
+    int rc = aim_atomic_lock(dir, base, "choose another figure stem");
+    if (rc == 0 && set && !(*set = aim_atomic_set_create(dir, base)))
+        rc = -1;
+    free(dir);
+    return rc;
 }

@@ -93,7 +93,7 @@ static const char usage[] =
     "  --figure STEM    STEM.png and STEM.svg (gnuplot): n_wr against d on log-log axes,\n"
     "                   medians with their intervals, the seeds as faint points, the\n"
     "                   power law, the predictions (without gnuplot: a warning, the\n"
-    "                   TSV is still written)\n"
+    "                   TSV is still written); STEM may not start with '|' or '<'\n"
     "  --out DIR        output directory (default out)\n"
     "  --name NAME      file stem (default aimdyn: DIR/aimdyn-scaling.tsv)\n"
     "  -h, --help       this help\n"
@@ -112,8 +112,10 @@ static const char usage[] =
     "      --sgd validate/runs_recovery/tied-he2-sgd-d400-seeds.tsv \\\n"
     "      --predict out/tied-recovery.tsv --figure fig/scaling-tied\n"
     "\n"
-    "Exit status: 0 done, 1 bad usage or input (nothing written), 2 run-time\n"
-    "failure (a figure that gnuplot failed to draw: the TSV is kept).\n";
+    "The TSV and the figure replace the old ones together. Exit status: 0 done,\n"
+    "1 bad usage or input, or another run writing the same files (nothing\n"
+    "written), 2 run-time failure (a figure that gnuplot failed to draw: the TSV\n"
+    "is written, an old figure at STEM removed).\n";
 
 typedef struct {
     const char **sgd, **predict;
@@ -300,6 +302,8 @@ static int parse_options(int argc, char **argv, options *o)
                 o->label && has_line_break(o->label) ? "label" : "figure");
         return -1;
     }
+    if (o->figure && aim_cli_check_figure("scaling", "--figure", o->figure))
+        return -1;
     if (o->figure && !figure_dir_usable(o->figure)) {
         fprintf(stderr, CMD ": --figure %s: not allowed; allowed: a file stem in an existing "
                         "writable directory (STEM.png and STEM.svg are written)\n", o->figure);
@@ -1043,8 +1047,10 @@ static void write_fit_lines(FILE *f, const fits *ft)
                "nan: not defined (2 seeds)\n");
 }
 
+/* DIR/NAME-scaling.tsv into set */
 static int write_tsv(const options *o, const char *cmdline, const sgd_run *runs, int nruns,
-                     const dim_row *rows, int nrows, const fits *ft, char *path, size_t size)
+                     const dim_row *rows, int nrows, const fits *ft, char *path, size_t size,
+                     aim_atomic_set *set)
 {
     aim_tsv *tsv;
     if (aim_tsv_path(path, size, &o->out, "scaling", "tsv") || !(tsv = aim_tsv_open(path)))
@@ -1097,16 +1103,18 @@ static int write_tsv(const options *o, const char *cmdline, const sgd_run *runs,
                 run ? n_horizon(run) : NAN, row->st.median_n, row->st.ci_lo, row->st.ci_hi,
                 row->st.ci_level, row->st.median_tau, row->predicted, rel_gap(row));
     }
-    return aim_tsv_commit(tsv);
+    return aim_tsv_add_to(tsv, set);
 }
 
-/* The figure; 0, 1 when gnuplot is missing (warned), -1 on failure. */
+/* The figure into set; 0, 1 when gnuplot is missing (warned), -1 on
+ * failure. */
 static int write_figure(const options *o, const sgd_run *runs, int nruns, const dim_row *rows,
-                        int nrows, const fits *ft)
+                        int nrows, const fits *ft, aim_atomic_set *set)
 {
     if (!aim_plot_available()) {
         fprintf(stderr, CMD ": warning: gnuplot not found, no figure (install gnuplot-nox); "
-                        "the TSV is written\n");
+                        "the TSV is written and an old figure %s.png/.svg is removed\n",
+                o->figure);
         return 1;
     }
     int nseeds = 0, npred = 0;
@@ -1151,7 +1159,7 @@ static int write_figure(const options *o, const sgd_run *runs, int nruns, const 
     const aim_plot_scaling_spec sp = {nm, d, med, lo, hi, nseeds, sd, sn,
                                       ft->points ? exp(ft->log_c) : NAN,
                                       ft->points ? ft->a : NAN, key, npred, pd, pn, o->label};
-    rc = aim_plot_scaling(&sp, o->figure);
+    rc = aim_plot_scaling(&sp, o->figure, set);
 done:
     free(d);
     free(med);
@@ -1185,7 +1193,7 @@ int aim_cmd_scaling(int argc, char **argv)
         goto done;
     }
     if (!(runs = read_runs(&o)) || read_predictions(&o, &pred, &npred) ||
-        aim_tsv_prepare_dir(&o.out))
+        aim_tsv_prepare_dir(&o.out) || (o.figure && aim_cli_lock_figure(o.figure, NULL)))
         goto done;
 
     exit_code = AIM_EXIT_RUNTIME;
@@ -1206,18 +1214,26 @@ int aim_cmd_scaling(int argc, char **argv)
     if (npred)
         print_predictions(rows, nrows);
 
+    /* the TSV and the figure replace the old ones together; a figure
+     * that cannot be drawn must not stay beside the new TSV */
     char path[1100];
-    if (write_tsv(&o, cmdline, runs, o.nsgd, rows, nrows, &ft, path, sizeof path))
+    aim_atomic_set *set = aim_atomic_set_create(o.out.dir, o.out.name);
+    int fig = 0;
+    if (!set || write_tsv(&o, cmdline, runs, o.nsgd, rows, nrows, &ft, path, sizeof path, set) ||
+        (o.figure && (fig = write_figure(&o, runs, o.nsgd, rows, nrows, &ft, set)) != 0 &&
+         aim_plot_stale(set, o.figure))) {
+        aim_atomic_set_free(set);
+        goto done;
+    }
+    if (aim_atomic_set_commit(set))
         goto done;
     printf("\nwrote %s\n", path);
-    exit_code = 0;
-    if (o.figure) {
-        int fig = write_figure(&o, runs, o.nsgd, rows, nrows, &ft);
-        if (fig == 0)
-            printf("wrote %s.png and %s.svg\n", o.figure, o.figure);
-        else if (fig < 0)
-            exit_code = AIM_EXIT_RUNTIME;
-    }
+    if (o.figure && fig == 0)
+        printf("wrote %s.png and %s.svg\n", o.figure, o.figure);
+    if (fig < 0)
+        fprintf(stderr, CMD ": the figure could not be drawn (see above); the TSV is written "
+                        "and an old figure %s.png/.svg is removed\n", o.figure);
+    exit_code = fig < 0 ? AIM_EXIT_RUNTIME : 0;
 done:
     free_runs(runs, o.nsgd);
     free(pred);

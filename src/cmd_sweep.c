@@ -8,8 +8,10 @@
  * grid does not hold the others up). Each result is a small file of its
  * own in DIR/NAME-sweep.d/, written atomically with the point's full
  * configuration, so that a rerun keeps what an interrupted sweep
- * finished. The parent reports progress as the workers finish points,
- * then assembles DIR/NAME-sweep.tsv and draws DIR/NAME-sweep.png/.svg.
+ * finished; the workers end with the parent (killed or not). The parent
+ * reports progress as the workers finish points, then assembles
+ * DIR/NAME-sweep.tsv and draws DIR/NAME-sweep.png/.svg, which replace the
+ * old table and heatmap together.
  * No file records a timing: the same sweep gives the same files, bit for
  * bit; the wall times go to stdout and stderr only. */
 #include <errno.h>
@@ -22,10 +24,14 @@
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
+#ifdef __linux__
+#include <sys/prctl.h>
+#endif
 
 #include <cblas.h>
 
 #include "cli.h"
+#include "atomic.h"
 #include "compare.h"
 #include "config.h"
 #include "grid.h"
@@ -164,9 +170,13 @@ static void print_help(void)
            "integration failed (the table is still written, its row says failed, a\n"
            "rerun computes it again), a worker failed or a file could not be written\n"
            "(finished points are kept: rerun to complete the sweep), or gnuplot failed\n"
-           "to draw the heatmap (the table is kept); 3 no failure, but a point blew up\n"
-           "(recorded in the table: status blow-up). Without gnuplot: a warning, no\n"
-           "heatmap, the exit status as otherwise.\n",
+           "to draw the heatmap (the table is written, an old heatmap of the name\n"
+           "removed); 3 no failure, but a point blew up (recorded in the table: status\n"
+           "blow-up). Without gnuplot: a warning, no heatmap (an old one removed), the\n"
+           "exit status as otherwise. The table and the heatmap replace the old ones\n"
+           "together. Interrupted (130, 143) or killed, a sweep leaves no temporary\n"
+           "file but those of a SIGKILL, which the next run removes; its workers end\n"
+           "with it.\n",
            MAX_VALUES, MAX_POINTS, MAX_JOBS, cores,
            aim_cli_usage_common);
 }
@@ -768,9 +778,16 @@ static void run_point(const aim_config *cfg, point_result *r)
  * computes each point, writes its file and reports its number and wall
  * time. Leaves with _exit: the parent's stdio buffers and atexit work
  * are not its own. */
-static _Noreturn void worker(const sweep *sw, int queue, int results)
+static _Noreturn void worker(const sweep *sw, int queue, int results, pid_t parent)
 {
+    aim_atomic_after_fork(); /* a rerun need not wait for a killed sweep's workers */
+#ifdef __linux__
+    /* a worker ends with its parent (killed) rather than computing on */
+    prctl(PR_SET_PDEATHSIG, SIGTERM);
+#endif
     for (;;) {
+        if (getppid() != parent) /* the parent is gone (elsewhere than Linux too) */
+            _exit(AIM_EXIT_RUNTIME);
         int p;
         ssize_t n = read(queue, &p, sizeof p);
         if (n < 0 && errno == EINTR)
@@ -865,11 +882,12 @@ static void run_workers(sweep *sw, int finished)
     else {
         fflush(stdout); /* not written twice by the children */
         fflush(stderr);
+        const pid_t parent = getpid();
         for (; started < jobs; started++) {
             pid_t pid = fork();
             if (pid == 0) {
                 close(results[0]);
-                worker(sw, queue[0], results[1]);
+                worker(sw, queue[0], results[1], parent);
             }
             if (pid < 0) {
                 fprintf(stderr, "aimdyn sweep: cannot start worker %d of %d: %s\n",
@@ -911,12 +929,11 @@ static void run_workers(sweep *sw, int finished)
 
 /* ---- the table, the heatmap, the summary ---- */
 
-static int write_table(const sweep *sw, char *path, size_t n)
+/* The table into set. */
+static int write_table(const sweep *sw, char *path, size_t n, aim_atomic_set *set)
 {
     if (aim_tsv_path(path, n, &sw->base, "sweep", "tsv"))
         return -1;
-    sigset_t old;
-    hold_signals(&old);
     aim_tsv *tsv = aim_tsv_open(path);
     int rc = -1;
     if (tsv) {
@@ -942,18 +959,16 @@ static int write_table(const sweep *sw, char *path, size_t n)
                 fprintf(f, "%s\t", point_value(sw, p, v));
             put_result(f, &sw->res[p]);
         }
-        rc = aim_tsv_commit(tsv);
+        rc = aim_tsv_add_to(tsv, set);
     }
-    sigprocmask(SIG_SETMASK, &old, NULL);
     return rc;
 }
 
-/* The heatmap: cell (panel = value of the third key, row = second,
- * column = first) coloured by tau_wr and annotated. */
-static int draw_heatmap(const sweep *sw, char *stem, size_t n)
+/* The heatmap into set: cell (panel = value of the third key, row =
+ * second, column = first) coloured by tau_wr and annotated. stem is
+ * DIR/NAME-sweep. */
+static int draw_heatmap(const sweep *sw, const char *stem, aim_atomic_set *set)
 {
-    if (aim_tsv_path(stem, n, &sw->base, "sweep", NULL))
-        return -1;
     const int nx = sw->vary[0].count, ny = sw->nvary > 1 ? sw->vary[1].count : 1;
     const int np = sw->nvary > 2 ? sw->vary[2].count : 1;
     double *value = malloc(sizeof(double) * (size_t)sw->npoints);
@@ -997,7 +1012,7 @@ static int draw_heatmap(const sweep *sw, char *stem, size_t n)
         .npanels = np,
         .value = value,
         .text = texts};
-    rc = aim_plot_heatmap(&spec, stem);
+    rc = aim_plot_heatmap(&spec, stem, set);
 done:
     free(value);
     free(text);
@@ -1070,12 +1085,17 @@ static int point_dir(sweep *sw)
 
 /* DIR and DIR/NAME-sweep.d: the point directory is checked here too, so
  * that an unusable one stops the sweep before it starts rather than
- * every worker at its first point. */
+ * every worker at its first point; both are locked for NAME. */
 static int prepare_dirs(const sweep *sw)
 {
     aim_config points = sw->base;
     memcpy(points.dir, sw->dir, strlen(sw->dir) + 1);
-    return aim_tsv_prepare_dir(&sw->base) || aim_tsv_prepare_dir(&points) ? -1 : 0;
+    /* under the lock of NAME: the temporary point files of a killed
+     * sweep (.point-NNNN.tsv.XXXXXX) are stale */
+    return aim_tsv_prepare_dir(&sw->base) || aim_tsv_prepare_dir(&points) ||
+                   aim_atomic_clean(sw->dir, "point") < 0
+               ? -1
+               : 0;
 }
 
 /* The exit status of a sweep whose table is written, its failed and
@@ -1120,22 +1140,37 @@ static int run_sweep(sweep *sw, double t0)
                 missing, sw->npoints);
         return AIM_EXIT_RUNTIME;
     }
+    /* the table and the heatmap replace the old ones together */
     char path[1100], stem[1100];
-    if (write_table(sw, path, sizeof path))
+    aim_atomic_set *set = aim_atomic_set_create(sw->base.dir, sw->base.name);
+    if (!set || aim_tsv_path(stem, sizeof stem, &sw->base, "sweep", NULL) ||
+        write_table(sw, path, sizeof path, set)) {
+        aim_atomic_set_free(set);
+        return AIM_EXIT_RUNTIME;
+    }
+    int heatmap_failed = 0;
+    const int no_gnuplot = !aim_plot_available();
+    if (no_gnuplot || draw_heatmap(sw, stem, set) != 0) {
+        heatmap_failed = !no_gnuplot;
+        /* an old heatmap would show other results */
+        if (aim_plot_stale(set, stem)) {
+            aim_atomic_set_free(set);
+            return AIM_EXIT_RUNTIME;
+        }
+    }
+    if (aim_atomic_set_commit(set))
         return AIM_EXIT_RUNTIME;
     print_summary(sw, sw->npoints - kept, now() - t0);
     printf("wrote %s\n", path);
-    int heatmap_failed = 0;
-    if (!aim_plot_available())
+    if (no_gnuplot)
         fprintf(stderr, "aimdyn sweep: warning: gnuplot not found, no heatmap (install "
-                        "gnuplot-nox); the table is written\n");
-    else if (draw_heatmap(sw, stem, sizeof stem) == 0)
-        printf("wrote %s.png and %s.svg\n", stem, stem);
-    else {
+                        "gnuplot-nox); the table is written and an old heatmap of this name "
+                        "is removed\n");
+    else if (heatmap_failed)
         fprintf(stderr, "aimdyn sweep: the heatmap could not be drawn (see above); the table "
-                        "%s is kept\n", path);
-        heatmap_failed = 1;
-    }
+                        "%s is written and an old heatmap of this name is removed\n", path);
+    else
+        printf("wrote %s.png and %s.svg\n", stem, stem);
     return result_status(sw, heatmap_failed);
 }
 

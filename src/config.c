@@ -704,6 +704,18 @@ static int set_name(const key_def *k, aim_config *cfg, const char *text,
     return set_string(k, cfg, text, why, n);
 }
 
+/* gnuplot runs a file name that starts with '|' or '<' as a shell
+ * command, and the figures get their names from output.dir */
+static int set_dir(const key_def *k, aim_config *cfg, const char *text, char *why, size_t n)
+{
+    if (text[0] == '|' || text[0] == '<') {
+        snprintf(why, n, "starts with '%c', which gnuplot would run as a shell command",
+                 text[0]);
+        return -1;
+    }
+    return set_string(k, cfg, text, why, n);
+}
+
 /* --- the table --- */
 
 
@@ -884,8 +896,9 @@ static const key_def keys[] = {
 
     /* [output] */
     {"output", "dir", "out",
-     "a directory path (non-empty, < 512 characters, no ';' after a space)",
-     "output directory (created if needed)", set_string, get_string,
+     "a directory path (non-empty, < 512 characters, not starting with '|' or '<', "
+     "no ';' after a space)",
+     "output directory (created if needed)", set_dir, get_string,
      offsetof(aim_config, dir), sizeof(((aim_config *)0)->dir), 0, 0, 0, NULL},
     {"output", "name", "aimdyn",
      "non-empty, only letters, digits and . _ - (< 128 characters)",

@@ -61,8 +61,14 @@ static const char *const usage_main =
     "  aimdyn compare examples/tied_softmax_T4.ini --order 1 --order 2 --order 3\n"
     "  aimdyn hierarchy examples/tied_softmax_T4.ini --order 3 --latex\n"
     "\n"
-    "Exit status: 0 done, 1 bad usage or configuration (nothing written),\n"
-    "2 run-time failure (no result file left), 3 blow-up (recorded).\n";
+    "Exit status: 0 done, 1 bad usage or configuration, or another run writing\n"
+    "into the same output.dir and output.name (nothing written), 2 run-time\n"
+    "failure (the files of an earlier run left as they were) or gnuplot failed\n"
+    "(the tables written, no figure), 3 blow-up (recorded), 128 + N ended by\n"
+    "signal N (SIGINT 130, SIGTERM 143: nothing temporary left; a run killed\n"
+    "with SIGKILL is cleaned up after by the next run of the same name).\n"
+    "A run's files replace those of an earlier run together or not at all\n"
+    "(README.md, \"Failures and interruptions\").\n";
 
 static void print_usage(FILE *out, const char *cmd)
 {
@@ -111,7 +117,11 @@ static void print_usage(FILE *out, const char *cmd)
                 "`ode` and `sgd` do), the agreement table DIR/NAME-agreement.tsv\n"
                 "(largest gap per observable in absolute terms and in SGD standard\n"
                 "errors, weak-recovery times) and the figures\n"
-                "DIR/NAME-compare-dD.png/.svg (risk and overlap: ODE over SGD).\n\n"
+                "DIR/NAME-compare-dD.png/.svg (risk and overlap: ODE over SGD).\n"
+                "All these files replace those of an earlier run together, once every d\n"
+                "is done: a compare that fails or is interrupted changes nothing. If gnuplot\n"
+                "fails, the tables are written, an old figure of the name removed, and the\n"
+                "exit status is 2; without gnuplot the same with a warning, status 0.\n\n"
                 "options:\n"
                 "  --d D                    a dimension (repeatable; default sgd.d)\n"
                 "  --seeds N                seeds per dimension (sgd.seeds)\n"
@@ -153,6 +163,9 @@ static void print_usage(FILE *out, const char *cmd)
                 "--samples D puts the samples n / d^2 on a log axis, the files being\n"
                 "for d = D (NAME-ode.tsv written with --d D, NAME-sgd-dD.tsv);\n"
                 "--mean adds a panel with the student mean (raw centring).\n"
+                "The PNG and SVG replace the old pair together, once gnuplot has drawn\n"
+                "both completely; if it fails (exit status 2) the old figure stays.\n"
+                "STEM and the files may not start with '|' or '<'.\n"
                 "example (the paper's Figure 3 from validate/campaign_untied.sh):\n"
                 "  aimdyn plot --samples 400 --figure fig3 \\\n"
                 "      --ode fig3-he1-M4-d400-ode.tsv --sgd fig3-he1-sgd-d400.tsv --label He1 \\\n"
@@ -308,13 +321,21 @@ static int parse_run_options(const char *cmd, int argc, char **argv,
                         "(model.decomposition = tied | untied)\n", cmd);
         return -1;
     }
-    if (!is_hierarchy && aim_tsv_prepare_dir(&ro->cfg))
-        return -1;
     if (ro->ndims == 0)
         ro->dims[ro->ndims++] = ro->cfg.d;
     if (ro->norders == 0)
         ro->orders[ro->norders++] = ro->cfg.order;
-    return 0;
+    if (is_hierarchy)
+        return 0;
+    /* the output locks of the files the run writes: sgd's at its d only,
+     * so that runs at different d may share a name; compare's all */
+    char sgd_files[32];
+    for (int j = 0; j < ro->ndims; j++) {
+        snprintf(sgd_files, sizeof sgd_files, "sgd-d%d", ro->dims[j]);
+        if ((is_sgd || is_compare) && aim_tsv_prepare_for(&ro->cfg, sgd_files))
+            return -1;
+    }
+    return is_sgd || !aim_tsv_prepare_dir(&ro->cfg) ? 0 : -1;
 }
 
 static const char *closure_name(aim_closure c)
@@ -325,9 +346,12 @@ static const char *closure_name(aim_closure c)
                                        : "initial";
 }
 
+/* Writes DIR/NAME-ode.tsv into path: renamed into place now (set NULL)
+ * or with set. */
 static int write_ode_file(const aim_config *cfg, int d, const double *tau,
                           const double *obs, const aim_trajectory_moments *mom,
-                          const aim_ode_report *rep, char *path, size_t pathlen)
+                          const aim_ode_report *rep, char *path, size_t pathlen,
+                          aim_atomic_set *set)
 {
     if (aim_tsv_path(path, pathlen, cfg, "ode", "tsv"))
         return -1;
@@ -410,7 +434,7 @@ static int write_ode_file(const aim_config *cfg, int d, const double *tau,
             fprintf(f, "\t%.10g", mom->obs_se[(size_t)i * AIM_OBS_COUNT + k]);
         fputc('\n', f);
     }
-    return aim_tsv_commit(tsv);
+    return set ? aim_tsv_add_to(tsv, set) : aim_tsv_commit(tsv);
 }
 
 static int cmd_ode(int argc, char **argv)
@@ -450,7 +474,7 @@ static int cmd_ode(int argc, char **argv)
         exit_code = AIM_EXIT_RUNTIME;
     } else {
         char path[1024];
-        if (write_ode_file(cfg, ro.dims[0], tau, obs, &mom, &rep, path, sizeof path)) {
+        if (write_ode_file(cfg, ro.dims[0], tau, obs, &mom, &rep, path, sizeof path, NULL)) {
             exit_code = AIM_EXIT_RUNTIME;
         } else {
             const double *last = obs + (size_t)(rep.reached - 1) * AIM_OBS_COUNT;
@@ -545,13 +569,14 @@ static double median_recovery(const aim_config *cfg, const double *tau, const do
 }
 
 /* SGD at dimension d: runs the seeds, writes the per-seed and summary
- * files. mean/se receive the summary (points x OBS): NaN from the first
- * point a blown-up seed did not reach, since a mean over the surviving
- * seeds only would be biased towards the stable ones. Returns 0, 1 when
- * a seed blew up (files written), -1 on failure. */
+ * files into set (renamed into place when it is committed). mean/se
+ * receive the summary (points x OBS): NaN from the first point a
+ * blown-up seed did not reach, since a mean over the surviving seeds only
+ * would be biased towards the stable ones. Returns 0, 1 when a seed blew
+ * up (files written), -1 on failure. */
 static int run_sgd(const aim_config *cfg, int d, const double *tau, double *mean,
                    double *se, double *median_wr, int *recovered, char *summary_path,
-                   size_t pathlen)
+                   size_t pathlen, aim_atomic_set *set)
 {
     const int points = cfg->points, seeds = cfg->seeds;
     double *obs = malloc(sizeof(double) * (size_t)seeds * points * AIM_OBS_COUNT);
@@ -632,10 +657,10 @@ static int run_sgd(const aim_config *cfg, int d, const double *tau, double *mean
                 fprintf(f, "\t%.10g", mom.values[((size_t)s * points + i) * mom.count + k]);
             fputc('\n', f);
         }
-    if (aim_tsv_commit(tsv)) {
-        tsv = NULL;
+    int added = aim_tsv_add_to(tsv, set);
+    tsv = NULL;
+    if (added)
         goto done;
-    }
 
     snprintf(suffix, sizeof suffix, "sgd-d%d", d);
     if (aim_tsv_path(summary_path, pathlen, cfg, suffix, "tsv") ||
@@ -671,7 +696,7 @@ static int run_sgd(const aim_config *cfg, int d, const double *tau, double *mean
                     mse[(size_t)i * mom.count + k]);
         fputc('\n', f);
     }
-    rc = aim_tsv_commit(tsv);
+    rc = aim_tsv_add_to(tsv, set);
     tsv = NULL;
     if (rc == 0 && all_reached < points)
         rc = 1;
@@ -701,11 +726,22 @@ static int cmd_sgd(int argc, char **argv)
     double *se = malloc(sizeof(double) * (size_t)points * AIM_OBS_COUNT);
     int exit_code = AIM_EXIT_RUNTIME;
     char path[1024];
-    if (tau && mean && se) {
+    /* the per-seed and the summary file replace the old pair together,
+     * under the lock of NAME-sgd-dD (parse_run_options) */
+    char set_name[sizeof cfg->name + 32];
+    snprintf(set_name, sizeof set_name, "%s-sgd-d%d", cfg->name, ro.dims[0]);
+    aim_atomic_set *set = aim_atomic_set_create(cfg->dir, set_name);
+    if (tau && mean && se && set) {
         aim_grid_fill(cfg, tau);
         double twr;
         int recovered;
-        int st = run_sgd(cfg, ro.dims[0], tau, mean, se, &twr, &recovered, path, sizeof path);
+        int st = run_sgd(cfg, ro.dims[0], tau, mean, se, &twr, &recovered, path, sizeof path,
+                         set);
+        if (st < 0)
+            aim_atomic_set_free(set);
+        else if (aim_atomic_set_commit(set) != 0)
+            st = -1;
+        set = NULL;
         if (st >= 0) {
             const double *last = mean + (size_t)(points - 1) * AIM_OBS_COUNT;
             printf("wrote %s\n", path);
@@ -716,6 +752,7 @@ static int cmd_sgd(int argc, char **argv)
             exit_code = st > 0 ? AIM_EXIT_BLOWUP : 0;
         }
     }
+    aim_atomic_set_free(set);
     free(tau);
     free(mean);
     free(se);
@@ -742,14 +779,21 @@ static int cmd_compare(int argc, char **argv)
     double *start = NULL;
     int exit_code = AIM_EXIT_RUNTIME;
     aim_tsv *tsv = NULL;
-    if (!tau || !ode || !mean || !se || !gaps) {
+    /* every file of the run (ODE, SGD, agreement, figures) waits in the
+     * set and replaces the files of an earlier run together, or none does;
+     * their names are said once they are in place */
+    aim_atomic_set *set = aim_atomic_set_create(cfg->dir, cfg->name);
+    char *wrote_text = NULL;
+    size_t wrote_len = 0;
+    FILE *wrote = open_memstream(&wrote_text, &wrote_len);
+    if (!tau || !ode || !mean || !se || !gaps || !set || !wrote) {
         fprintf(stderr, "aimdyn compare: out of memory\n");
         goto done;
     }
     aim_grid_fill(cfg, tau);
     double twr_ode[MAX_DIMS * MAX_ORDERS], twr_sgd[MAX_DIMS];
     int recovered[MAX_DIMS];
-    int blowup = 0;
+    int blowup = 0, no_gnuplot = !aim_plot_available(), figure_failed = 0;
     for (int j = 0; j < ro.ndims; j++) {
         const int d = ro.dims[j];
         char ode_paths[MAX_ORDERS][1024], labels[MAX_ORDERS][32];
@@ -792,38 +836,45 @@ static int cmd_compare(int argc, char **argv)
             }
             twr_ode[r] = rep.tau_wr;
             int written = write_ode_file(&per_run, d, tau, ode + r * block, &mom, &rep,
-                                         ode_paths[q], sizeof ode_paths[q]);
+                                         ode_paths[q], sizeof ode_paths[q], set);
             aim_trajectory_moments_free(&mom);
             if (written)
                 goto done;
-            printf("wrote %s\n", ode_paths[q]);
+            fprintf(wrote, "wrote %s\n", ode_paths[q]);
             snprintf(labels[q], sizeof labels[q], "ODE, M = %d", ro.orders[q]);
-            ode_list[q] = ode_paths[q];
+            ode_list[q] = aim_atomic_set_temp(set, ode_paths[q]); /* drawn before the commit */
             label_list[q] = labels[q];
         }
         int sgd_status = run_sgd(&sgd_cfg, d, tau, mean + j * block, se + j * block, &twr_sgd[j],
-                                 &recovered[j], sgd_path, sizeof sgd_path);
+                                 &recovered[j], sgd_path, sizeof sgd_path, set);
         if (sgd_status < 0)
             goto done;
         blowup |= sgd_status > 0;
-        printf("wrote %s\n", sgd_path);
+        fprintf(wrote, "wrote %s\n", sgd_path);
         for (int q = 0; q < nord; q++) {
             const int r = j * nord + q;
             aim_compare_gaps(points, tau, ode + r * block, mean + j * block, se + j * block,
                              gaps[r]);
         }
         snprintf(suffix, sizeof suffix, "compare-d%d", d);
-        if (aim_tsv_path(stem, sizeof stem, cfg, suffix, "") == 0) {
-            if (aim_plot_orders(ode_list, tied ? label_list : NULL, nord, sgd_path, stem,
-                                (cfg->grid == AIM_GRID_LOG ? AIM_PLOT_LOG_TAU : 0) |
-                                    (cfg->centring == AIM_RAW ? AIM_PLOT_MEAN : 0)) == 0)
-                printf("wrote %s.png and %s.svg\n", stem, stem);
-        }
+        if (aim_tsv_path(stem, sizeof stem, cfg, suffix, ""))
+            goto done;
+        const char *sgd_list[] = {aim_atomic_set_temp(set, sgd_path)};
+        const aim_plot_spec spec = {ode_list, tied ? label_list : NULL, nord, sgd_list, 1, 0.0,
+                                    (cfg->grid == AIM_GRID_LOG ? AIM_PLOT_LOG_TAU : 0) |
+                                        (cfg->centring == AIM_RAW ? AIM_PLOT_MEAN : 0)};
+        if (!no_gnuplot && aim_plot_figure(&spec, stem, set) == 0)
+            fprintf(wrote, "wrote %s.png and %s.svg\n", stem, stem);
+        else if (aim_plot_stale(set, stem)) /* an old figure would show other data */
+            goto done;
+        else
+            figure_failed |= !no_gnuplot;
     }
 
     char path[1024];
     if (aim_tsv_path(path, sizeof path, cfg, "agreement", "tsv") || !(tsv = aim_tsv_open(path)))
         goto done;
+    fprintf(wrote, "wrote %s\n", path);
     FILE *f = aim_tsv_stream(tsv);
     aim_tsv_metadata(tsv, "compare", cfg);
     fprintf(f, "# agreement of the limit ODE with the SGD mean over %d seeds (MODEL.md sec. 8)\n",
@@ -869,15 +920,33 @@ static int cmd_compare(int argc, char **argv)
                    "median tau = %.4g (%d of %d seeds)\n", cfg->recovery_threshold, ro.dims[j],
                    order, twr_ode[j * nord + q], twr_sgd[j], recovered[j], cfg->seeds);
         }
-    int committed = aim_tsv_commit(tsv);
+    int added = aim_tsv_add_to(tsv, set);
     tsv = NULL;
+    if (added != 0 || fflush(wrote))
+        goto done;
+    int committed = aim_atomic_set_commit(set);
+    set = NULL;
     if (committed != 0)
         goto done;
-    printf("wrote %s\n", path);
-    exit_code = blowup ? AIM_EXIT_BLOWUP : 0;
+    fputs(wrote_text, stdout);
+    if (no_gnuplot)
+        fprintf(stderr, "aimdyn compare: warning: gnuplot not found, no figure (install "
+                        "gnuplot-nox); the tables are written and an old figure of this name "
+                        "is removed\n");
+    if (figure_failed)
+        fprintf(stderr, "aimdyn compare: the figure could not be drawn (see above); the tables "
+                        "are written and an old figure of this name is removed\n");
+    exit_code = figure_failed ? AIM_EXIT_RUNTIME : blowup ? AIM_EXIT_BLOWUP : 0;
 done:
     if (tsv)
         aim_tsv_abort(tsv);
+    if (set)
+        fprintf(stderr, "aimdyn compare: nothing written: the files of an earlier run are "
+                        "unchanged\n");
+    aim_atomic_set_free(set);
+    if (wrote)
+        fclose(wrote);
+    free(wrote_text);
     free(start);
     free(tau);
     free(ode);
@@ -941,6 +1010,12 @@ static int cmd_plot(int argc, char **argv)
                         "--sgd FILE (see `aimdyn plot --help`)\n");
         return AIM_EXIT_USAGE;
     }
+    if (aim_cli_check_figure("plot", "--figure", stem))
+        return AIM_EXIT_USAGE;
+    for (int i = 0; i < nodes + nsgd; i++)
+        if (aim_cli_check_input("plot", i < nodes ? "--ode" : "--sgd",
+                                i < nodes ? ode[i] : sgd[i - nodes]))
+            return AIM_EXIT_USAGE;
     for (int i = 0; i < nlabels; i++)
         if (strchr(labels[i], '\n') || strchr(labels[i], '\r')) {
             fprintf(stderr, "aimdyn plot: --label %d contains a line break; allowed: one line "
@@ -958,7 +1033,16 @@ static int cmd_plot(int argc, char **argv)
         return AIM_EXIT_USAGE;
     }
     const aim_plot_spec sp = {ode, nlabels ? labels : NULL, nodes, sgd, nsgd, samples_d, flags};
-    if (aim_plot_figure(&sp, stem))
+    aim_atomic_set *set = NULL;
+    const int locked = aim_cli_lock_figure(stem, &set);
+    if (locked)
+        return locked > 0 ? AIM_EXIT_USAGE : AIM_EXIT_RUNTIME;
+    /* on failure the old figure stays as it was */
+    if (aim_plot_figure(&sp, stem, set)) {
+        aim_atomic_set_free(set);
+        return AIM_EXIT_RUNTIME;
+    }
+    if (aim_atomic_set_commit(set))
         return AIM_EXIT_RUNTIME;
     printf("wrote %s.png and %s.svg\n", stem, stem);
     return 0;

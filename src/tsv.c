@@ -1,4 +1,4 @@
-/* aim_tsv: atomic result files (temporary file + rename). */
+/* aim_tsv: result files written through aim_atomic. */
 #define _POSIX_C_SOURCE 200809L
 
 #include "tsv.h"
@@ -12,9 +12,8 @@
 #include "version.h"
 
 struct aim_tsv {
-    FILE *stream;
-    char *path; /* final name */
-    char *tmp;  /* temporary name beside it */
+    FILE *stream;          /* on a duplicate of the file's descriptor */
+    aim_atomic_file *file; /* the temporary file and the final name */
 };
 
 /* mkdir -p for the directory part of path. Returns 0 or -1 (reported). */
@@ -60,20 +59,6 @@ static int make_parent_dirs(const char *path)
     return rc;
 }
 
-/* "dir/.base.XXXXXX" for path "dir/base". */
-static char *temp_template(const char *path)
-{
-    const char *slash = strrchr(path, '/');
-    size_t dirlen = slash ? (size_t)(slash - path) + 1 : 0;
-    const char *base = path + dirlen;
-    size_t n = strlen(path) + 16;
-    char *t = malloc(n);
-    if (!t)
-        return NULL;
-    snprintf(t, n, "%.*s.%s.XXXXXX", (int)dirlen, path, base);
-    return t;
-}
-
 aim_tsv *aim_tsv_open(const char *path)
 {
     if (!path || !*path || path[strlen(path) - 1] == '/') {
@@ -83,43 +68,26 @@ aim_tsv *aim_tsv_open(const char *path)
     }
     if (make_parent_dirs(path) != 0)
         return NULL;
-
     aim_tsv *tsv = calloc(1, sizeof *tsv);
-    if (tsv) {
-        tsv->path = strdup(path);
-        tsv->tmp = temp_template(path);
-    }
-    if (!tsv || !tsv->path || !tsv->tmp) {
+    if (!tsv) {
         fprintf(stderr, "aimdyn: out of memory\n");
-        goto fail;
+        return NULL;
     }
-
-    int fd = mkstemp(tsv->tmp);
-    if (fd < 0) {
-        fprintf(stderr, "aimdyn: cannot create a temporary file for '%s': %s\n",
-                path, strerror(errno));
-        goto fail;
+    if (!(tsv->file = aim_atomic_create(path))) {
+        free(tsv);
+        return NULL;
     }
-    /* mkstemp creates mode 0600; a result file gets the usual 0666 & ~umask. */
-    mode_t mask = umask(0);
-    umask(mask);
-    if (fchmod(fd, 0666 & ~mask) != 0 ||
-        !(tsv->stream = fdopen(fd, "w"))) {
-        fprintf(stderr, "aimdyn: cannot open '%s': %s\n", tsv->tmp,
+    const int fd = dup(aim_atomic_fd(tsv->file));
+    if (fd < 0 || !(tsv->stream = fdopen(fd, "w"))) {
+        fprintf(stderr, "aimdyn: cannot open '%s': %s\n", aim_atomic_temp(tsv->file),
                 strerror(errno));
-        close(fd);
-        unlink(tsv->tmp);
-        goto fail;
+        if (fd >= 0)
+            close(fd);
+        aim_atomic_discard(tsv->file);
+        free(tsv);
+        return NULL;
     }
     return tsv;
-
-fail:
-    if (tsv) {
-        free(tsv->path);
-        free(tsv->tmp);
-        free(tsv);
-    }
-    return NULL;
 }
 
 FILE *aim_tsv_stream(aim_tsv *tsv)
@@ -140,40 +108,36 @@ void aim_tsv_metadata(aim_tsv *tsv, const char *command, const aim_config *cfg)
         aim_config_write(cfg, out, "# config ");
 }
 
-static void tsv_free(aim_tsv *tsv)
+/* Flushes and closes the stream; frees tsv. The file, or NULL with the
+ * reason on stderr (the file discarded). */
+static aim_atomic_file *close_stream(aim_tsv *tsv)
 {
-    free(tsv->path);
-    free(tsv->tmp);
+    aim_atomic_file *file = tsv->file;
+    int err = 0;
+    if (fflush(tsv->stream) != 0 || ferror(tsv->stream))
+        err = errno ? errno : EIO;
+    if (fclose(tsv->stream) != 0 && !err)
+        err = errno;
     free(tsv);
+    if (err) {
+        fprintf(stderr, "aimdyn: cannot write '%s': %s\n", aim_atomic_final(file),
+                strerror(err));
+        aim_atomic_discard(file);
+        return NULL;
+    }
+    return file;
 }
 
 int aim_tsv_commit(aim_tsv *tsv)
 {
-    int rc = 0;
-    int err = 0;
-    if (fflush(tsv->stream) != 0 || ferror(tsv->stream)) {
-        err = errno ? errno : EIO;
-        rc = -1;
-    } else if (fsync(fileno(tsv->stream)) != 0 && errno != EINVAL) {
-        err = errno;
-        rc = -1;
-    }
-    if (fclose(tsv->stream) != 0 && rc == 0) {
-        err = errno;
-        rc = -1;
-    }
-    if (rc != 0) {
-        fprintf(stderr, "aimdyn: cannot write '%s': %s\n", tsv->path,
-                strerror(err));
-        unlink(tsv->tmp);
-    } else if (rename(tsv->tmp, tsv->path) != 0) {
-        fprintf(stderr, "aimdyn: cannot rename '%s' to '%s': %s\n", tsv->tmp,
-                tsv->path, strerror(errno));
-        unlink(tsv->tmp);
-        rc = -1;
-    }
-    tsv_free(tsv);
-    return rc;
+    aim_atomic_file *file = close_stream(tsv);
+    return file ? aim_atomic_replace(file) : -1;
+}
+
+int aim_tsv_add_to(aim_tsv *tsv, aim_atomic_set *set)
+{
+    aim_atomic_file *file = close_stream(tsv);
+    return file ? aim_atomic_set_add(set, file) : -1;
 }
 
 void aim_tsv_abort(aim_tsv *tsv)
@@ -181,8 +145,8 @@ void aim_tsv_abort(aim_tsv *tsv)
     if (!tsv)
         return;
     fclose(tsv->stream);
-    unlink(tsv->tmp);
-    tsv_free(tsv);
+    aim_atomic_discard(tsv->file);
+    free(tsv);
 }
 
 int aim_tsv_path(char *buf, size_t n, const aim_config *cfg,
@@ -211,6 +175,11 @@ int aim_tsv_path(char *buf, size_t n, const aim_config *cfg,
 
 int aim_tsv_prepare_dir(const aim_config *cfg)
 {
+    return aim_tsv_prepare_for(cfg, NULL);
+}
+
+int aim_tsv_prepare_for(const aim_config *cfg, const char *suffix)
+{
     char probe[1100];
     if (aim_tsv_path(probe, sizeof probe, cfg, "probe", "tsv") || make_parent_dirs(probe)) {
         fprintf(stderr, "aimdyn: output.dir = '%s' is unusable; allowed: a directory that "
@@ -222,7 +191,12 @@ int aim_tsv_prepare_dir(const aim_config *cfg)
                 cfg->dir, strerror(errno));
         return -1;
     }
-    return 0;
+    char name[sizeof cfg->name + 64];
+    snprintf(name, sizeof name, "%s%s%s", cfg->name, suffix ? "-" : "", suffix ? suffix : "");
+    return aim_atomic_lock(cfg->dir, name,
+                           "choose another output.dir or output.name (--out, --name)")
+               ? -1
+               : 0;
 }
 
 void aim_table_free(aim_table *t)

@@ -6,7 +6,7 @@ set -u
 exe="$1"
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
-. "$(dirname "$0")/cli_helpers.sh"
+. "$(dirname "$0")/checks.sh"
 
 # help
 expect_exit "main help" 0 "$exe" --help

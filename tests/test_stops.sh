@@ -10,7 +10,7 @@ exe="$1"
 root="${AIMDYN_SOURCE_ROOT:-$(dirname "$0")/..}"
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
-. "$(dirname "$0")/cli_helpers.sh"
+. "$(dirname "$0")/checks.sh"
 
 lacks() { # name, file, text
     grep -q -- "$3" "$2"

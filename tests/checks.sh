@@ -1,6 +1,6 @@
-# Shared by the command-line test scripts (sourced): pass/fail counting
-# and the checks on exit statuses and outputs. Needs $work (a scratch
-# directory).
+# The checks of the command-line tests (sourced by test_cli.sh,
+# test_outputs.sh and test_faults.sh): each counts a pass or prints
+# "FAIL: name". The sourcing script sets work, a scratch directory.
 failures=0
 passes=0
 
@@ -16,7 +16,7 @@ check() { # name, condition-result
 expect_exit() { # name, expected status, command...
     name=$1 want=$2
     shift 2
-    "$@" >"$work/out" 2>"$work/err"
+    "$@" >"$work/out" 2>"$work/err" </dev/null
     got=$?
     [ "$got" -eq "$want" ]
     r=$?
@@ -30,4 +30,3 @@ contains() { # name, file, text
     [ $r -ne 0 ] && echo "  $1: '$3' not in $(cat "$2")"
     check "$1" $r
 }
-

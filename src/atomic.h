@@ -1,0 +1,97 @@
+/* aim_atomic: result files that are replaced whole, alone or as a set,
+ * and never left half-written, mixed or behind.
+ *
+ * - A file is written to a temporary name beside its final one
+ *   ("dir/.base.XXXXXX"), synced, renamed into place, and its directory
+ *   synced (aim_atomic_replace).
+ * - Files that belong together (the ODE, SGD, agreement and figure files
+ *   of one compare; a figure's PNG and SVG) are renamed as a set: the
+ *   list of renames (a journal, dir/.name.journal) is made durable first,
+ *   so that a run killed in the middle of the renames (SIGKILL, power
+ *   loss) is completed by the next run that takes the same output lock.
+ * - An output lock (dir/.name.lock, flock) keeps two runs from writing the
+ *   same files; taking it completes an interrupted set and removes the
+ *   temporary files that killed runs left.
+ * - On SIGINT, SIGTERM, SIGHUP or SIGQUIT the process removes its
+ *   temporary and lock files before it ends by the same signal (aim_guard);
+ *   during a set's renames the signal waits until they are done.
+ *
+ * Paths may be relative; a journal records them absolute. Not thread-safe:
+ * call from the main thread (other threads may take the signals). */
+#ifndef AIM_ATOMIC_H
+#define AIM_ATOMIC_H
+
+#include <sys/types.h>
+
+typedef struct aim_atomic_file aim_atomic_file;
+
+/* Creates a temporary file beside final, for writing (mode 0666 &
+ * ~umask, the parent directory must exist, final must not be a
+ * directory). NULL with the reason on stderr. */
+aim_atomic_file *aim_atomic_create(const char *final);
+
+/* Its descriptor (kept open until the file is replaced or discarded),
+ * its temporary and its final name. */
+int aim_atomic_fd(const aim_atomic_file *f);
+const char *aim_atomic_temp(const aim_atomic_file *f);
+const char *aim_atomic_final(const aim_atomic_file *f);
+
+/* Syncs f, renames it into place and syncs the directory; frees f (its
+ * temporary removed on failure). Returns 0, or -1 with the reason on
+ * stderr. */
+int aim_atomic_replace(aim_atomic_file *f);
+
+/* Removes the temporary file and frees f (NULL: nothing). */
+void aim_atomic_discard(aim_atomic_file *f);
+
+typedef struct aim_atomic_set aim_atomic_set;
+
+/* An empty set whose journal is dir/.name.journal (the dir and name of
+ * an output lock the process holds). NULL when out of memory (said). */
+aim_atomic_set *aim_atomic_set_create(const char *dir, const char *name);
+
+/* Syncs f and adds it to set, which owns it from here on (also when
+ * this fails). Returns 0, or -1 with the reason on stderr. */
+int aim_atomic_set_add(aim_atomic_set *set, aim_atomic_file *f);
+
+/* final is removed when set is committed (a file that the set's new
+ * files would leave stale; a directory is left alone). Returns 0, or -1
+ * (out of memory, said). */
+int aim_atomic_set_remove(aim_atomic_set *set, const char *final);
+
+/* The temporary name under which final waits in set, or NULL (e.g. to
+ * draw a figure from files of the set before it is committed). */
+const char *aim_atomic_set_temp(const aim_atomic_set *set, const char *final);
+
+/* Renames every file of set into place and removes the stale ones, as
+ * one step (see above), then frees set. Returns 0, or -1 with the reason
+ * on stderr (renames that failed are retried by the next run). */
+int aim_atomic_set_commit(aim_atomic_set *set);
+
+/* Discards every file of set and frees it (NULL: nothing). */
+void aim_atomic_set_free(aim_atomic_set *set);
+
+/* Takes the output lock dir/.name.lock for the rest of the process
+ * (the file is removed at exit). Then completes every set in dir that a
+ * killed run left half-renamed (its journal: name's, and another name's
+ * whose lock is free), and removes the temporary files of name
+ * (aim_atomic_clean). hint says what to change when another run holds
+ * the lock (e.g. "choose another --figure"). Returns 0; 1 when another
+ * process holds the lock; -1 on failure (both said on stderr). */
+int aim_atomic_lock(const char *dir, const char *name, const char *hint);
+
+/* In a forked child that does not exec (a sweep worker): closes the
+ * descriptors of the locks it inherited, so that they are released when
+ * the process that took them ends, whatever its children do. */
+void aim_atomic_after_fork(void);
+
+/* Removes the stale temporary files of name in dir: "dir/.name-*.XXXXXX",
+ * "dir/.name.*.XXXXXX" and a journal's "dir/..name.journal.XXXXXX" that
+ * no live process holds and no journal lists. Returns how many, or -1
+ * (said). */
+int aim_atomic_clean(const char *dir, const char *name);
+
+/* Syncs the directory that holds path. Returns 0, or -1 (errno set). */
+int aim_atomic_sync_dir(const char *path);
+
+#endif

@@ -1,0 +1,268 @@
+#!/bin/sh
+# Fault injection: a full disk (a small tmpfs), a failing gnuplot (one
+# that exits 1, one that leaves truncated figures) and SIGINT, SIGTERM or
+# SIGKILL at random moments (seeded: AIMDYN_FAULT_SEED), during compare,
+# plot and sweep. Each fault must leave either the old complete outputs
+# or the new complete outputs, never a mix (by the documented rule, the
+# new outputs of a run whose figure gnuplot could not draw are its tables
+# without a figure; a sweep keeps the point files it finished), and
+# nothing temporary. A SIGKILL cannot be cleaned up after by the process
+# it kills: the next run with the same output name must remove what it
+# left and end with the new outputs.
+#
+# Usage: test_faults.sh AIMDYN. The full-disk part mounts a tmpfs in a
+# private mount namespace (unshare: as root, or in a user namespace);
+# where that is impossible it fails, saying why.
+set -u
+exe="$1"
+if [ "${2:-}" = "--full-disk" ]; then # inside the namespace, see below
+    work=$3
+else
+    work=$(mktemp -d)
+fi
+seed=${AIMDYN_FAULT_SEED:-2026}
+export OPENBLAS_NUM_THREADS=1
+out="$work/disk/o" # every run writes here (the files record the path)
+refs="$work/refs"
+
+. "$(dirname "$0")/checks.sh"
+
+finish() {
+    echo "$passes passed, $failures failed"
+    [ "$failures" -eq 0 ]
+    exit $?
+}
+
+# ---- the three commands, each with an old (A) and a new (B) run ----
+
+common="--set training.horizon=0.02 --set training.points=5"
+launch="" # "exec env --default-signal=INT" in a background subshell: its pid is the run's
+run_case() { # case, A|B: the run, into $out
+    case $1 in
+    compare) $launch "$exe" compare --out "$out" $common --d 20 --seeds 2 \
+        --set sgd.seed=$([ "$2" = A ] && echo 1 || echo 2) ;;
+    plot) $launch "$exe" plot --ode "$refs/in-$2/aimdyn-ode.tsv" \
+        --sgd "$refs/in-$2/aimdyn-sgd-d20.tsv" --figure "$out/fig" ;;
+    sweep) $launch "$exe" sweep --out "$out" $common --jobs 2 --vary training.eta=0.05,0.1,0.15 ;;
+    esac
+}
+
+# The old state of a case: the A run's files (a sweep starts from none).
+reset_case() { # case
+    rm -rf "$out"
+    mkdir -p "$out"
+    [ "$1" = sweep ] || cp -a "$refs/$1-A/." "$out/"
+}
+
+# Temporary, lock and journal files under a directory.
+leftovers() {
+    find "$1" \( -name '.*.??????' -o -name '*.png.??????' -o -name '*.svg.??????' \
+        -o -name '.*.lock' -o -name '.*.journal' \) -print 2>/dev/null
+}
+
+same() { # dir, reference dir: the same files, byte for byte (temporary ones aside)
+    diff -r -x '.*.??????' -x '.*.lock' "$1" "$2" >/dev/null 2>&1
+}
+
+# What the outputs of a case are: old, new, new-nofig (the new tables
+# without their figure), points (a sweep stopped before its table: some of
+# its point files, each complete), journal (a set killed during its
+# renames, completed by the next run), or mix.
+state_of() { # case
+    if [ -n "$(find "$out" -name '.*.journal')" ]; then
+        echo journal
+    elif same "$out" "$refs/$1-B"; then
+        echo new
+    elif [ "$1" != sweep ] && same "$out" "$refs/$1-A"; then
+        echo old
+    elif [ "$1" != plot ] && same "$out" "$refs/$1-B-nofig"; then
+        echo new-nofig
+    elif [ "$1" = sweep ] && sweep_points; then
+        echo points
+    else
+        echo mix
+    fi
+}
+
+# A sweep's folder holds nothing but point files of the new run.
+sweep_points() {
+    for f in $(cd "$out" && find . -type f ! -name '.*.??????' ! -name '.*.lock'); do
+        case $f in ./aimdyn-sweep.d/point-*.tsv) cmp -s "$out/$f" "$refs/sweep-B/$f" || return 1 ;;
+        *) return 1 ;;
+        esac
+    done
+}
+
+expect_state() { # name, case, allowed states...
+    name=$1 cs=$2
+    shift 2
+    found=$(state_of "$cs")
+    ok=1
+    for a in "$@"; do [ "$found" = "$a" ] && ok=0; done
+    [ $ok -ne 0 ] && echo "  $name: the outputs are '$found'; allowed: $*" &&
+        { diff -r -x '.*.??????' -x '.*.lock' "$out" "$refs/$cs-B" | head -5; }
+    check "$name: old or new outputs, never a mix" $ok
+}
+
+no_leftovers() { # name
+    left=$(leftovers "$work/disk")
+    [ -z "$left" ]
+    r=$?
+    [ $r -ne 0 ] && echo "  $1: left behind: $left"
+    check "$1: nothing temporary left" $r
+}
+
+# ---- the full disk (inside a private mount namespace) ----
+
+if [ "${2:-}" = "--full-disk" ]; then
+    mount -t tmpfs -o size=320k aimdyn-fault "$work/disk" || {
+        echo "FAIL: full disk: cannot mount a tmpfs in the namespace"
+        exit 1
+    }
+    # free bytes left on the disk for the new run, from nothing to all
+    # that the new outputs need (about 100 KiB: tables and figures)
+    for cs in compare plot sweep; do
+        first="" last=""
+        for free in 0 16384 49152 90112 204800; do
+            reset_case $cs
+            avail=$(df -B1 --output=avail "$work/disk" | tail -n 1)
+            fill=$((avail - free))
+            [ $fill -gt 0 ] && head -c "$fill" /dev/zero >"$work/disk/filler" 2>/dev/null
+            run_case $cs B >/dev/null 2>"$work/err" </dev/null
+            st=$?
+            rm -f "$work/disk/filler"
+            echo "  $cs, $free bytes free: exit $st, outputs $(state_of $cs)"
+            [ $st -eq 0 ] || [ $st -eq 2 ]
+            r=$?
+            [ $r -ne 0 ] && echo "  $cs on a full disk ($free bytes free): exit $st: $(cat "$work/err")"
+            check "$cs on a full disk ($free bytes free): exit 0 or 2" $r
+            expect_state "$cs on a full disk ($free bytes free)" $cs old new new-nofig points
+            no_leftovers "$cs on a full disk ($free bytes free)"
+            [ -z "$first" ] && first="$st $(state_of $cs)"
+            last="$st $(state_of $cs)"
+        done
+        # the test reaches both ends: a disk too full for anything new, and
+        # room enough for the whole new run
+        case $first in 2\ old | 2\ points) r=0 ;; *) r=1 ;; esac
+        check "$cs on a full disk: nothing replaced when nothing fits (got '$first')" $r
+        [ "$last" = "0 new" ]
+        check "$cs on a full disk: the new outputs when they fit (got '$last')" $?
+    done
+    umount "$work/disk"
+    finish
+fi
+
+trap 'rm -rf "$work"' EXIT
+mkdir -p "$out" "$refs"
+
+# ---- the references: every case's old and new outputs, undisturbed ----
+
+now_ms() { echo $(($(date +%s%N) / 1000000)); }
+for cs in compare plot sweep; do
+    for ab in A B; do
+        [ "$cs" = sweep ] && [ "$ab" = A ] && continue
+        rm -rf "$out"
+        mkdir -p "$out"
+        t0=$(now_ms)
+        run_case $cs $ab >/dev/null 2>&1 </dev/null
+        st=$?
+        [ "$ab" = B ] && eval "ms_$cs=\$((\$(now_ms) - t0))"
+        check "reference $cs $ab (exit $st)" $st
+        cp -a "$out" "$refs/$cs-$ab"
+        mkdir -p "$refs/$cs-$ab-nofig"
+        cp -a "$out/." "$refs/$cs-$ab-nofig/"
+        find "$refs/$cs-$ab-nofig" \( -name '*.png' -o -name '*.svg' \) -delete
+        [ "$cs" = compare ] && mkdir -p "$refs/in-$ab" && cp "$out"/*.tsv "$refs/in-$ab/"
+    done
+done
+leftover_refs=$(leftovers "$refs")
+[ -z "$leftover_refs" ]
+check "references: nothing temporary left" $?
+echo "reference runs: compare ${ms_compare} ms, plot ${ms_plot} ms, sweep ${ms_sweep} ms"
+
+# ---- a failing gnuplot ----
+
+real_gnuplot=$(command -v gnuplot)
+mkdir -p "$work/fail" "$work/trunc"
+printf '#!/bin/sh\ncat >/dev/null\necho "fake gnuplot: failing" >&2\nexit 1\n' >"$work/fail/gnuplot"
+# draws with the real gnuplot, then cuts every figure it wrote short
+cat >"$work/trunc/gnuplot" <<EOF
+#!/bin/sh
+script=\$(mktemp)
+if [ \$# -gt 0 ]; then cat "\$1"; else cat; fi >"\$script"
+"$real_gnuplot" "\$script"
+st=\$?
+sed -n "s/^set output '\\(.*\\)'\$/\\1/p" "\$script" | sed "s/''/'/g" | while read -r f; do
+    truncate -s 100 "\$f"
+done
+rm -f "\$script"
+exit \$st
+EOF
+chmod +x "$work/fail/gnuplot" "$work/trunc/gnuplot"
+for fake in fail trunc; do
+    for cs in compare plot sweep; do
+        reset_case $cs
+        PATH="$work/$fake:$PATH" run_case $cs B >/dev/null 2>"$work/err" </dev/null
+        st=$?
+        [ $st -eq 2 ]
+        r=$?
+        [ $r -ne 0 ] && echo "  $cs, gnuplot $fake: exit $st; $(cat "$work/err")"
+        check "$cs, gnuplot $fake: exit 2" $r
+        if [ $cs = plot ]; then
+            expect_state "$cs, gnuplot $fake" $cs old # the old figure kept
+        else
+            expect_state "$cs, gnuplot $fake" $cs new-nofig # no figure of other data
+        fi
+        no_leftovers "$cs, gnuplot $fake"
+    done
+done
+
+# ---- signals at random moments ----
+
+# rand I: a number in [0, 1), the I-th of the seeded sequence
+rand() { awk -v s="$seed" -v i="$1" 'BEGIN { srand(s); for (k = 0; k < i; k++) r = rand(); printf "%.6f\n", r }'; }
+echo "signals: seed $seed (AIMDYN_FAULT_SEED)"
+trial=0
+for cs in compare plot sweep compare plot sweep compare plot sweep; do
+    trial=$((trial + 1))
+    sig=$(awk -v r="$(rand $((2 * trial)))" 'BEGIN { print r < 1/3 ? "INT" : r < 2/3 ? "TERM" : "KILL" }')
+    eval "ms=\$ms_$cs"
+    delay=$(awk -v r="$(rand $((2 * trial + 1)))" -v ms="$ms" 'BEGIN { printf "%.3f\n", r * 1.2 * ms / 1000 }')
+    name="$cs, SIG$sig after $delay s"
+    reset_case $cs
+    # a background command of a shell ignores SIGINT unless told otherwise
+    (launch="exec env --default-signal=INT" && run_case $cs B >/dev/null 2>&1 </dev/null) &
+    pid=$!
+    sleep "$delay"
+    kill -"$sig" "$pid" 2>/dev/null
+    wait "$pid"
+    st=$?
+    echo "  trial $trial: $name: exit $st, outputs $(state_of $cs)"
+    expect_state "$name" $cs old new points $([ $sig = KILL ] && echo journal)
+    [ $sig = KILL ] || no_leftovers "$name"
+    # the next run finds what a killed one left, and ends with the new outputs
+    run_case $cs B >/dev/null 2>"$work/err" </dev/null
+    st=$?
+    check "$name, then a full run: exit 0" $st
+    [ "$(state_of $cs)" = new ]
+    check "$name, then a full run: the new outputs" $?
+    no_leftovers "$name, then a full run"
+done
+
+# ---- the full disk: in a private mount namespace with a tmpfs ----
+
+if [ "$(id -u)" -eq 0 ]; then
+    ns="unshare --mount --propagation private"
+else
+    ns="unshare --user --map-root-user --mount --propagation private"
+fi
+if $ns true 2>"$work/err"; then
+    $ns sh "$0" "$exe" --full-disk "$work"
+    check "full disk (in a private mount namespace)" $?
+else
+    echo "  full disk: cannot make a private mount namespace to mount a tmpfs in ($ns:" \
+        "$(cat "$work/err")); run this test as root (CI does)"
+    check "full disk: a tmpfs could be mounted" 1
+fi
+
+finish
