@@ -22,8 +22,11 @@ typedef enum {
     AIM_STOP_INVALID,   /* the state left the valid set (a margin turned
                            negative, or an rhs met order parameters of no
                            matrices) */
-    AIM_STOP_DIVERGED   /* the model's own divergence (e.g. the untied
+    AIM_STOP_DIVERGED,  /* the model's own divergence (e.g. the untied
                            adiabatic mean runs away) */
+    AIM_STOP_TRUNCATION /* a truncated hierarchy's error estimate (order M
+                           against M - 1) passed hierarchy.tol
+                           (sim/trajectory.c) */
 } aim_ode_stop;
 
 typedef struct {

@@ -261,6 +261,7 @@ void aim_trajectory_moments_free(aim_trajectory_moments *m)
     free(m->names);
     free(m->values);
     free(m->obs_se);
+    free(m->trunc);
     memset(m, 0, sizeof *m);
 }
 
@@ -704,6 +705,87 @@ done:
     return report->status;
 }
 
+static aim_ode_status run_hierarchy(const aim_config *cfg, int d, const double *tau,
+                                    const double *start, double *obs,
+                                    aim_trajectory_moments *moments, aim_ode_report *report)
+{
+    return cfg->decomposition == AIM_TIED
+               ? run_tied(cfg, tau, start, obs, moments, report)
+               : run_untied(cfg, d, tau, start, obs, moments, report);
+}
+
+/* The truncation error estimate (theory/matrix.md sec. 6): the same run at
+ * order M - 1, whose words are the first of the order-M word set (words
+ * are ordered by length), so the same start serves. Where successive
+ * orders alternate about the limit, as they do before the truncation
+ * breaks down, |x_M - x_(M-1)| bounds the error of x_M; where they stop
+ * alternating it grows, and the run is cut at the first grid point whose
+ * estimate passes hierarchy.tol (0: never). */
+static void truncation_estimate(const aim_config *cfg, int d, const double *tau,
+                                const double *start, double *obs,
+                                aim_trajectory_moments *moments, aim_ode_report *report)
+{
+    const int points = cfg->points;
+    aim_config lower = *cfg;
+    lower.order = cfg->order - 1;
+    double *low = malloc(sizeof *low * (size_t)points * AIM_OBS_COUNT);
+    double *est = malloc(sizeof *est * (size_t)points * 2);
+    aim_ode_report rep;
+    if (!low || !est ||
+        run_hierarchy(&lower, d, tau, start, low, NULL, &rep) == AIM_ODE_FAILED) {
+        free(low);
+        free(est);
+        report->status = AIM_ODE_FAILED;
+        snprintf(report->message, sizeof report->message,
+                 "the order-%d run for the truncation error estimate failed: %.600s",
+                 lower.order, low && est ? rep.message : "out of memory");
+        return;
+    }
+    int cut = -1;
+    for (int i = 0; i < report->reached; i++) {
+        const double *a = obs + (size_t)i * AIM_OBS_COUNT, *b = low + (size_t)i * AIM_OBS_COUNT;
+        double *e = est + 2 * (size_t)i;
+        if (i >= rep.reached) {
+            e[0] = e[1] = NAN;
+            continue;
+        }
+        e[0] = fabs(a[AIM_OBS_OVERLAP] - b[AIM_OBS_OVERLAP]);
+        e[1] = fabs(a[AIM_OBS_RISK] - b[AIM_OBS_RISK]) / fabs(a[AIM_OBS_RISK]);
+        if (cut < 0 && cfg->tol > 0.0 && (e[0] > cfg->tol || e[1] > cfg->tol))
+            cut = i;
+    }
+    if (cut >= 0) {
+        const double *e = est + 2 * (size_t)cut;
+        report->status = AIM_ODE_BLOWUP;
+        report->stop = AIM_STOP_TRUNCATION;
+        report->tau = tau[cut];
+        snprintf(report->reason, sizeof report->reason,
+                 "the truncation error estimate (order %d against %d) is %.3g in the overlap "
+                 "and %.3g in the relative risk, above hierarchy.tol = %g",
+                 cfg->order, lower.order, e[0], e[1], cfg->tol);
+        snprintf(report->message, sizeof report->message,
+                 "the order-%d hierarchy stopped at tau = %.6g: %s; raise hierarchy.order, "
+                 "or use ode.method = matrix (no truncation)",
+                 cfg->order, tau[cut], report->reason);
+        for (int i = cut; i < report->reached; i++)
+            for (int k = 0; k < AIM_OBS_COUNT; k++)
+                obs[(size_t)i * AIM_OBS_COUNT + k] = NAN;
+        if (moments)
+            for (int i = cut * moments->count; i < points * moments->count; i++)
+                moments->values[i] = NAN;
+        if (report->tau_wr > tau[cut - (cut > 0)])
+            report->tau_wr = NAN;
+        report->reached = cut;
+    }
+    if (moments) {
+        moments->trunc = est;
+        moments->trunc_stop = rep.status == AIM_ODE_OK ? NAN : rep.tau;
+    } else {
+        free(est);
+    }
+    free(low);
+}
+
 aim_ode_status aim_trajectory_run(const aim_config *cfg, int d,
                                   const double *tau, double *obs,
                                   aim_ode_report *report)
@@ -723,11 +805,12 @@ aim_ode_status aim_trajectory_run_full(const aim_config *cfg, int d,
         memset(moments, 0, sizeof *moments);
     if (cfg->method == AIM_METHOD_MATRIX)
         return run_matrix(cfg, d, tau, obs, moments, report);
-    if (cfg->decomposition == AIM_TIED)
-        return run_tied(cfg, tau, start, obs, moments, report);
-    if (cfg->decomposition == AIM_UNTIED)
-        return run_untied(cfg, d, tau, start, obs, moments, report);
-    return run_direct(cfg, d, tau, NULL, obs, report);
+    if (cfg->decomposition == AIM_DIRECT)
+        return run_direct(cfg, d, tau, NULL, obs, report);
+    run_hierarchy(cfg, d, tau, start, obs, moments, report);
+    if (report->status != AIM_ODE_FAILED && cfg->order >= 3)
+        truncation_estimate(cfg, d, tau, start, obs, moments, report);
+    return report->status;
 }
 
 aim_ode_status aim_trajectory_run_direct_from(const aim_config *cfg, int d,

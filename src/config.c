@@ -877,6 +877,11 @@ static const key_def keys[] = {
          "the finite d of ode.d (0: --d or sgd.d) (stiff), or on its critical "
          "manifold dR/dm = 0 "
          "after a fast phase with frozen moments (adiabatic limit)"),
+    REAL("hierarchy", "tol", tol, "0.05", 0, 1, ZERO_OK,
+         "0 (never stop) or a real number in [0, 1]",
+         "tied and untied, M >= 3: the run stops where the truncation error estimate, "
+         "|overlap_M - overlap_(M-1)| or |risk_M - risk_(M-1)| / risk_M, first exceeds "
+         "it (columns overlap_trunc, risk_trunc; theory/matrix.md sec. 6)"),
     REAL("hierarchy", "balance", balance, "0.01", 0, 0, NO_HI,
          "a real number >= 0",
          "untied: c_bal of the balance condition |tA_k(0) - tB_k(0)| >= c_bal "

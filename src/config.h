@@ -111,6 +111,8 @@ typedef struct {
     aim_start start;
     aim_mean_mode mean_mode;
     double balance;      /* c_bal: |tA_k(0) - tB_k(0)| below it is warned */
+    double tol;          /* truncation error estimate at which a run stops
+                            (0: never) */
 
     /* [sgd] */
     int d;

@@ -408,6 +408,15 @@ static int write_ode_file(const aim_config *cfg, int d, const double *tau,
         fprintf(f, "# status: %s\n", rep->message);
     else
         fprintf(f, "# status: complete\n");
+    if (mom && mom->trunc)
+        fprintf(f, "# truncation error estimate: overlap_trunc = |overlap_M - overlap_(M-1)|, "
+                   "risk_trunc = |risk_M - risk_(M-1)| / risk_M (M - 1 = %d); the run stops "
+                   "where one passes hierarchy.tol = %g (0: never)\n",
+                cfg->order - 1, cfg->tol);
+    if (mom && mom->trunc && !isnan(mom->trunc_stop))
+        fprintf(f, "# truncation error estimate: the order-%d run stopped at tau = %.6g (NaN "
+                   "from there: no estimate)\n",
+                cfg->order - 1, mom->trunc_stop);
     if (isnan(rep->tau_wr_se))
         fprintf(f, "# weak recovery (|overlap| >= %g) at tau = %.6g\n", cfg->recovery_threshold,
                 rep->tau_wr);
@@ -422,6 +431,8 @@ static int write_ode_file(const aim_config *cfg, int d, const double *tau,
         fprintf(f, "\t%s", mom->names[k]);
     for (int k = 0; mom && mom->obs_se && k < AIM_OBS_COUNT; k++)
         fprintf(f, "\t%s_se", aim_obs_names[k]);
+    if (mom && mom->trunc)
+        fputs("\toverlap_trunc\trisk_trunc", f);
     fputc('\n', f);
     for (int i = 0; i < rep->reached; i++) {
         fprintf(f, "%.10g\t%.10g\t%.10g", tau[i], tau[i] * d * (double)d / cfg->eta,
@@ -432,6 +443,8 @@ static int write_ode_file(const aim_config *cfg, int d, const double *tau,
             fprintf(f, "\t%.10g", mom->values[(size_t)i * mom->count + k]);
         for (int k = 0; mom && mom->obs_se && k < AIM_OBS_COUNT; k++)
             fprintf(f, "\t%.10g", mom->obs_se[(size_t)i * AIM_OBS_COUNT + k]);
+        if (mom && mom->trunc)
+            fprintf(f, "\t%.4g\t%.4g", mom->trunc[2 * (size_t)i], mom->trunc[2 * (size_t)i + 1]);
         fputc('\n', f);
     }
     return set ? aim_tsv_add_to(tsv, set) : aim_tsv_commit(tsv);
