@@ -17,10 +17,6 @@
 #include "gauss.h"
 #include "hierarchy.h"
 
-/* The noise stream of the process, after the draw streams of src/draw.h
- * (and distinct from SGD's data stream). */
-enum { NOISE_STREAM = 3 };
-
 struct aim_mlimit {
     aim_config cfg;
     int D, p;           /* p: columns of the factors (0 direct) */
@@ -167,7 +163,8 @@ aim_mlimit *aim_mlimit_create(const aim_config *cfg, int D, double d, uint64_t s
         m->dF2 = malloc(dp * sizeof *m->dF2);
     }
     m->gauss = aim_gauss_create(cfg, cfg->rule);
-    m->noise = aim_draw_rng(seed, NOISE_STREAM);
+    /* the noise plays the part of SGD's data stream */
+    m->noise = aim_draw_rng(seed, AIM_DRAW_DATA);
     gsl_rng *rt = aim_draw_rng(seed, AIM_DRAW_TEACHER);
     gsl_rng *rs = aim_draw_rng(seed, AIM_DRAW_STUDENT);
     int ok = m->S && m->St && m->M && m->X && m->gauss && m->noise && rt && rs &&

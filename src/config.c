@@ -898,6 +898,9 @@ static const key_def keys[] = {
      0, 0, 0, 0, NULL},
     INT("sgd", "block", block, "64", 1, 1024, 0, "an integer in 1..1024",
         "SGD steps unrolled per block (1 = plain steps; same trajectory)"),
+    INT("sgd", "holdout", holdout, "2000", 2, 1000000, 0, "an integer in 2..1000000",
+        "held-out samples per seed, drawn once from a stream of their own, on which "
+        "the risk is measured (theory/measurement.md)"),
 
     /* [output] */
     {"output", "dir", "out",

@@ -119,6 +119,7 @@ typedef struct {
     int seeds;
     uint64_t seed;   /* base seed; seed i uses seed + i */
     int block;       /* steps unrolled per block (1 = plain steps) */
+    int holdout;     /* held-out samples per seed (the measured risk) */
 
     /* [output] */
     char dir[512];   /* output directory */

@@ -5,8 +5,10 @@
  * same seed.
  *
  * Random numbers: one gsl_rng_mt19937 per stream, seeded from
- * splitmix64(seed * 4 + stream): AIM_DRAW_TEACHER, AIM_DRAW_STUDENT, then
- * the consumer's own streams (SGD data). */
+ * splitmix64(seed * 4 + stream), stream 0..3 (a fifth would be the next
+ * seed's first): the teacher and the student's initialisation; the data
+ * (SGD's samples, the matrix process's noise, sim/mlimit.c); SGD's
+ * held-out samples (validate/holdout.c). */
 #ifndef AIM_DRAW_H
 #define AIM_DRAW_H
 
@@ -17,7 +19,7 @@
 
 #include "config.h"
 
-enum { AIM_DRAW_TEACHER = 0, AIM_DRAW_STUDENT = 1, AIM_DRAW_DATA = 2 };
+enum { AIM_DRAW_TEACHER = 0, AIM_DRAW_STUDENT = 1, AIM_DRAW_DATA = 2, AIM_DRAW_HOLDOUT = 3 };
 
 /* The generator of stream k of seed; NULL when out of memory. */
 gsl_rng *aim_draw_rng(uint64_t seed, unsigned stream);

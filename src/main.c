@@ -102,9 +102,12 @@ static void print_usage(FILE *out, const char *cmd)
         fprintf(out,
                 "usage: aimdyn sgd [CONFIG.ini] [options]\n\n"
                 "Runs online SGD (MODEL.md sec. 5) for sgd.seeds seeds at dimension\n"
-                "sgd.d, measuring every observable exactly from the matrices on the\n"
-                "training grid. Writes DIR/NAME-sgd-dD.tsv (mean and standard error\n"
-                "per observable) and DIR/NAME-sgd-dD-seeds.tsv (every seed).\n\n"
+                "sgd.d, measuring every observable on the training grid: the order\n"
+                "parameters exactly from the matrices, the risk on sgd.holdout held-out\n"
+                "samples per seed (risk_gauss: the Gaussian formula on the measured\n"
+                "order parameters, for comparison). Writes DIR/NAME-sgd-dD.tsv (mean\n"
+                "and standard error per observable) and DIR/NAME-sgd-dD-seeds.tsv\n"
+                "(every seed).\n\n"
                 "options:\n"
                 "  --d D                    dimension (sgd.d, default 200)\n"
                 "  --seeds N                number of seeds (sgd.seeds, default 8)\n"
@@ -176,10 +179,13 @@ static void print_usage(FILE *out, const char *cmd)
                 "Prints, for each ODE result file, the largest gap of every observable\n"
                 "to the SGD mean of an SGD summary file (NAME-sgd-dD.tsv) on their\n"
                 "common tau grid: absolute, in SGD standard errors and relative to the\n"
-                "ODE's largest value. --upto limits the comparison to tau <= TAU. An\n"
-                "ODE that stopped early (blow-up, or a hierarchy that left the valid\n"
-                "moments) has an infinite gap where SGD goes on. Used to compare\n"
-                "several hierarchy orders or closures with one set of SGD runs.\n");
+                "ODE's largest value (risk: against the risk measured on held-out\n"
+                "samples; risk_gauss, where the file has it: against the Gaussian\n"
+                "formula on SGD's order parameters). --upto limits the comparison to\n"
+                "tau <= TAU. An ODE that stopped early (blow-up, or a hierarchy that\n"
+                "left the valid moments) has an infinite gap where SGD goes on. Used\n"
+                "to compare several hierarchy orders or closures with one set of SGD\n"
+                "runs.\n");
     else if (!strcmp(cmd, "keys"))
         fprintf(out, "usage: aimdyn keys\n\nPrints every configuration key.\n");
 }
@@ -583,16 +589,18 @@ static double median_recovery(const aim_config *cfg, const double *tau, const do
 
 /* SGD at dimension d: runs the seeds, writes the per-seed and summary
  * files into set (renamed into place when it is committed). mean/se
- * receive the summary (points x OBS): NaN from the first point a
+ * receive the summary (points x OBS) and xmean/xse that of the SGD-only
+ * extras (points x AIM_SGD_EXTRA_COUNT): NaN from the first point a
  * blown-up seed did not reach, since a mean over the surviving seeds only
  * would be biased towards the stable ones. Returns 0, 1 when a seed blew
  * up (files written), -1 on failure. */
 static int run_sgd(const aim_config *cfg, int d, const double *tau, double *mean,
-                   double *se, double *median_wr, int *recovered, char *summary_path,
-                   size_t pathlen, aim_atomic_set *set)
+                   double *se, double *xmean, double *xse, double *median_wr,
+                   int *recovered, char *summary_path, size_t pathlen, aim_atomic_set *set)
 {
-    const int points = cfg->points, seeds = cfg->seeds;
+    const int points = cfg->points, seeds = cfg->seeds, X = AIM_SGD_EXTRA_COUNT;
     double *obs = malloc(sizeof(double) * (size_t)seeds * points * AIM_OBS_COUNT);
+    double *extra = malloc(sizeof(double) * (size_t)seeds * points * X);
     int *reached = malloc(sizeof(int) * (size_t)seeds);
     int rc = -1;
     aim_tsv *tsv = NULL;
@@ -602,7 +610,7 @@ static int run_sgd(const aim_config *cfg, int d, const double *tau, double *mean
     aim_wordset *ws = NULL;
     int *words = NULL;
     double *mmean = NULL, *mse = NULL;
-    if (!obs || !reached) {
+    if (!obs || !extra || !reached) {
         fprintf(stderr, "aimdyn sgd: out of memory\n");
         goto done;
     }
@@ -630,9 +638,11 @@ static int run_sgd(const aim_config *cfg, int d, const double *tau, double *mean
             goto done;
         }
     }
-    if (aim_compare_run_sgd_moments(cfg, d, tau, points, obs, reached, ws ? &mom : NULL))
+    if (aim_compare_run_sgd_moments(cfg, d, tau, points, obs, extra, reached,
+                                    ws ? &mom : NULL))
         goto done;
     aim_compare_stats(seeds, points, obs, mean, se);
+    aim_compare_stats_n(seeds, points, X, extra, xmean, xse);
     if (ws)
         aim_compare_stats_n(seeds, points, mom.count, mom.values, mmean, mse);
     double wr_error[2] = {NAN, NAN};
@@ -643,6 +653,8 @@ static int run_sgd(const aim_config *cfg, int d, const double *tau, double *mean
             all_reached = reached[s];
     for (size_t i = (size_t)all_reached * AIM_OBS_COUNT; i < (size_t)points * AIM_OBS_COUNT; i++)
         mean[i] = se[i] = NAN;
+    for (size_t i = (size_t)all_reached * X; i < (size_t)points * X; i++)
+        xmean[i] = xse[i] = NAN;
     for (size_t i = (size_t)all_reached * mom.count; ws && i < (size_t)points * mom.count; i++)
         mmean[i] = mse[i] = NAN;
 
@@ -654,9 +666,14 @@ static int run_sgd(const aim_config *cfg, int d, const double *tau, double *mean
     aim_tsv_metadata(tsv, "sgd", cfg);
     fprintf(f, "# sgd: d = %d, seeds %llu .. %llu\n", d, (unsigned long long)cfg->seed,
             (unsigned long long)(cfg->seed + (uint64_t)seeds - 1));
+    fprintf(f, "# risk: measured on %d held-out samples per seed; risk_holdout_se: its "
+               "standard error over them; risk_gauss: the Gaussian formula on the seed's "
+               "order parameters (theory/measurement.md)\n", cfg->holdout);
     fputs("seed\ttau\tn", f);
     for (int k = 0; k < AIM_OBS_COUNT; k++)
         fprintf(f, "\t%s", aim_obs_names[k]);
+    for (int k = 0; k < X; k++)
+        fprintf(f, "\t%s", aim_sgd_extra_names[k]);
     for (int k = 0; k < mom.count; k++)
         fprintf(f, "\tm(%s)", aim_wordset_word(ws, words[k]));
     fputc('\n', f);
@@ -666,6 +683,8 @@ static int run_sgd(const aim_config *cfg, int d, const double *tau, double *mean
                     tau[i], aim_sgd_steps_for(cfg, d, tau[i]));
             for (int k = 0; k < AIM_OBS_COUNT; k++)
                 fprintf(f, "\t%.10g", obs[((size_t)s * points + i) * AIM_OBS_COUNT + k]);
+            for (int k = 0; k < X; k++)
+                fprintf(f, "\t%.10g", extra[((size_t)s * points + i) * X + k]);
             for (int k = 0; k < mom.count; k++)
                 fprintf(f, "\t%.10g", mom.values[((size_t)s * points + i) * mom.count + k]);
             fputc('\n', f);
@@ -688,6 +707,10 @@ static int run_sgd(const aim_config *cfg, int d, const double *tau, double *mean
                "spacing around it (largest %.3g), estimated h^2 |f''|/(8 |f'|) <= %.3g "
                "(theory/stops.md sec. 5)\n",
             cfg->recovery_threshold, *recovered, seeds, *median_wr, wr_error[0], wr_error[1]);
+    fprintf(f, "# risk: measured on %d held-out samples per seed (risk_se includes their "
+               "noise); risk_gauss: the Gaussian formula on the measured order parameters; "
+               "risk_holdout_se: the seeds' held-out standard errors (theory/measurement.md)\n",
+            cfg->holdout);
     for (int s = 0; s < seeds; s++)
         if (reached[s] < points)
             fprintf(f, "# seed %llu blew up after tau = %g\n",
@@ -695,6 +718,8 @@ static int run_sgd(const aim_config *cfg, int d, const double *tau, double *mean
     fputs("tau\tn", f);
     for (int k = 0; k < AIM_OBS_COUNT; k++)
         fprintf(f, "\t%s_mean\t%s_se", aim_obs_names[k], aim_obs_names[k]);
+    for (int k = 0; k < X; k++)
+        fprintf(f, "\t%s_mean\t%s_se", aim_sgd_extra_names[k], aim_sgd_extra_names[k]);
     for (int k = 0; k < mom.count; k++)
         fprintf(f, "\tm(%s)_mean\tm(%s)_se", aim_wordset_word(ws, words[k]),
                 aim_wordset_word(ws, words[k]));
@@ -704,6 +729,8 @@ static int run_sgd(const aim_config *cfg, int d, const double *tau, double *mean
         for (int k = 0; k < AIM_OBS_COUNT; k++)
             fprintf(f, "\t%.10g\t%.10g", mean[(size_t)i * AIM_OBS_COUNT + k],
                     se[(size_t)i * AIM_OBS_COUNT + k]);
+        for (int k = 0; k < X; k++)
+            fprintf(f, "\t%.10g\t%.10g", xmean[(size_t)i * X + k], xse[(size_t)i * X + k]);
         for (int k = 0; k < mom.count; k++)
             fprintf(f, "\t%.10g\t%.10g", mmean[(size_t)i * mom.count + k],
                     mse[(size_t)i * mom.count + k]);
@@ -717,6 +744,7 @@ done:
     if (tsv)
         aim_tsv_abort(tsv);
     free(obs);
+    free(extra);
     free(reached);
     free(mom.values);
     free(mmean);
@@ -737,6 +765,8 @@ static int cmd_sgd(int argc, char **argv)
     double *tau = malloc(sizeof(double) * (size_t)points);
     double *mean = malloc(sizeof(double) * (size_t)points * AIM_OBS_COUNT);
     double *se = malloc(sizeof(double) * (size_t)points * AIM_OBS_COUNT);
+    double *xmean = malloc(sizeof(double) * (size_t)points * AIM_SGD_EXTRA_COUNT);
+    double *xse = malloc(sizeof(double) * (size_t)points * AIM_SGD_EXTRA_COUNT);
     int exit_code = AIM_EXIT_RUNTIME;
     char path[1024];
     /* the per-seed and the summary file replace the old pair together,
@@ -744,12 +774,12 @@ static int cmd_sgd(int argc, char **argv)
     char set_name[sizeof cfg->name + 32];
     snprintf(set_name, sizeof set_name, "%s-sgd-d%d", cfg->name, ro.dims[0]);
     aim_atomic_set *set = aim_atomic_set_create(cfg->dir, set_name);
-    if (tau && mean && se && set) {
+    if (tau && mean && se && xmean && xse && set) {
         aim_grid_fill(cfg, tau);
         double twr;
         int recovered;
-        int st = run_sgd(cfg, ro.dims[0], tau, mean, se, &twr, &recovered, path, sizeof path,
-                         set);
+        int st = run_sgd(cfg, ro.dims[0], tau, mean, se, xmean, xse, &twr, &recovered, path,
+                         sizeof path, set);
         if (st < 0)
             aim_atomic_set_free(set);
         else if (aim_atomic_set_commit(set) != 0)
@@ -769,6 +799,8 @@ static int cmd_sgd(int argc, char **argv)
     free(tau);
     free(mean);
     free(se);
+    free(xmean);
+    free(xse);
     return exit_code;
 }
 
@@ -788,7 +820,11 @@ static int cmd_compare(int argc, char **argv)
     double *ode = malloc(sizeof(double) * block * (size_t)nruns);
     double *mean = malloc(sizeof(double) * block * (size_t)ro.ndims);
     double *se = malloc(sizeof(double) * block * (size_t)ro.ndims);
+    const size_t xblock = (size_t)points * AIM_SGD_EXTRA_COUNT;
+    double *xmean = malloc(sizeof(double) * xblock * (size_t)ro.ndims);
+    double *xse = malloc(sizeof(double) * xblock * (size_t)ro.ndims);
     aim_gap(*gaps)[AIM_OBS_COUNT] = malloc(sizeof *gaps * (size_t)nruns);
+    aim_gap gauss_gaps[MAX_DIMS * MAX_ORDERS]; /* the ODE risk against risk_gauss */
     double *start = NULL;
     int exit_code = AIM_EXIT_RUNTIME;
     aim_tsv *tsv = NULL;
@@ -799,7 +835,7 @@ static int cmd_compare(int argc, char **argv)
     char *wrote_text = NULL;
     size_t wrote_len = 0;
     FILE *wrote = open_memstream(&wrote_text, &wrote_len);
-    if (!tau || !ode || !mean || !se || !gaps || !set || !wrote) {
+    if (!tau || !ode || !mean || !se || !xmean || !xse || !gaps || !set || !wrote) {
         fprintf(stderr, "aimdyn compare: out of memory\n");
         goto done;
     }
@@ -858,7 +894,8 @@ static int cmd_compare(int argc, char **argv)
             ode_list[q] = aim_atomic_set_temp(set, ode_paths[q]); /* drawn before the commit */
             label_list[q] = labels[q];
         }
-        int sgd_status = run_sgd(&sgd_cfg, d, tau, mean + j * block, se + j * block, &twr_sgd[j],
+        int sgd_status = run_sgd(&sgd_cfg, d, tau, mean + j * block, se + j * block,
+                                 xmean + j * xblock, xse + j * xblock, &twr_sgd[j],
                                  &recovered[j], sgd_path, sizeof sgd_path, set);
         if (sgd_status < 0)
             goto done;
@@ -868,6 +905,11 @@ static int cmd_compare(int argc, char **argv)
             const int r = j * nord + q;
             aim_compare_gaps(points, tau, ode + r * block, mean + j * block, se + j * block,
                              gaps[r]);
+            gauss_gaps[r] = aim_compare_gap(points, tau, ode + r * block + AIM_OBS_RISK,
+                                            AIM_OBS_COUNT,
+                                            xmean + j * xblock + AIM_SGD_RISK_GAUSS,
+                                            xse + j * xblock + AIM_SGD_RISK_GAUSS,
+                                            AIM_SGD_EXTRA_COUNT);
         }
         snprintf(suffix, sizeof suffix, "compare-d%d", d);
         if (aim_tsv_path(stem, sizeof stem, cfg, suffix, ""))
@@ -895,6 +937,9 @@ static int cmd_compare(int argc, char **argv)
     fprintf(f, "# gap_ratio: this d's largest gap over the previous d's, same order "
                "(1/d bias: ~ d_prev/d)\n");
     fprintf(f, "# order: the hierarchy's truncation order M (tied, untied); 0 for a closed ODE\n");
+    fprintf(f, "# risk: the ODE risk against the SGD risk measured on held-out samples; "
+               "risk_gauss: the ODE risk against the Gaussian formula on the SGD's measured "
+               "order parameters (theory/measurement.md)\n");
     for (int j = 0; j < ro.ndims; j++)
         for (int q = 0; q < nord; q++)
             fprintf(f, "# weak recovery (|overlap| >= %g) at d = %d, order %d: ODE tau = %.6g "
@@ -907,23 +952,26 @@ static int cmd_compare(int argc, char **argv)
     printf("\n%-10s %6s %5s %12s %10s %12s %10s %10s\n", "observable", "d", "M", "max_gap",
            "at_tau", "gap/se", "rel_gap", "ratio");
     for (int k = 0; k < AIM_OBS_COUNT; k++)
-        for (int q = 0; q < nord; q++)
-            for (int j = 0; j < ro.ndims; j++) {
-                const int r = j * nord + q, prev = (j - 1) * nord + q;
-                double scale = 0.0;
-                for (int i = 0; i < points; i++)
-                    scale = fmax(scale, fabs(ode[r * block + (size_t)i * AIM_OBS_COUNT + k]));
-                double rel = scale > 0 ? gaps[r][k].max_abs / scale : NAN;
-                double ratio = j > 0 && gaps[prev][k].max_abs > 0
-                                   ? gaps[r][k].max_abs / gaps[prev][k].max_abs : NAN;
-                int order = tied ? ro.orders[q] : 0;
-                fprintf(f, "%s\t%d\t%d\t%.6g\t%.6g\t%.6g\t%.6g\t%.6g\t%.6g\n", aim_obs_names[k],
-                        ro.dims[j], order, gaps[r][k].max_abs, gaps[r][k].tau_abs,
-                        gaps[r][k].max_z, gaps[r][k].tau_z, rel, ratio);
-                printf("%-10s %6d %5d %12.4g %10.4g %12.3g %10.3g %10.3g\n", aim_obs_names[k],
-                       ro.dims[j], order, gaps[r][k].max_abs, gaps[r][k].tau_abs,
-                       gaps[r][k].max_z, rel, ratio);
-            }
+        for (int gauss = 0; gauss <= (k == AIM_OBS_RISK); gauss++) /* risk, then risk_gauss */
+            for (int q = 0; q < nord; q++)
+                for (int j = 0; j < ro.ndims; j++) {
+                    const int r = j * nord + q, prev = (j - 1) * nord + q;
+                    const aim_gap *g = gauss ? &gauss_gaps[r] : &gaps[r][k];
+                    const aim_gap *gp = j == 0 ? NULL : gauss ? &gauss_gaps[prev] : &gaps[prev][k];
+                    const char *name = gauss ? aim_sgd_extra_names[AIM_SGD_RISK_GAUSS]
+                                             : aim_obs_names[k];
+                    double scale = 0.0;
+                    for (int i = 0; i < points; i++)
+                        scale = fmax(scale, fabs(ode[r * block + (size_t)i * AIM_OBS_COUNT + k]));
+                    double rel = scale > 0 ? g->max_abs / scale : NAN;
+                    double ratio = gp && gp->max_abs > 0 ? g->max_abs / gp->max_abs : NAN;
+                    int order = tied ? ro.orders[q] : 0;
+                    fprintf(f, "%s\t%d\t%d\t%.6g\t%.6g\t%.6g\t%.6g\t%.6g\t%.6g\n", name,
+                            ro.dims[j], order, g->max_abs, g->tau_abs, g->max_z, g->tau_z, rel,
+                            ratio);
+                    printf("%-10s %6d %5d %12.4g %10.4g %12.3g %10.3g %10.3g\n", name,
+                           ro.dims[j], order, g->max_abs, g->tau_abs, g->max_z, rel, ratio);
+                }
     for (int j = 0; j < ro.ndims; j++)
         for (int q = 0; q < nord; q++) {
             char order[32] = "";
@@ -965,6 +1013,8 @@ done:
     free(ode);
     free(mean);
     free(se);
+    free(xmean);
+    free(xse);
     free(gaps);
     return exit_code;
 }
@@ -1191,6 +1241,16 @@ static int cmd_agreement(int argc, char **argv)
             printf("%-28.28s %-10s %12.4g %10.4g %10.3g %10.3g\n", base, aim_obs_names[k],
                    gaps[k].max_abs, gaps[k].tau_abs, gaps[k].max_z,
                    scale > 0 ? gaps[k].max_abs / scale : NAN);
+            /* the ODE risk against the Gaussian formula on SGD's order
+             * parameters, where the file has it (theory/measurement.md) */
+            const int cgm = k == AIM_OBS_RISK ? aim_table_column(&ts, "risk_gauss_mean") : -1;
+            const int cgs = aim_table_column(&ts, "risk_gauss_se");
+            if (cgm >= 0 && cgs >= 0) {
+                aim_gap g = aim_compare_gap(ns, tau_s, obs + k, AIM_OBS_COUNT, ts.data + cgm,
+                                            ts.data + cgs, (size_t)ts.ncols);
+                printf("%-28.28s %-10s %12.4g %10.4g %10.3g %10.3g\n", base, "risk_gauss",
+                       g.max_abs, g.tau_abs, g.max_z, scale > 0 ? g.max_abs / scale : NAN);
+            }
         }
         /* tracked moments m(w) present in both files (tied and untied) */
         for (int c = 0; c < to.ncols; c++) {

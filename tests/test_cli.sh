@@ -182,6 +182,57 @@ expect_exit "plot: bad --samples" 1 "$exe" plot --samples 0 --figure "$work/p4" 
     --ode "$work/u1/aimdyn-ode.tsv"
 contains "bad --samples explained" "$work/err" "allowed: a number >= 1"
 
+# the SGD risk is measured on held-out samples (theory/measurement.md): both
+# files carry it and, apart, the Gaussian formula on the measured order
+# parameters; seeded runs are bit-identical; the held-out set has its own
+# random stream, so its size changes the risk and nothing else
+hold() { # directory, extra arguments...
+    dir=$1
+    shift
+    expect_exit "sgd with held-out risk ($dir)" 0 "$exe" sgd --out "$work/$dir" --d 24 --seeds 2 \
+        --set model.tokens=3 --set model.covariance=equicorrelated:0.5 --set training.eta=0.02 \
+        --set training.horizon=0.01 --set training.points=3 "$@"
+}
+hold h1
+contains "sgd summary: measured risk and risk_gauss" "$work/h1/aimdyn-sgd-d24.tsv" \
+    "^tau	n	risk_mean	risk_se	overlap_mean	.*	mean_se	risk_gauss_mean	risk_gauss_se	risk_holdout_se_mean	risk_holdout_se_se$"
+contains "sgd seeds: measured risk and risk_gauss" "$work/h1/aimdyn-sgd-d24-seeds.tsv" \
+    "^seed	tau	n	risk	overlap	.*	mean	risk_gauss	risk_holdout_se$"
+contains "sgd summary says how the risk is measured" "$work/h1/aimdyn-sgd-d24.tsv" \
+    "^# risk: measured on 2000 held-out samples per seed"
+awk -F'\t' '/^#/ { next } $1 == "seed" { for (i = 1; i <= NF; i++) c[$i] = i; next }
+    { n++; if ($(c["risk"]) == $(c["risk_gauss"]) || !($(c["risk_holdout_se"]) > 0)) bad = 1 }
+    END { exit !(n == 6 && !bad && c["risk_gauss"] && c["risk_holdout_se"]) }' \
+    "$work/h1/aimdyn-sgd-d24-seeds.tsv"
+check "measured risk is not the formula, with a held-out se" $?
+hold h2
+for f in sgd-d24 sgd-d24-seeds; do
+    grep -v "^# config output.dir" "$work/h1/aimdyn-$f.tsv" >"$work/h1.a"
+    grep -v "^# config output.dir" "$work/h2/aimdyn-$f.tsv" >"$work/h2.a"
+    cmp -s "$work/h1.a" "$work/h2.a"
+    check "sgd $f bit-identical across runs" $?
+done
+hold h3 --set sgd.holdout=50
+grep -v '^#' "$work/h1/aimdyn-sgd-d24-seeds.tsv" >"$work/h1.a"
+grep -v '^#' "$work/h3/aimdyn-sgd-d24-seeds.tsv" >"$work/h3.a"
+paste "$work/h1.a" "$work/h3.a" | awk -F'\t' 'NR == 1 { n = NF / 2; for (i = 1; i <= n; i++) name[i] = $i; next }
+    { for (i = 1; i <= n; i++) { same = $i == $(i + n)
+          if (name[i] == "risk" || name[i] == "risk_holdout_se") bad += same; else bad += !same } }
+    END { exit !(NR == 7 && !bad) }'
+check "sgd.holdout changes the risk and nothing else" $?
+expect_exit "sgd.holdout too small" 1 "$exe" sgd --out "$work/h4" --set sgd.holdout=1
+contains "sgd.holdout refusal names key and range" "$work/err" "sgd.holdout.*allowed: an integer in 2..1000000"
+[ ! -e "$work/h4" ]
+check "no output after a refused sgd.holdout" $?
+# compare's agreement table and `aimdyn agreement` show both risks
+expect_exit "compare with held-out risk" 0 "$exe" compare --out "$work/h5" --d 24 --seeds 2 \
+    --set training.horizon=0.01 --set training.points=3 --set training.eta=0.02
+contains "agreement: risk row" "$work/h5/aimdyn-agreement.tsv" "^risk	24	0	"
+contains "agreement: risk_gauss row" "$work/h5/aimdyn-agreement.tsv" "^risk_gauss	24	0	"
+expect_exit "agreement with held-out risk" 0 "$exe" agreement --sgd "$work/h5/aimdyn-sgd-d24.tsv" \
+    --ode "$work/h5/aimdyn-ode.tsv"
+contains "agreement prints risk_gauss" "$work/out" " risk_gauss "
+
 # plot needs inputs
 expect_exit "plot without inputs" 1 "$exe" plot --figure "$work/fig"
 

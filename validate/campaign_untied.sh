@@ -31,12 +31,14 @@ act_sets() { # the --set options of an activation label
     esac
 }
 
-# sgd NAME D CONFIG SETS...: SGD seeds, moments of the words up to length 3
+# sgd NAME D CONFIG SETS...: SGD seeds, moments of the words up to length 3,
+# the risk on 10000 held-out samples per seed (theory/measurement.md)
 sgd() {
     name=$1 d=$2 cfg=$3
     shift 3
     [ -f "$OUT/$name-sgd-d$d.tsv" ] && return 0
-    "$B" sgd "$cfg" --out "$OUT" --name "$name" --d "$d" --set hierarchy.order=3 "$@" || [ $? -eq 3 ]
+    "$B" sgd "$cfg" --out "$OUT" --name "$name" --d "$d" --set hierarchy.order=3 \
+        --set sgd.holdout=10000 "$@" || [ $? -eq 3 ]
 }
 
 # ode NAME D M CONFIG SETS...: one ODE file per order

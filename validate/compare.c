@@ -12,6 +12,7 @@
 #include <string.h>
 
 #include "gauss.h"
+#include "holdout.h"
 #include "sgd.h"
 #include "untied.h"
 #include "words.h"
@@ -104,14 +105,40 @@ static void progress_break(const progress *p)
         fprintf(stderr, "\r\033[K");
 }
 
+const char *const aim_sgd_extra_names[AIM_SGD_EXTRA_COUNT] = {
+    [AIM_SGD_RISK_GAUSS] = "risk_gauss",
+    [AIM_SGD_RISK_HOLDOUT_SE] = "risk_holdout_se",
+};
+
 int aim_compare_run_sgd(const aim_config *cfg, int d, const double *tau,
                         int points, double *obs, int *reached)
 {
-    return aim_compare_run_sgd_moments(cfg, d, tau, points, obs, reached, NULL);
+    return aim_compare_run_sgd_moments(cfg, d, tau, points, obs, NULL, reached, NULL);
+}
+
+/* The observables of seed sgd at its current state into row (the risk
+ * measured on the held-out samples ho) and, when extra is not NULL, the
+ * Gaussian formula's risk on its order parameters and the held-out
+ * standard error. Returns 0, 1 when the held-out risk is not finite (a
+ * blow-up), -1 when the expectation engine fails (message in g). */
+static int measure(aim_gauss *g, aim_holdout *ho, const aim_sgd *sgd, double *row,
+                   double *extra)
+{
+    aim_overlaps q;
+    aim_sgd_overlaps(sgd, &q);
+    if (aim_gauss_observables(g, &q, row) != 0)
+        return -1;
+    double gauss = row[AIM_OBS_RISK], se;
+    int st = aim_holdout_risk(ho, sgd, &row[AIM_OBS_RISK], &se);
+    if (extra) {
+        extra[AIM_SGD_RISK_GAUSS] = gauss;
+        extra[AIM_SGD_RISK_HOLDOUT_SE] = se;
+    }
+    return st;
 }
 
 int aim_compare_run_sgd_moments(const aim_config *cfg, int d, const double *tau,
-                                int points, double *obs, int *reached,
+                                int points, double *obs, double *extra, int *reached,
                                 aim_sgd_moments *mom)
 {
     int seeds = cfg->seeds;
@@ -147,15 +174,19 @@ int aim_compare_run_sgd_moments(const aim_config *cfg, int d, const double *tau,
         uint64_t seed = cfg->seed + (uint64_t)s;
         double seed_start = now_seconds();
         aim_sgd *sgd = aim_sgd_create(cfg, d, seed);
-        if (!sgd) {
+        aim_holdout *ho = sgd ? aim_holdout_create(sgd, seed, cfg->holdout) : NULL;
+        if (!ho) {
             progress_break(&pr);
             fprintf(stderr, "aimdyn: compare: cannot set up SGD seed %llu "
                             "at d = %d\n",
                     (unsigned long long)seed, d);
+            aim_sgd_free(sgd);
             rc = -1;
             break;
         }
         double *row = obs + (size_t)s * (size_t)points * AIM_OBS_COUNT;
+        double *xrow = extra ? extra + (size_t)s * (size_t)points * AIM_SGD_EXTRA_COUNT
+                             : NULL;
         int i = 0;
         for (; i < points; i++) {
             long target = aim_sgd_steps_for(cfg, d, tau[i]);
@@ -181,10 +212,17 @@ int aim_compare_run_sgd_moments(const aim_config *cfg, int d, const double *tau,
                     break;
                 }
             }
-            aim_overlaps q;
-            aim_sgd_overlaps(sgd, &q);
-            if (aim_gauss_observables(g, &q, row + (size_t)i * AIM_OBS_COUNT)
-                != 0) {
+            const int st = measure(g, ho, sgd, row + (size_t)i * AIM_OBS_COUNT,
+                                   xrow ? xrow + (size_t)i * AIM_SGD_EXTRA_COUNT : NULL);
+            if (st > 0) {
+                progress_break(&pr);
+                fprintf(stderr,
+                        "aimdyn: warning: SGD seed %llu (d = %d) blew up at tau = %g: "
+                        "its risk on the held-out samples is not finite; NaN from there "
+                        "on\n", (unsigned long long)seed, d, tau[i]);
+                break;
+            }
+            if (st < 0) {
                 progress_break(&pr);
                 fprintf(stderr, "aimdyn: compare: SGD seed %llu, tau = %g: "
                                 "observables: %s\n",
@@ -211,11 +249,14 @@ int aim_compare_run_sgd_moments(const aim_config *cfg, int d, const double *tau,
         for (int j = i; j < points; j++) {
             for (int k = 0; k < AIM_OBS_COUNT; k++)
                 row[(size_t)j * AIM_OBS_COUNT + k] = NAN;
+            for (int k = 0; xrow && k < AIM_SGD_EXTRA_COUNT; k++)
+                xrow[(size_t)j * AIM_SGD_EXTRA_COUNT + k] = NAN;
             for (int k = 0; mom && k < mom->count; k++)
                 mom->values[((size_t)s * points + (size_t)j) * mom->count + k] = NAN;
         }
         long steps = aim_sgd_steps(sgd);
         pr.done += (double)(last_steps > 0 ? last_steps : 0);
+        aim_holdout_free(ho);
         aim_sgd_free(sgd);
         if (rc != 0)
             break;

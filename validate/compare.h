@@ -11,12 +11,28 @@
 
 /* Runs cfg->seeds seeds of online SGD at dimension d on the grid tau
  * (points entries) and stores every observable:
- * obs[(s * points + i) * AIM_OBS_COUNT + k]. A seed that blows up has
- * NaN from the blow-up on, and reached[s] is the number of points it
- * reached. Shows a progress bar on stderr when it is a terminal.
+ * obs[(s * points + i) * AIM_OBS_COUNT + k]. Each is measured on the
+ * seed: the order parameters from its matrices, the risk on its
+ * cfg->holdout held-out samples (validate/holdout.h). A seed that blows
+ * up has NaN from the blow-up on, and reached[s] is the number of points
+ * it reached. Shows a progress bar on stderr when it is a terminal.
  * Returns 0, or -1 on failure (message on stderr). */
 int aim_compare_run_sgd(const aim_config *cfg, int d, const double *tau,
                         int points, double *obs, int *reached);
+
+/* Per-seed quantities of the SGD files beside the observables the ODE
+ * shares: the Gaussian risk formula on the seed's measured order
+ * parameters (not a measurement of the risk: its gap to the measured
+ * risk is the finite-d non-Gaussian effect), and the standard error of
+ * the seed's held-out risk over its samples. */
+enum {
+    AIM_SGD_RISK_GAUSS = 0,
+    AIM_SGD_RISK_HOLDOUT_SE,
+    AIM_SGD_EXTRA_COUNT
+};
+
+/* Their column names: "risk_gauss", "risk_holdout_se". */
+extern const char *const aim_sgd_extra_names[AIM_SGD_EXTRA_COUNT];
 
 /* Moments Tr(w)/d of every word of ws of length <= max_len at the
  * current state of sgd, from the dense matrices of its letters (S or K
@@ -54,9 +70,11 @@ typedef struct {
     double *values;
 } aim_sgd_moments;
 
-/* aim_compare_run_sgd that also measures moments (mom may be NULL). */
+/* aim_compare_run_sgd that also stores the per-seed extras,
+ * extra[(s * points + i) * AIM_SGD_EXTRA_COUNT + k] (NaN past a
+ * blow-up), and measures moments; extra and mom may be NULL. */
 int aim_compare_run_sgd_moments(const aim_config *cfg, int d, const double *tau,
-                                int points, double *obs, int *reached,
+                                int points, double *obs, double *extra, int *reached,
                                 aim_sgd_moments *mom);
 
 /* Mean and standard error over the seeds that reached each point. */

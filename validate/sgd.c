@@ -47,10 +47,12 @@
  * NaN) is a blow-up inside the block, reported before the output map sees
  * the index (GSL's Hermite functions abort on overflow).
  *
- * Random numbers: the streams of src/draw.h (teacher, student, data; the
- * initial matrices are drawn there). Per step the data stream
- * draws the T x d token matrix Z (row-major) and then the T^2 label
- * noises, so the stream does not depend on the block size.
+ * Random numbers: the streams of src/draw.h: teacher, student (the
+ * initial matrices are drawn there), data, and the held-out samples that
+ * measure the risk (validate/holdout.c; a stream of its own, so that the
+ * training data, and every trajectory, do not depend on it). Per step the
+ * data stream draws the T x d token matrix Z (row-major) and then the
+ * T^2 label noises, so the stream does not depend on the block size.
  * aim_sgd_clone(sgd, data_seed) draws the data stream of
  * aim_sgd_create(cfg, d, data_seed). The GSL error handler is switched
  * off around the Cholesky factorisation only (not thread-safe: create
@@ -331,23 +333,28 @@ void aim_sgd_i_times_x(const aim_sgd *s, int n, const double *A, int cols,
                 s->X, s->d, A, cols, 0.0, XA, cols);
 }
 
+void aim_sgd_i_draw_tokens(const aim_sgd *s, gsl_rng *r, double *Xk)
+{
+    const int T = s->T, d = s->d;
+    aim_draw_gauss(r, Xk, (size_t)T * d, 1.0);
+    /* X = L Z in place: row a uses rows c <= a, so go downwards. */
+    for (int a = T - 1; a >= 0; a--) {
+        double *xa = Xk + (size_t)a * d;
+        double laa = s->L[a * T + a];
+        for (int i = 0; i < d; i++) {
+            double v = laa * xa[i];
+            for (int c = 0; c < a; c++)
+                v += s->L[a * T + c] * Xk[(size_t)c * d + i];
+            xa[i] = v;
+        }
+    }
+}
+
 void aim_sgd_i_draw_block(aim_sgd *s, int b)
 {
     int T = s->T, d = s->d, T2 = T * T;
     for (int k = 0; k < b; k++) {
-        double *Xk = s->X + (size_t)k * T * d;
-        aim_draw_gauss(s->rdata, Xk, (size_t)T * d, 1.0);
-        /* X = L Z in place: row a uses rows c <= a, so go downwards. */
-        for (int a = T - 1; a >= 0; a--) {
-            double *xa = Xk + (size_t)a * d;
-            double laa = s->L[a * T + a];
-            for (int i = 0; i < d; i++) {
-                double v = laa * xa[i];
-                for (int c = 0; c < a; c++)
-                    v += s->L[a * T + c] * Xk[(size_t)c * d + i];
-                xa[i] = v;
-            }
-        }
+        aim_sgd_i_draw_tokens(s, s->rdata, s->X + (size_t)k * T * d);
         for (int q = 0; q < T2; q++)
             s->xi[k * T2 + q] = gsl_ran_gaussian_ziggurat(s->rdata, 1.0);
     }

@@ -1,9 +1,9 @@
-/* Internal to validate/sgd.c, validate/sgd_tied.c and
- * validate/sgd_untied.c: the state of an aim_sgd and the pieces of a
- * block step that the students share (sampling, teacher indices, the
- * index guard, the output-map errors; for the factored students, tied
- * and untied, the indices-to-errors step and T x T helpers). Not part of
- * the API (see sgd.h). */
+/* Internal to validate/sgd.c, validate/sgd_tied.c, validate/sgd_untied.c
+ * and validate/holdout.c: the state of an aim_sgd and the pieces of a
+ * block step that the students share (random streams, sampling, teacher
+ * indices, the index guard, the output-map errors; for the factored
+ * students, tied and untied, the indices-to-errors step and T x T
+ * helpers). Not part of the API (see sgd.h). */
 #ifndef AIM_SGD_INTERNAL_H
 #define AIM_SGD_INTERNAL_H
 
@@ -61,6 +61,10 @@ struct aim_sgd {
                               row blocks */
     int last_block;        /* steps in the last drawn block */
 };
+
+
+/* Draws one sample's T x d token matrix X = L Z from r into Xk. */
+void aim_sgd_i_draw_tokens(const aim_sgd *s, gsl_rng *r, double *Xk);
 
 /* Draws b samples into X (b T x d) and xi (b x T^2): per step the T x d
  * token matrix, then the T^2 label noises. */
