@@ -89,6 +89,17 @@ static double direct_overlap(void *ctx, const double *y)
     return aim_overlaps_teacher_overlap(&q);
 }
 
+static void direct_margins(void *ctx, const double *y, double *g)
+{
+    aim_direct_margins(ctx, y, g);
+}
+
+static const char *direct_margin_text(void *ctx, int k)
+{
+    (void)ctx;
+    return aim_direct_margin_text(k);
+}
+
 static int direct_terms(void *ctx, const double *y, double *gradient, double *noise,
                         double *decay)
 {
@@ -531,6 +542,9 @@ static aim_ode_status run_direct(const aim_config *cfg, int d, const double *tau
                               .rhs = direct_rhs,
                               .error = direct_error,
                               .state_name = aim_direct_state_name,
+                              .margins = AIM_DIRECT_MARGINS,
+                              .margin = direct_margins,
+                              .margin_text = direct_margin_text,
                               .overlap = direct_overlap,
                               .terms = direct_terms};
     aim_ode_integrate(cfg, &om, y0, tau, points, states, report);
