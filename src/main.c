@@ -982,7 +982,10 @@ static int compare_student(const run_options *ro, const aim_config *cfg, aim_ato
             if (written)
                 goto done;
             fprintf(wrote, "wrote %s\n", ode_paths[q]);
-            snprintf(labels[q], sizeof labels[q], "ODE, M = %d", orders[q]);
+            if (cfg->method == AIM_METHOD_MATRIX)
+                snprintf(labels[q], sizeof labels[q], "matrix process, D = %d", cfg->matrix_d);
+            else
+                snprintf(labels[q], sizeof labels[q], "ODE, M = %d", orders[q]);
             ode_list[q] = aim_atomic_set_temp(set, ode_paths[q]); /* drawn before the commit */
             label_list[q] = labels[q];
         }
