@@ -120,11 +120,66 @@ static void put_x(FILE *f, const aim_plot_spec *sp)
         fputs("\"tau\"", f);
 }
 
+/* 1 when the header of the result file at path (its first line that is
+ * not a # comment) has the column name; 0 otherwise or unreadable (the
+ * figure then simply has no band). */
+static int has_column(const char *path, const char *name)
+{
+    FILE *in = fopen(path, "r");
+    if (!in)
+        return 0;
+    char *line = NULL;
+    size_t cap = 0;
+    ssize_t len;
+    int found = 0;
+    /* 1 MiB: a header of 5041 words of order <= 7 is about 60 KiB */
+    while ((len = getline(&line, &cap, in)) > 0 && len < (1 << 20)) {
+        if (line[0] == '#')
+            continue;
+        const size_t n = strlen(name);
+        for (char *t = strtok(line, "\t\n"); t && !found; t = strtok(NULL, "\t\n"))
+            found = strlen(t) == n && memcmp(t, name, n) == 0;
+        break;
+    }
+    free(line);
+    fclose(in);
+    return found;
+}
+
+/* The band of ODE file i around column col, when the file has one: the
+ * truncation error estimate of a hierarchy (col_trunc; relative for the
+ * risk) or the replicas' standard error of the matrix method (col_se). */
+static void put_band(FILE *f, const aim_plot_spec *sp, int i, const char *col, int *first)
+{
+    char trunc[64], se[64];
+    snprintf(trunc, sizeof trunc, "%s_trunc", col);
+    snprintf(se, sizeof se, "%s_se", col);
+    const int has_trunc = has_column(sp->ode[i], trunc);
+    if (!has_trunc && !has_column(sp->ode[i], se))
+        return;
+    if (!*first)
+        fputs(", \\\n     ", f);
+    *first = 0;
+    put_path(f, sp->ode[i]);
+    fputs(" using ", f);
+    put_x(f, sp);
+    if (has_trunc && strcmp(col, "risk") == 0)
+        fprintf(f, ":(column(\"%s\")*(1-column(\"%s\"))):(column(\"%s\")*(1+column(\"%s\")))",
+                col, trunc, col, trunc);
+    else
+        fprintf(f, ":(column(\"%s\")-column(\"%s\")):(column(\"%s\")+column(\"%s\"))", col,
+                has_trunc ? trunc : se, col, has_trunc ? trunc : se);
+    fprintf(f, " with filledcurves fs transparent solid 0.25 noborder lc rgb \"%s\" notitle",
+            curve_colour(sp, i));
+}
+
 static void put_panel(FILE *f, const aim_plot_spec *sp, const char *col,
                       const char *ylabel, const char *key)
 {
     fprintf(f, "set key %s opaque\nset ylabel \"%s\"\nplot ", key, ylabel);
     int first = 1;
+    for (int i = 0; i < sp->n_ode; i++)
+        put_band(f, sp, i, col, &first);
     for (int i = 0; i < sp->n_ode; i++, first = 0) {
         if (!first)
             fputs(", \\\n     ", f);

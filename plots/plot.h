@@ -17,7 +17,9 @@ enum {
 };
 
 /* Risk and teacher overlap against tau: ODE curves over SGD means with
- * error bars (either may be absent; flags from the enum above). With one
+ * error bars (either may be absent; flags from the enum above). An ODE
+ * file with a truncation error estimate (X_trunc) or replica standard
+ * errors (X_se, the matrix method) gets a shaded band around its curve. With one
  * SGD file (or none) the ODE curves share a blue ramp (e.g. truncation
  * orders, each with its key label; labels NULL: "limit ODE"); with as
  * many SGD files as ODE files (n_sgd == n_ode > 1) file i of each kind

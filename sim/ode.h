@@ -22,8 +22,11 @@ typedef enum {
     AIM_STOP_INVALID,   /* the state left the valid set (a margin turned
                            negative, or an rhs met order parameters of no
                            matrices) */
-    AIM_STOP_DIVERGED   /* the model's own divergence (e.g. the untied
+    AIM_STOP_DIVERGED,  /* the model's own divergence (e.g. the untied
                            adiabatic mean runs away) */
+    AIM_STOP_TRUNCATION /* a truncated hierarchy's error estimate (order M
+                           against M - 1) passed hierarchy.tol
+                           (sim/trajectory.c) */
 } aim_ode_stop;
 
 typedef struct {
@@ -81,6 +84,9 @@ typedef struct {
      * finding (tau[0] when the start is above it); NAN when not reached
      * or the model has no overlap function */
     double tau_wr;
+    /* ode.method = matrix: the standard error of tau_wr over the replicas
+     * (NAN otherwise) */
+    double tau_wr_se;
     double start_mean;   /* untied, raw: the student mean it started from */
     char warning[512];   /* a diagnostic that does not stop the run (the
                             untied balance condition), "" if none */

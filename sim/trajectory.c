@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "direct.h"
+#include "mlimit.h"
 #include "tied.h"
 #include "untied.h"
 
@@ -86,6 +87,17 @@ static double direct_overlap(void *ctx, const double *y)
     aim_overlaps q;
     aim_direct_overlaps(ctx, y, &q);
     return aim_overlaps_teacher_overlap(&q);
+}
+
+static void direct_margins(void *ctx, const double *y, double *g)
+{
+    aim_direct_margins(ctx, y, g);
+}
+
+static const char *direct_margin_text(void *ctx, int k)
+{
+    (void)ctx;
+    return aim_direct_margin_text(k);
 }
 
 static int direct_terms(void *ctx, const double *y, double *gradient, double *noise,
@@ -259,6 +271,8 @@ void aim_trajectory_moments_free(aim_trajectory_moments *m)
             free(m->names[i]);
     free(m->names);
     free(m->values);
+    free(m->obs_se);
+    free(m->trunc);
     memset(m, 0, sizeof *m);
 }
 
@@ -528,6 +542,9 @@ static aim_ode_status run_direct(const aim_config *cfg, int d, const double *tau
                               .rhs = direct_rhs,
                               .error = direct_error,
                               .state_name = aim_direct_state_name,
+                              .margins = AIM_DIRECT_MARGINS,
+                              .margin = direct_margins,
+                              .margin_text = direct_margin_text,
                               .overlap = direct_overlap,
                               .terms = direct_terms};
     aim_ode_integrate(cfg, &om, y0, tau, points, states, report);
@@ -537,6 +554,250 @@ done:
     free(states);
     aim_direct_free(model);
     return report->status;
+}
+
+/* The tracked words of cfg's hierarchy at order cfg->order (every word of
+ * length 1..M with a letter the student moves, in word-set order), as the
+ * truncated hierarchy names its state: the matrix method writes the same
+ * columns. ws is created here; *tracked is malloc'ed. */
+static aim_wordset *matrix_tracked_words(const aim_config *cfg, int **tracked, int *count)
+{
+    *tracked = NULL;
+    *count = 0;
+    if (cfg->decomposition == AIM_DIRECT)
+        return NULL;
+    aim_alphabet ab = {"ST", "ST"};
+    if (cfg->decomposition == AIM_UNTIED)
+        aim_untied_alphabet(cfg, &ab);
+    const char *moving = cfg->decomposition == AIM_TIED ? "S" : "ABKk";
+    aim_wordset *ws = aim_wordset_create(&ab, cfg->order);
+    if (!ws || !(*tracked = malloc(sizeof **tracked * (size_t)aim_wordset_count(ws)))) {
+        aim_wordset_free(ws);
+        return NULL;
+    }
+    for (int i = 1; i < aim_wordset_count(ws); i++)
+        if (strpbrk(aim_wordset_word(ws, i), moving))
+            (*tracked)[(*count)++] = i;
+    return ws;
+}
+
+/* Sum and sum of squares of one replica's row into acc (2 x width). */
+static void accumulate(double *acc, const double *row, int width)
+{
+    for (int k = 0; k < width; k++) {
+        acc[k] += row[k];
+        acc[width + k] += row[k] * row[k];
+    }
+}
+
+/* ode.method = matrix: the limit process at dimension matrix.d, replicas
+ * averaged (theory/matrix.md). A replica that blows up ends the run at the
+ * last point every replica reached (a mean over survivors would be
+ * biased). */
+static aim_ode_status run_matrix(const aim_config *cfg, int d, const double *tau, double *obs,
+                                 aim_trajectory_moments *moments, aim_ode_report *report)
+{
+    const double d_raw = cfg->ode_d > 0 ? cfg->ode_d : (double)d;
+    const int points = cfg->points, R = cfg->replicas, D = cfg->matrix_d;
+    const double h0 = cfg->matrix_dtau > 0.0 ? cfg->matrix_dtau : cfg->horizon / 512.0;
+    int *tracked = NULL, count = 0;
+    aim_wordset *ws = matrix_tracked_words(cfg, &tracked, &count);
+    const int nw = ws ? aim_wordset_count(ws) : 0;
+    const int width = AIM_OBS_COUNT + count;
+    double *acc = calloc((size_t)points * 2 * width, sizeof *acc);
+    double *all = malloc(sizeof *all * ((size_t)nw + 1));
+    double *row = malloc(sizeof *row * (size_t)width);
+    int reached = points, crossed = 0;
+    double twr_sum = 0.0, twr_sq = 0.0;
+    if ((cfg->decomposition != AIM_DIRECT && !ws) || !acc || !all || !row) {
+        snprintf(report->message, sizeof report->message, "out of memory");
+        goto done;
+    }
+    for (int r = 0; r < R; r++) {
+        char err[256];
+        aim_mlimit *m =
+            aim_mlimit_create(cfg, D, d_raw, cfg->seed + (uint64_t)r, err, sizeof err);
+        if (!m) {
+            snprintf(report->message, sizeof report->message,
+                     "could not set up the matrix limit process: %s", err);
+            goto done;
+        }
+        int i = 0, rc = 0;
+        for (; i < points; i++) {
+            if (i > 0 && (rc = aim_mlimit_advance(m, tau[i] - tau[i - 1], h0)) != 0)
+                break;
+            if (aim_mlimit_observables(m, row) ||
+                (ws && aim_mlimit_words(m, ws, cfg->order, all))) {
+                rc = -1;
+                break;
+            }
+            for (int k = 0; k < count; k++)
+                row[AIM_OBS_COUNT + k] = all[tracked[k]];
+            accumulate(acc + (size_t)i * 2 * width, row, width);
+        }
+        const double twr = aim_mlimit_recovery_time(m);
+        crossed += !isnan(twr);
+        twr_sum += isnan(twr) ? 0.0 : twr;
+        twr_sq += isnan(twr) ? 0.0 : twr * twr;
+        if (rc) {
+            snprintf(report->message, sizeof report->message, "replica %d (seed %llu): %s",
+                     r + 1, (unsigned long long)(cfg->seed + (uint64_t)r),
+                     rc < 0 && !aim_mlimit_error(m)[0] ? "out of memory"
+                                                       : aim_mlimit_error(m));
+            report->tau = aim_mlimit_tau(m);
+            aim_mlimit_free(m);
+            if (rc < 0)
+                goto done;
+            report->status = AIM_ODE_BLOWUP;
+            if (i < reached)
+                reached = i;
+            break;
+        }
+        aim_mlimit_free(m);
+        fprintf(stderr, "aimdyn: matrix limit process: replica %d/%d done (D = %d)\n", r + 1,
+                R, D);
+    }
+    if (report->status != AIM_ODE_BLOWUP) {
+        report->status = AIM_ODE_OK;
+        report->tau = tau[points - 1];
+    }
+    report->reached = reached;
+    /* weak recovery: the replicas' mean crossing time, when every replica
+     * crossed (a mean over the early ones would be biased) */
+    if (report->status == AIM_ODE_OK && crossed == R) {
+        report->tau_wr = twr_sum / R;
+        report->tau_wr_se =
+            R > 1 ? sqrt(fmax(twr_sq / R - report->tau_wr * report->tau_wr, 0.0) / (R - 1))
+                  : NAN;
+    }
+    if (moments && !(moments->names = calloc((size_t)count + 1, sizeof *moments->names))) {
+        report->status = AIM_ODE_FAILED;
+        snprintf(report->message, sizeof report->message, "out of memory");
+        goto done;
+    }
+    if (moments) {
+        moments->count = count;
+        moments->values = malloc(sizeof(double) * ((size_t)points * count + 1));
+        moments->obs_se = R > 1 ? malloc(sizeof(double) * (size_t)points * AIM_OBS_COUNT) : NULL;
+        int ok = moments->values && (R == 1 || moments->obs_se);
+        for (int k = 0; ok && k < count; k++) {
+            const char *w = aim_wordset_word(ws, tracked[k]);
+            ok = (moments->names[k] = malloc(strlen(w) + 4)) != NULL;
+            if (ok)
+                sprintf(moments->names[k], "m(%s)", w);
+        }
+        if (!ok) {
+            aim_trajectory_moments_free(moments);
+            report->status = AIM_ODE_FAILED;
+            snprintf(report->message, sizeof report->message, "out of memory");
+            goto done;
+        }
+    }
+    for (int i = 0; i < points; i++) {
+        const double *a = acc + (size_t)i * 2 * width;
+        for (int k = 0; k < width; k++) {
+            const double mean = a[k] / R;
+            const double se = R > 1 ? sqrt(fmax(a[width + k] / R - mean * mean, 0.0) * R /
+                                           (R - 1) / R)
+                                    : NAN;
+            const double v = i < reached ? mean : NAN;
+            if (k < AIM_OBS_COUNT) {
+                obs[(size_t)i * AIM_OBS_COUNT + k] = v;
+                if (moments && moments->obs_se)
+                    moments->obs_se[(size_t)i * AIM_OBS_COUNT + k] = i < reached ? se : NAN;
+            } else if (moments) {
+                moments->values[(size_t)i * count + (k - AIM_OBS_COUNT)] = v;
+            }
+        }
+    }
+done:
+    aim_wordset_free(ws);
+    free(tracked);
+    free(acc);
+    free(all);
+    free(row);
+    return report->status;
+}
+
+static aim_ode_status run_hierarchy(const aim_config *cfg, int d, const double *tau,
+                                    const double *start, double *obs,
+                                    aim_trajectory_moments *moments, aim_ode_report *report)
+{
+    return cfg->decomposition == AIM_TIED
+               ? run_tied(cfg, tau, start, obs, moments, report)
+               : run_untied(cfg, d, tau, start, obs, moments, report);
+}
+
+/* The truncation error estimate (theory/matrix.md sec. 6): the same run at
+ * order M - 1, whose words are the first of the order-M word set (words
+ * are ordered by length), so the same start serves. Where successive
+ * orders alternate about the limit, as they do before the truncation
+ * breaks down, |x_M - x_(M-1)| bounds the error of x_M; where they stop
+ * alternating it grows, and the run is cut at the first grid point whose
+ * estimate passes hierarchy.tol (0: never). */
+static void truncation_estimate(const aim_config *cfg, int d, const double *tau,
+                                const double *start, double *obs,
+                                aim_trajectory_moments *moments, aim_ode_report *report)
+{
+    const int points = cfg->points;
+    aim_config lower = *cfg;
+    lower.order = cfg->order - 1;
+    double *low = malloc(sizeof *low * (size_t)points * AIM_OBS_COUNT);
+    double *est = malloc(sizeof *est * (size_t)points * 2);
+    aim_ode_report rep;
+    if (!low || !est ||
+        run_hierarchy(&lower, d, tau, start, low, NULL, &rep) == AIM_ODE_FAILED) {
+        free(low);
+        free(est);
+        report->status = AIM_ODE_FAILED;
+        snprintf(report->message, sizeof report->message,
+                 "the order-%d run for the truncation error estimate failed: %.600s",
+                 lower.order, low && est ? rep.message : "out of memory");
+        return;
+    }
+    int cut = -1;
+    for (int i = 0; i < report->reached; i++) {
+        const double *a = obs + (size_t)i * AIM_OBS_COUNT, *b = low + (size_t)i * AIM_OBS_COUNT;
+        double *e = est + 2 * (size_t)i;
+        if (i >= rep.reached) {
+            e[0] = e[1] = NAN;
+            continue;
+        }
+        e[0] = fabs(a[AIM_OBS_OVERLAP] - b[AIM_OBS_OVERLAP]);
+        e[1] = fabs(a[AIM_OBS_RISK] - b[AIM_OBS_RISK]) / fabs(a[AIM_OBS_RISK]);
+        if (cut < 0 && cfg->tol > 0.0 && (e[0] > cfg->tol || e[1] > cfg->tol))
+            cut = i;
+    }
+    if (cut >= 0) {
+        const double *e = est + 2 * (size_t)cut;
+        report->status = AIM_ODE_BLOWUP;
+        report->stop = AIM_STOP_TRUNCATION;
+        report->tau = tau[cut];
+        snprintf(report->reason, sizeof report->reason,
+                 "the truncation error estimate (order %d against %d) is %.3g in the overlap "
+                 "and %.3g in the relative risk, above hierarchy.tol = %g",
+                 cfg->order, lower.order, e[0], e[1], cfg->tol);
+        snprintf(report->message, sizeof report->message,
+                 "the order-%d hierarchy stopped at tau = %.6g: %s; raise hierarchy.order, "
+                 "or use ode.method = matrix (no truncation)",
+                 cfg->order, tau[cut], report->reason);
+        for (int i = cut; i < report->reached; i++)
+            for (int k = 0; k < AIM_OBS_COUNT; k++)
+                obs[(size_t)i * AIM_OBS_COUNT + k] = NAN;
+        if (moments)
+            for (int i = cut * moments->count; i < points * moments->count; i++)
+                moments->values[i] = NAN;
+        if (report->tau_wr > tau[cut - (cut > 0)])
+            report->tau_wr = NAN;
+        report->reached = cut;
+    }
+    if (moments) {
+        moments->trunc = est;
+        moments->trunc_stop = rep.status == AIM_ODE_OK ? NAN : rep.tau;
+    } else {
+        free(est);
+    }
+    free(low);
 }
 
 aim_ode_status aim_trajectory_run(const aim_config *cfg, int d,
@@ -553,14 +814,17 @@ aim_ode_status aim_trajectory_run_full(const aim_config *cfg, int d,
 {
     memset(report, 0, sizeof *report);
     report->status = AIM_ODE_FAILED;
-    report->tau_wr = report->noise_share = NAN;
+    report->tau_wr = report->tau_wr_se = report->noise_share = NAN;
     if (moments)
         memset(moments, 0, sizeof *moments);
-    if (cfg->decomposition == AIM_TIED)
-        return run_tied(cfg, tau, start, obs, moments, report);
-    if (cfg->decomposition == AIM_UNTIED)
-        return run_untied(cfg, d, tau, start, obs, moments, report);
-    return run_direct(cfg, d, tau, NULL, obs, report);
+    if (cfg->method == AIM_METHOD_MATRIX)
+        return run_matrix(cfg, d, tau, obs, moments, report);
+    if (cfg->decomposition == AIM_DIRECT)
+        return run_direct(cfg, d, tau, NULL, obs, report);
+    run_hierarchy(cfg, d, tau, start, obs, moments, report);
+    if (report->status != AIM_ODE_FAILED && cfg->order >= 3)
+        truncation_estimate(cfg, d, tau, start, obs, moments, report);
+    return report->status;
 }
 
 aim_ode_status aim_trajectory_run_direct_from(const aim_config *cfg, int d,
@@ -569,7 +833,7 @@ aim_ode_status aim_trajectory_run_direct_from(const aim_config *cfg, int d,
 {
     memset(report, 0, sizeof *report);
     report->status = AIM_ODE_FAILED;
-    report->tau_wr = report->noise_share = NAN;
+    report->tau_wr = report->tau_wr_se = report->noise_share = NAN;
     return run_direct(cfg, d, tau, q, obs, report);
 }
 

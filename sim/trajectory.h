@@ -24,6 +24,17 @@ typedef struct {
     int count;      /* tracked words (0 for direct students) */
     char **names;   /* "m(SST)" */
     double *values; /* points x count; NaN past a blow-up */
+    /* ode.method = matrix with two or more replicas: the standard error
+     * of each observable's replica mean (points x AIM_OBS_COUNT); NULL
+     * otherwise */
+    double *obs_se;
+    /* tied and untied hierarchies of order M >= 3: the truncation error
+     * estimate per grid point, |overlap_M - overlap_(M-1)| and
+     * |risk_M - risk_(M-1)| / risk_M (points x 2; NaN where the order M - 1
+     * run had stopped); NULL otherwise */
+    double *trunc;
+    double trunc_stop; /* tau where the order M - 1 run stopped, NAN if it
+                          ran through */
 } aim_trajectory_moments;
 
 void aim_trajectory_moments_free(aim_trajectory_moments *m);

@@ -415,6 +415,12 @@ static const enum_name start_names[] = {
     {"exact", AIM_START_EXACT}, {"seed", AIM_START_SEED}, {NULL, 0}};
 static const enum_name mean_names[] = {
     {"stiff", AIM_MEAN_STIFF}, {"adiabatic", AIM_MEAN_ADIABATIC}, {NULL, 0}};
+static const enum_name solver_names[] = {{"auto", AIM_SOLVER_AUTO},
+                                         {"dense", AIM_SOLVER_DENSE},
+                                         {"krylov", AIM_SOLVER_KRYLOV},
+                                         {NULL, 0}};
+static const enum_name method_names[] = {
+    {"auto", AIM_METHOD_AUTO}, {"matrix", AIM_METHOD_MATRIX}, {NULL, 0}};
 
 /* model.decomposition is the student's: kept in both places. */
 static int set_model_decomposition(const key_def *k, aim_config *cfg,
@@ -831,6 +837,26 @@ static const key_def keys[] = {
     ENUM("ode", "rule", rule, "auto", rule_names, "auto | generic",
          "expectation rule: auto (Gauss-Hermite for smooth elementwise maps, "
          "quasi-random otherwise) or generic (quasi-random for every map)"),
+    ENUM("ode", "linear_solver", solver, "auto", solver_names, "auto | dense | krylov",
+         "linear solver of the integrator's Newton iterations: dense LU with a "
+         "finite-difference Jacobian, or matrix-free GMRES (CVODE SPGMR); auto takes "
+         "dense up to 150 equations and GMRES above (sim/ode.c)"),
+    ENUM("ode", "method", method, "auto", method_names, "auto | matrix",
+         "auto: the closed ODE (direct) or the moment hierarchy truncated at "
+         "hierarchy.order (tied, untied); matrix: the limit process simulated with "
+         "matrices of dimension matrix.d, every moment at once, no truncation "
+         "(theory/matrix.md; centred indices)"),
+
+    /* [matrix] */
+    INT("matrix", "d", matrix_d, "400", 16, 4000, 0, "an integer in 16..4000",
+        "ode.method = matrix: dimension D of the simulated matrices (error O(1/D), "
+        "cost O(D^3) per step)"),
+    INT("matrix", "replicas", replicas, "4", 1, 1000, 0, "an integer in 1..1000",
+        "ode.method = matrix: independent runs averaged; replica r starts from the "
+        "initial matrices of SGD seed sgd.seed + r at d = matrix.d"),
+    REAL("matrix", "dtau", matrix_dtau, "0", 0, 0, ZERO_OK | LO_OPEN | NO_HI,
+         "0 (training.horizon / 512) or a real number > 0",
+         "ode.method = matrix: Euler-Maruyama time step in tau (error O(dtau))"),
 
     /* [hierarchy] */
     INT("hierarchy", "order", order, "4", 1, 10, 0, "an integer in 1..10",
@@ -852,6 +878,11 @@ static const key_def keys[] = {
          "the finite d of ode.d (0: --d or sgd.d) (stiff), or on its critical "
          "manifold dR/dm = 0 "
          "after a fast phase with frozen moments (adiabatic limit)"),
+    REAL("hierarchy", "tol", tol, "0.05", 0, 1, ZERO_OK,
+         "0 (never stop) or a real number in [0, 1]",
+         "tied and untied, M >= 3: the run stops where the truncation error estimate, "
+         "|overlap_M - overlap_(M-1)| or |risk_M - risk_(M-1)| / risk_M, first exceeds "
+         "it (columns overlap_trunc, risk_trunc; theory/matrix.md sec. 6)"),
     REAL("hierarchy", "balance", balance, "0.01", 0, 0, NO_HI,
          "a real number >= 0",
          "untied: c_bal of the balance condition |tA_k(0) - tB_k(0)| >= c_bal "
@@ -892,9 +923,9 @@ static const key_def keys[] = {
 _Static_assert(sizeof keys / sizeof keys[0] <= AIM_CONFIG_MAX_KEYS,
                "raise AIM_CONFIG_MAX_KEYS");
 
-static const char *const sections[] = {"model",     "training", "student",
-                                       "teacher",   "ode",      "hierarchy",
-                                       "sgd",       "output"};
+static const char *const sections[] = {"model", "training",  "student", "teacher",
+                                       "ode",   "matrix",    "hierarchy", "sgd",
+                                       "output"};
 #define NSECTIONS ((int)(sizeof sections / sizeof sections[0]))
 
 static bool known_section(const char *s)
@@ -1480,6 +1511,17 @@ int aim_config_validate(aim_config *cfg, aim_config_error *err)
         snprintf(allowed, sizeof allowed, "ode.qmc_points >= 64 T^2 = %d",
                  64 * cfg->tokens * cfg->tokens);
         combo_error(cfg, err, key_index("ode", "qmc_points"), k_tokens, reason, allowed);
+        return -1;
+    }
+
+    /* The matrix process integrates the raw mean as the stiff system at
+     * finite d (theory/matrix.md sec. 5). */
+    if (cfg->method == AIM_METHOD_MATRIX && cfg->centring == AIM_RAW &&
+        cfg->mean_mode == AIM_MEAN_ADIABATIC) {
+        combo_error(cfg, err, key_index("ode", "method"), key_index("hierarchy", "mean"),
+                    "the matrix limit process integrates the raw mean as the stiff system "
+                    "at the finite d of the runs, not its adiabatic limit",
+                    "hierarchy.mean = stiff with ode.method = matrix, or ode.method = auto");
         return -1;
     }
 

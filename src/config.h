@@ -12,7 +12,7 @@
 
 #define AIM_MAX_TOKENS 8
 #define AIM_MAX_HERMITE 9 /* coefficients c_0 .. c_8 */
-#define AIM_CONFIG_MAX_KEYS 48 /* room for the key table (config.c) */
+#define AIM_CONFIG_MAX_KEYS 64 /* room for the key table (config.c) */
 
 typedef enum { AIM_DIRECT = 0, AIM_TIED, AIM_UNTIED } aim_decomposition;
 typedef enum { AIM_CENTRED = 0, AIM_RAW } aim_centring;
@@ -45,6 +45,15 @@ typedef enum { AIM_START_EXACT = 0, AIM_START_SEED } aim_start;
  * moments at the finite d of the runs (stiff), or eliminated on its
  * critical manifold (adiabatic limit; theory/untied.md). */
 typedef enum { AIM_MEAN_STIFF = 0, AIM_MEAN_ADIABATIC } aim_mean_mode;
+/* How the limit is integrated: the closed ODE (direct) or the truncated
+ * moment hierarchy (tied, untied), or the limit process simulated with
+ * matrices of dimension matrix.d (theory/matrix.md): every moment at
+ * once, no truncation. */
+typedef enum { AIM_METHOD_AUTO = 0, AIM_METHOD_MATRIX } aim_method;
+/* CVODE's linear solver for its Newton iterations: dense LU with a
+ * finite-difference Jacobian, or matrix-free GMRES; auto picks by the
+ * size of the system (sim/ode.c). */
+typedef enum { AIM_SOLVER_AUTO = 0, AIM_SOLVER_DENSE, AIM_SOLVER_KRYLOV } aim_linear_solver;
 
 typedef struct {
     aim_decomposition decomposition;
@@ -88,6 +97,13 @@ typedef struct {
     double ode_d;    /* finite d for the raw-mode mean; 0 = from sgd.d */
     double blowup;   /* |order parameter| that counts as a blow-up */
     aim_gauss_rule rule;
+    aim_method method;
+    aim_linear_solver solver;
+
+    /* [matrix] (ode.method = matrix) */
+    int matrix_d;        /* dimension D of the simulated matrices */
+    int replicas;        /* independent runs averaged (seeds sgd.seed + r) */
+    double matrix_dtau;  /* Euler-Maruyama step in tau; 0: horizon / 512 */
 
     /* [hierarchy] (tied and untied students) */
     int order;           /* truncation order M: longest tracked word */
@@ -95,6 +111,8 @@ typedef struct {
     aim_start start;
     aim_mean_mode mean_mode;
     double balance;      /* c_bal: |tA_k(0) - tB_k(0)| below it is warned */
+    double tol;          /* truncation error estimate at which a run stops
+                            (0: never) */
 
     /* [sgd] */
     int d;

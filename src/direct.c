@@ -142,6 +142,39 @@ int aim_direct_mean_parts(aim_direct *m, const double y[AIM_DIRECT_SIZE], double
     return 0;
 }
 
+/* For any real S and S* the symmetric and antisymmetric parts of the
+ * index covariances, Vs = (Omega + Psi)/2 and Va = (Omega - Psi)/2 (2 x 2
+ * over student and teacher), are positive semi-definite: their
+ * determinants are the margins. A student that reaches its teacher puts
+ * Vs on the boundary, and the integrator's error then carries it across;
+ * the allowance of 1e-7 of the squared scale makes a margin turn negative
+ * before the expectation engine refuses the state (a pivot below -1e-6 of
+ * the scale, src/gauss.c), so that the run stops at the root with every
+ * valid row kept instead of failing in a right-hand side. */
+void aim_direct_margins(const aim_direct *m, const double y[AIM_DIRECT_SIZE], double *g)
+{
+    aim_overlaps q;
+    aim_direct_overlaps(m, y, &q);
+    const double scale = fmax(fabs(q.omega[0][0]), fabs(q.omega[1][1]));
+    for (int k = 0; k < AIM_DIRECT_MARGINS; k++) {
+        const double sign = k == 0 ? 1.0 : -1.0;
+        double v[2][2];
+        for (int i = 0; i < 2; i++)
+            for (int j = 0; j < 2; j++)
+                v[i][j] = 0.5 * (q.omega[i][j] + sign * q.psi[i][j]);
+        g[k] = v[0][0] * v[1][1] - v[0][1] * v[1][0] + 1e-7 * scale * scale;
+    }
+}
+
+const char *aim_direct_margin_text(int k)
+{
+    return k == 0 ? "the symmetric parts of student and teacher have a positive semi-definite "
+                    "covariance, (Omega + Psi)/2 (with a teacher overlap near 1: the student has "
+                    "reached its teacher to the integrator's accuracy, ode.rtol)"
+                  : "the antisymmetric parts of student and teacher have a positive "
+                    "semi-definite covariance, (Omega - Psi)/2";
+}
+
 int aim_direct_terms(aim_direct *m, const double y[AIM_DIRECT_SIZE],
                      double *gradient, double *noise, double *decay)
 {

@@ -50,6 +50,13 @@ int aim_direct_rhs(aim_direct *m, const double y[AIM_DIRECT_SIZE],
                    double dy[AIM_DIRECT_SIZE]);
 const char *aim_direct_error(const aim_direct *m);
 
+/* The validity margins at y (theory/stops.md sec. 1): continuous, >= 0
+ * while the order parameters are those of real matrices, AIM_DIRECT_MARGINS
+ * of them, each named by aim_direct_margin_text. */
+#define AIM_DIRECT_MARGINS 2
+void aim_direct_margins(const aim_direct *m, const double y[AIM_DIRECT_SIZE], double *g);
+const char *aim_direct_margin_text(int k);
+
 /* Observables (risk included) at state y. Returns 0 or -1. */
 int aim_direct_observables(aim_direct *m, const double y[AIM_DIRECT_SIZE],
                            double obs[AIM_OBS_COUNT]);

@@ -29,6 +29,7 @@
 
 #define MAX_DIMS 8
 #define MAX_ORDERS 10
+#define MAX_STUDENTS 3 /* direct, tied, untied */
 
 static const char *const usage_main =
     "aimdyn " AIM_VERSION " - how fast, and whether at all, an attention layer learns\n"
@@ -135,6 +136,14 @@ static void print_usage(FILE *out, const char *cmd)
                 "                           default hierarchy.order): one ODE per order,\n"
                 "                           files NAME-MM-..., every order in the figure\n"
                 "                           and in the agreement table\n"
+                "  --students LIST          several students of the same teacher, data, seeds\n"
+                "                           and learning rate, LIST a comma-separated subset of\n"
+                "                           direct,tied,untied (model.decomposition of each):\n"
+                "                           the files of each as above under NAME-STUDENT, and\n"
+                "                           per d the figure NAME-students-dD (each student's\n"
+                "                           ODE of the last order over its SGD). Tied students\n"
+                "                           need a symmetric teacher and centred indices, e.g.\n"
+                "                           examples/students_he2.ini\n"
                 "%s",
                 aim_cli_usage_common);
     else if (!strcmp(cmd, "hierarchy"))
@@ -197,7 +206,64 @@ typedef struct {
     int orders[MAX_ORDERS], norders; /* compare's truncation orders */
     int order_given;           /* --order appeared */
     int latex;                 /* hierarchy: LaTeX output */
+    /* compare --students: each student's configuration (model.decomposition
+     * and output.name NAME-STUDENT set, validated) */
+    aim_config student_cfg[MAX_STUDENTS];
+    int nstudents;
 } run_options;
+
+static const char *const student_names[] = {"direct", "tied", "untied"};
+
+/* compare --students LIST: the configuration of each student, in the
+ * order given, from the common one; -1 after a message. The teacher,
+ * data, seeds and learning rate are those of cfg for all of them (SGD
+ * draws its teacher and samples from streams that do not depend on the
+ * student, src/draw.h). */
+static int parse_students(const char *list, run_options *ro)
+{
+    char buf[64];
+    if (snprintf(buf, sizeof buf, "%s", list) >= (int)sizeof buf) {
+        fprintf(stderr, "aimdyn compare: --students %.60s...: too long; allowed: a comma-separated "
+                        "list of direct, tied, untied\n", list);
+        return -1;
+    }
+    char *save = NULL;
+    for (char *tok = strtok_r(buf, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
+        int k = -1;
+        for (int i = 0; i < MAX_STUDENTS; i++)
+            if (!strcmp(tok, student_names[i]))
+                k = i;
+        for (int s = 0; k >= 0 && s < ro->nstudents; s++)
+            if ((int)ro->student_cfg[s].decomposition == k) {
+                fprintf(stderr, "aimdyn compare: --students %s: '%s' given twice\n", list, tok);
+                return -1;
+            }
+        if (k < 0) {
+            fprintf(stderr, "aimdyn compare: --students %s: unknown student '%s'; allowed: a "
+                            "comma-separated list of direct, tied, untied\n", list, tok);
+            return -1;
+        }
+        aim_config *c = &ro->student_cfg[ro->nstudents++];
+        *c = ro->cfg;
+        char set[64];
+        aim_config_error err;
+        snprintf(set, sizeof set, "model.decomposition=%s", tok);
+        if (aim_config_set(c, set, &err) || aim_config_validate(c, &err)) {
+            fprintf(stderr, "aimdyn compare: --students %s: the %s student: %s\n", list, tok,
+                    err.message);
+            return -1;
+        }
+        char name[sizeof c->name];
+        snprintf(name, sizeof name, "%s", ro->cfg.name);
+        snprintf(c->name, sizeof c->name, "%.100s-%s", name, tok);
+    }
+    if (ro->nstudents == 0) {
+        fprintf(stderr, "aimdyn compare: --students '%s': empty; allowed: a comma-separated list "
+                        "of direct, tied, untied\n", list);
+        return -1;
+    }
+    return 0;
+}
 
 /* Parses a list option's integer (--d, --order) into list, increasing. */
 static int add_to_list(const char *cmd, const char *opt, const char *arg, long lo,
@@ -267,6 +333,7 @@ static int parse_run_options(const char *cmd, int argc, char **argv,
         {"generic", no_argument, NULL, 'g'},
         {"order", required_argument, NULL, 'O'},
         {"latex", no_argument, NULL, 'L'},
+        {"students", required_argument, NULL, 'T'},
         {"help", no_argument, NULL, 'h'},
         {NULL, 0, NULL, 0}};
     /* --set assignments in order; --out, --name, --seeds, --generic and
@@ -280,11 +347,13 @@ static int parse_run_options(const char *cmd, int argc, char **argv,
     int c;
     const int is_compare = !strcmp(cmd, "compare"), is_sgd = !strcmp(cmd, "sgd");
     const int is_hierarchy = !strcmp(cmd, "hierarchy");
+    const char *students = NULL;
     while ((c = getopt_long(argc, argv, "h", longopts, NULL)) != -1) {
         const char *misplaced = (c == 'S' && !is_sgd && !is_compare) ? "--seeds"
                                 : (c == 'g' && (is_sgd || is_hierarchy)) ? "--generic"
                                 : (c == 'O' && is_sgd) ? "--order"
                                 : (c == 'L' && !is_hierarchy) ? "--latex"
+                                : (c == 'T' && !is_compare) ? "--students"
                                 : (is_hierarchy && (c == 'o' || c == 'n' || c == 'd'))
                                     ? "--out, --name or --d"
                                     : NULL;
@@ -295,6 +364,15 @@ static int parse_run_options(const char *cmd, int argc, char **argv,
         }
         if (c == 'L') {
             ro->latex = 1;
+            continue;
+        }
+        if (c == 'T') {
+            if (students) {
+                fprintf(stderr, "aimdyn compare: --students given twice (one list: e.g. "
+                                "--students direct,tied,untied)\n");
+                return -1;
+            }
+            students = optarg;
             continue;
         }
         if (c == 'O')
@@ -353,7 +431,10 @@ static int parse_run_options(const char *cmd, int argc, char **argv,
         set_list[i] = sets[i];
     if (aim_cli_load_config(cmd, path, set_list, nsets, &ro->cfg))
         return -1;
-    if (ro->order_given && ro->cfg.decomposition == AIM_DIRECT && !is_hierarchy) {
+    if (students && parse_students(students, ro))
+        return -1;
+    if (ro->order_given && ro->cfg.decomposition == AIM_DIRECT && !is_hierarchy &&
+        !ro->nstudents) {
         fprintf(stderr, "aimdyn %s: --order applies to tied and untied students only "
                         "(model.decomposition = tied | untied)\n", cmd);
         return -1;
@@ -374,11 +455,16 @@ static int parse_run_options(const char *cmd, int argc, char **argv,
     /* the output locks of the files the run writes: sgd's at its d only,
      * so that runs at different d may share a name; compare's all */
     char sgd_files[32];
-    for (int j = 0; j < ro->ndims; j++) {
-        snprintf(sgd_files, sizeof sgd_files, "sgd-d%d", ro->dims[j]);
-        if ((is_sgd || is_compare) && aim_tsv_prepare_for(&ro->cfg, sgd_files))
-            return -1;
-    }
+    for (int j = 0; j < ro->ndims; j++)
+        for (int s = 0; s < (ro->nstudents ? ro->nstudents : 1); s++) {
+            if (ro->nstudents)
+                snprintf(sgd_files, sizeof sgd_files, "%s-sgd-d%d",
+                         student_names[ro->student_cfg[s].decomposition], ro->dims[j]);
+            else
+                snprintf(sgd_files, sizeof sgd_files, "sgd-d%d", ro->dims[j]);
+            if ((is_sgd || is_compare) && aim_tsv_prepare_for(&ro->cfg, sgd_files))
+                return -1;
+        }
     return is_sgd || !aim_tsv_prepare_dir(&ro->cfg) ? 0 : -1;
 }
 
@@ -406,6 +492,14 @@ static int write_ode_file(const aim_config *cfg, int d, const double *tau,
     aim_tsv_metadata(tsv, "ode", cfg);
     const int untied_stiff = cfg->decomposition == AIM_UNTIED && cfg->centring == AIM_RAW &&
                              cfg->mean_mode == AIM_MEAN_STIFF;
+    if (cfg->method == AIM_METHOD_MATRIX)
+        fprintf(f, "# ode: the limit process simulated with matrices (theory/matrix.md): "
+                   "D = %d, %d replicas (seeds %llu..), Euler-Maruyama step %.6g; the "
+                   "columns are replica means%s\n",
+                cfg->matrix_d, cfg->replicas, (unsigned long long)cfg->seed,
+                cfg->matrix_dtau > 0.0 ? cfg->matrix_dtau : cfg->horizon / 512.0,
+                mom && mom->obs_se ? ", X_se their standard errors" : "");
+    else
     fprintf(f, "# ode: %s; n = tau d^2 / eta and t = tau d for d = %d\n",
             untied_stiff ? "the stiff system at the finite d of ode.d (or sgd.d)"
             : cfg->centring == AIM_RAW && cfg->decomposition == AIM_UNTIED
@@ -416,11 +510,11 @@ static int write_ode_file(const aim_config *cfg, int d, const double *tau,
             d);
     const char *start_text =
         cfg->start == AIM_START_SEED ? "measured from SGD seed sgd.seed at sgd.d" : "exact";
-    if (cfg->decomposition == AIM_TIED)
+    if (cfg->decomposition == AIM_TIED && cfg->method != AIM_METHOD_MATRIX)
         fprintf(f, "# tied hierarchy: order M = %d (%d equations), closure %s, start %s; "
                    "m(w) = Tr(w)/d, S student, T teacher\n",
                 cfg->order, mom ? mom->count : 0, closure_name(cfg->closure), start_text);
-    if (cfg->decomposition == AIM_UNTIED) {
+    if (cfg->decomposition == AIM_UNTIED && cfg->method != AIM_METHOD_MATRIX) {
         fprintf(f, "# untied hierarchy: order M = %d (%d equations), closure %s, start %s; "
                    "m(w) = Tr(w)/d, A = U U^T, B = V V^T (m(A^k) = tA_k, m(B^k) = tB_k), "
                    "K = U V^T = S, k = V U^T, T teacher, t its transpose\n",
@@ -444,13 +538,31 @@ static int write_ode_file(const aim_config *cfg, int d, const double *tau,
         fprintf(f, "# status: %s\n", rep->message);
     else
         fprintf(f, "# status: complete\n");
-    fprintf(f, "# weak recovery (|overlap| >= %g) at tau = %.6g\n", cfg->recovery_threshold,
-            rep->tau_wr);
+    if (mom && mom->trunc)
+        fprintf(f, "# truncation error estimate: overlap_trunc = |overlap_M - overlap_(M-1)|, "
+                   "risk_trunc = |risk_M - risk_(M-1)| / risk_M (M - 1 = %d); the run stops "
+                   "where one passes hierarchy.tol = %g (0: never)\n",
+                cfg->order - 1, cfg->tol);
+    if (mom && mom->trunc && !isnan(mom->trunc_stop))
+        fprintf(f, "# truncation error estimate: the order-%d run stopped at tau = %.6g (NaN "
+                   "from there: no estimate)\n",
+                cfg->order - 1, mom->trunc_stop);
+    if (isnan(rep->tau_wr_se))
+        fprintf(f, "# weak recovery (|overlap| >= %g) at tau = %.6g\n", cfg->recovery_threshold,
+                rep->tau_wr);
+    else
+        fprintf(f, "# weak recovery (|overlap| >= %g) at tau = %.6g +- %.2g (mean crossing of "
+                   "the replicas, with its standard error)\n",
+                cfg->recovery_threshold, rep->tau_wr, rep->tau_wr_se);
     fputs("tau\tn\tt", f);
     for (int k = 0; k < AIM_OBS_COUNT; k++)
         fprintf(f, "\t%s", aim_obs_names[k]);
     for (int k = 0; mom && k < mom->count; k++)
         fprintf(f, "\t%s", mom->names[k]);
+    for (int k = 0; mom && mom->obs_se && k < AIM_OBS_COUNT; k++)
+        fprintf(f, "\t%s_se", aim_obs_names[k]);
+    if (mom && mom->trunc)
+        fputs("\toverlap_trunc\trisk_trunc", f);
     fputc('\n', f);
     for (int i = 0; i < rep->reached; i++) {
         fprintf(f, "%.10g\t%.10g\t%.10g", tau[i], tau[i] * d * (double)d / cfg->eta,
@@ -459,6 +571,10 @@ static int write_ode_file(const aim_config *cfg, int d, const double *tau,
             fprintf(f, "\t%.10g", obs[(size_t)i * AIM_OBS_COUNT + k]);
         for (int k = 0; mom && k < mom->count; k++)
             fprintf(f, "\t%.10g", mom->values[(size_t)i * mom->count + k]);
+        for (int k = 0; mom && mom->obs_se && k < AIM_OBS_COUNT; k++)
+            fprintf(f, "\t%.10g", mom->obs_se[(size_t)i * AIM_OBS_COUNT + k]);
+        if (mom && mom->trunc)
+            fprintf(f, "\t%.4g\t%.4g", mom->trunc[2 * (size_t)i], mom->trunc[2 * (size_t)i + 1]);
         fputc('\n', f);
     }
     return set ? aim_tsv_add_to(tsv, set) : aim_tsv_commit(tsv);
@@ -812,72 +928,78 @@ static int cmd_sgd(int argc, char **argv)
     return exit_code;
 }
 
-static int cmd_compare(int argc, char **argv)
+/* What one student's comparison leaves for the figure of all students:
+ * per d, its ODE file (of the last order) and its SGD file, as the
+ * temporary names the figure reads before the set is committed. */
+typedef struct {
+    const char *ode[MAX_DIMS], *sgd[MAX_DIMS];
+    int blowup, figure_failed;
+} compare_result;
+
+/* The comparison of one student (cfg: its configuration, cfg->name its
+ * file stem) at every d and order of ro: ODE and SGD files, the figure of
+ * each d and the agreement table, all into set; "wrote" lines into
+ * wrote. Returns 0, or -1 after a message (nothing committed). */
+static int compare_student(const run_options *ro, const aim_config *cfg, aim_atomic_set *set,
+                           FILE *wrote, compare_result *res)
 {
-    run_options ro;
-    int rc = parse_run_options("compare", argc, argv, &ro);
-    if (rc)
-        return rc > 0 ? 0 : AIM_EXIT_USAGE;
-    aim_config *cfg = &ro.cfg;
     const int points = cfg->points, tied = cfg->decomposition != AIM_DIRECT;
+    /* a direct student has one closed ODE whatever the orders asked for
+     * the others (compare --students) */
+    const int nord = tied ? ro->norders : 1;
+    const int *orders = ro->orders;
     aim_alphabet ab;
     aim_compare_alphabet(cfg, &ab);
-    const int nord = ro.norders, nruns = ro.ndims * nord;
+    const int nruns = ro->ndims * nord;
     const size_t block = (size_t)points * AIM_OBS_COUNT;
     double *tau = malloc(sizeof(double) * (size_t)points);
     double *ode = malloc(sizeof(double) * block * (size_t)nruns);
-    double *mean = malloc(sizeof(double) * block * (size_t)ro.ndims);
-    double *se = malloc(sizeof(double) * block * (size_t)ro.ndims);
+    double *mean = malloc(sizeof(double) * block * (size_t)ro->ndims);
+    double *se = malloc(sizeof(double) * block * (size_t)ro->ndims);
     const size_t xblock = (size_t)points * AIM_SGD_EXTRA_COUNT;
-    double *xmean = malloc(sizeof(double) * xblock * (size_t)ro.ndims);
-    double *xse = malloc(sizeof(double) * xblock * (size_t)ro.ndims);
+    double *xmean = malloc(sizeof(double) * xblock * (size_t)ro->ndims);
+    double *xse = malloc(sizeof(double) * xblock * (size_t)ro->ndims);
     aim_gap(*gaps)[AIM_OBS_COUNT] = malloc(sizeof *gaps * (size_t)nruns);
     aim_gap gauss_gaps[MAX_DIMS * MAX_ORDERS]; /* the ODE risk against risk_gauss */
     double *start = NULL;
-    int exit_code = AIM_EXIT_RUNTIME;
+    int rc = -1;
     aim_tsv *tsv = NULL;
-    /* every file of the run (ODE, SGD, agreement, figures) waits in the
-     * set and replaces the files of an earlier run together, or none does;
-     * their names are said once they are in place */
-    aim_atomic_set *set = aim_atomic_set_create(cfg->dir, cfg->name);
-    char *wrote_text = NULL;
-    size_t wrote_len = 0;
-    FILE *wrote = open_memstream(&wrote_text, &wrote_len);
-    if (!tau || !ode || !mean || !se || !xmean || !xse || !gaps || !set || !wrote) {
+    if (!tau || !ode || !mean || !se || !xmean || !xse || !gaps) {
         fprintf(stderr, "aimdyn compare: out of memory\n");
         goto done;
     }
     aim_grid_fill(cfg, tau);
     double twr_ode[MAX_DIMS * MAX_ORDERS], twr_sgd[MAX_DIMS];
     int recovered[MAX_DIMS];
-    int blowup = 0, no_gnuplot = !aim_plot_available(), figure_failed = 0;
-    for (int j = 0; j < ro.ndims; j++) {
-        const int d = ro.dims[j];
+    const int no_gnuplot = !aim_plot_available();
+    for (int j = 0; j < ro->ndims; j++) {
+        const int d = ro->dims[j];
         char ode_paths[MAX_ORDERS][1024], labels[MAX_ORDERS][32];
         const char *ode_list[MAX_ORDERS], *label_list[MAX_ORDERS];
         char sgd_path[1024], stem[1024], suffix[64];
         aim_config sgd_cfg = *cfg;
         sgd_cfg.d = d;
-        sgd_cfg.order = ro.orders[nord - 1]; /* SGD moments for the longest words */
+        sgd_cfg.order = orders[nord - 1]; /* SGD moments for the longest words */
         /* a seed start is measured once per d, up to the longest words
          * used: the word sets of lower orders are its leading entries */
         free(start);
         start = NULL;
         if (tied && cfg->start == AIM_START_SEED &&
-            !(start = aim_compare_seed_moments(cfg, d, &ab, ro.orders[nord - 1] + 1)))
+            !(start = aim_compare_seed_moments(cfg, d, &ab, orders[nord - 1] + 1)))
             goto done;
         for (int q = 0; q < nord; q++) {
             const int r = j * nord + q;
             aim_config per_run = *cfg;
             per_run.d = d;
-            per_run.order = ro.orders[q];
+            if (tied)
+                per_run.order = orders[q];
             /* one ODE file per d (n differs) and per order */
             char name[sizeof per_run.name];
             snprintf(name, sizeof name, "%s", cfg->name);
             if (nord > 1)
-                snprintf(per_run.name, sizeof per_run.name, "%.100s-M%d", name, ro.orders[q]);
+                snprintf(per_run.name, sizeof per_run.name, "%.100s-M%d", name, orders[q]);
             snprintf(name, sizeof name, "%s", per_run.name);
-            if (ro.ndims > 1)
+            if (ro->ndims > 1)
                 snprintf(per_run.name, sizeof per_run.name, "%.110s-d%d", name, d);
             aim_ode_report rep;
             aim_trajectory_moments mom;
@@ -889,7 +1011,7 @@ static int cmd_compare(int argc, char **argv)
             }
             if (rep.status == AIM_ODE_BLOWUP) {
                 fprintf(stderr, "aimdyn compare: ODE: %s\n", rep.message);
-                blowup = 1;
+                res->blowup = 1;
             }
             twr_ode[r] = rep.tau_wr;
             int written = write_ode_file(&per_run, d, tau, ode + r * block, &mom, &rep,
@@ -898,16 +1020,20 @@ static int cmd_compare(int argc, char **argv)
             if (written)
                 goto done;
             fprintf(wrote, "wrote %s\n", ode_paths[q]);
-            snprintf(labels[q], sizeof labels[q], "ODE, M = %d", ro.orders[q]);
+            if (cfg->method == AIM_METHOD_MATRIX)
+                snprintf(labels[q], sizeof labels[q], "matrix process, D = %d", cfg->matrix_d);
+            else
+                snprintf(labels[q], sizeof labels[q], "ODE, M = %d", orders[q]);
             ode_list[q] = aim_atomic_set_temp(set, ode_paths[q]); /* drawn before the commit */
             label_list[q] = labels[q];
         }
+        res->ode[j] = ode_list[nord - 1];
         int sgd_status = run_sgd(&sgd_cfg, d, tau, mean + j * block, se + j * block,
                                  xmean + j * xblock, xse + j * xblock, &twr_sgd[j],
                                  &recovered[j], sgd_path, sizeof sgd_path, set);
         if (sgd_status < 0)
             goto done;
-        blowup |= sgd_status > 0;
+        res->blowup |= sgd_status > 0;
         fprintf(wrote, "wrote %s\n", sgd_path);
         for (int q = 0; q < nord; q++) {
             const int r = j * nord + q;
@@ -923,6 +1049,7 @@ static int cmd_compare(int argc, char **argv)
         if (aim_tsv_path(stem, sizeof stem, cfg, suffix, ""))
             goto done;
         const char *sgd_list[] = {aim_atomic_set_temp(set, sgd_path)};
+        res->sgd[j] = sgd_list[0];
         const aim_plot_spec spec = {ode_list, tied ? label_list : NULL, nord, sgd_list, 1, 0.0,
                                     (cfg->grid == AIM_GRID_LOG ? AIM_PLOT_LOG_TAU : 0) |
                                         (cfg->centring == AIM_RAW ? AIM_PLOT_MEAN : 0)};
@@ -931,7 +1058,7 @@ static int cmd_compare(int argc, char **argv)
         else if (aim_plot_stale(set, stem)) /* an old figure would show other data */
             goto done;
         else
-            figure_failed |= !no_gnuplot;
+            res->figure_failed |= !no_gnuplot;
     }
 
     char path[1024];
@@ -948,21 +1075,21 @@ static int cmd_compare(int argc, char **argv)
     fprintf(f, "# risk: the ODE risk against the SGD risk measured on held-out samples; "
                "risk_gauss: the ODE risk against the Gaussian formula on the SGD's measured "
                "order parameters (theory/measurement.md)\n");
-    for (int j = 0; j < ro.ndims; j++)
+    for (int j = 0; j < ro->ndims; j++)
         for (int q = 0; q < nord; q++)
             fprintf(f, "# weak recovery (|overlap| >= %g) at d = %d, order %d: ODE tau = %.6g "
                        "(root finding), SGD median tau = %.6g (%d of %d seeds recovered; "
                        "interpolated between grid points, its error in the SGD file)\n",
-                    cfg->recovery_threshold, ro.dims[j], tied ? ro.orders[q] : 0,
+                    cfg->recovery_threshold, ro->dims[j], tied ? orders[q] : 0,
                     twr_ode[j * nord + q], twr_sgd[j], recovered[j], cfg->seeds);
     fprintf(f, "observable\td\torder\tmax_gap\ttau_at_max_gap\tmax_gap_in_se\ttau_at_max_z"
                "\trel_gap\tgap_ratio\n");
-    printf("\n%-10s %6s %5s %12s %10s %12s %10s %10s\n", "observable", "d", "M", "max_gap",
-           "at_tau", "gap/se", "rel_gap", "ratio");
+    printf("\n%s\n%-10s %6s %5s %12s %10s %12s %10s %10s\n", cfg->name, "observable", "d", "M",
+           "max_gap", "at_tau", "gap/se", "rel_gap", "ratio");
     for (int k = 0; k < AIM_OBS_COUNT; k++)
         for (int gauss = 0; gauss <= (k == AIM_OBS_RISK); gauss++) /* risk, then risk_gauss */
             for (int q = 0; q < nord; q++)
-                for (int j = 0; j < ro.ndims; j++) {
+                for (int j = 0; j < ro->ndims; j++) {
                     const int r = j * nord + q, prev = (j - 1) * nord + q;
                     const aim_gap *g = gauss ? &gauss_gaps[r] : &gaps[r][k];
                     const aim_gap *gp = j == 0 ? NULL : gauss ? &gauss_gaps[prev] : &gaps[prev][k];
@@ -973,49 +1100,27 @@ static int cmd_compare(int argc, char **argv)
                         scale = fmax(scale, fabs(ode[r * block + (size_t)i * AIM_OBS_COUNT + k]));
                     double rel = scale > 0 ? g->max_abs / scale : NAN;
                     double ratio = gp && gp->max_abs > 0 ? g->max_abs / gp->max_abs : NAN;
-                    int order = tied ? ro.orders[q] : 0;
+                    int order = tied ? orders[q] : 0;
                     fprintf(f, "%s\t%d\t%d\t%.6g\t%.6g\t%.6g\t%.6g\t%.6g\t%.6g\n", name,
-                            ro.dims[j], order, g->max_abs, g->tau_abs, g->max_z, g->tau_z, rel,
+                            ro->dims[j], order, g->max_abs, g->tau_abs, g->max_z, g->tau_z, rel,
                             ratio);
                     printf("%-10s %6d %5d %12.4g %10.4g %12.3g %10.3g %10.3g\n", name,
-                           ro.dims[j], order, g->max_abs, g->tau_abs, g->max_z, rel, ratio);
+                           ro->dims[j], order, g->max_abs, g->tau_abs, g->max_z, rel, ratio);
                 }
-    for (int j = 0; j < ro.ndims; j++)
+    for (int j = 0; j < ro->ndims; j++)
         for (int q = 0; q < nord; q++) {
             char order[32] = "";
             if (tied)
-                snprintf(order, sizeof order, ", M = %d", ro.orders[q]);
+                snprintf(order, sizeof order, ", M = %d", orders[q]);
             printf("weak recovery (|overlap| >= %g) at d = %d%s: ODE tau = %.4g, SGD "
-                   "median tau = %.4g (%d of %d seeds)\n", cfg->recovery_threshold, ro.dims[j],
+                   "median tau = %.4g (%d of %d seeds)\n", cfg->recovery_threshold, ro->dims[j],
                    order, twr_ode[j * nord + q], twr_sgd[j], recovered[j], cfg->seeds);
         }
-    int added = aim_tsv_add_to(tsv, set);
+    rc = aim_tsv_add_to(tsv, set);
     tsv = NULL;
-    if (added != 0 || fflush(wrote))
-        goto done;
-    int committed = aim_atomic_set_commit(set);
-    set = NULL;
-    if (committed != 0)
-        goto done;
-    fputs(wrote_text, stdout);
-    if (no_gnuplot)
-        fprintf(stderr, "aimdyn compare: warning: gnuplot not found, no figure (install "
-                        "gnuplot-nox); the tables are written and an old figure of this name "
-                        "is removed\n");
-    if (figure_failed)
-        fprintf(stderr, "aimdyn compare: the figure could not be drawn (see above); the tables "
-                        "are written and an old figure of this name is removed\n");
-    exit_code = figure_failed ? AIM_EXIT_RUNTIME : blowup ? AIM_EXIT_BLOWUP : 0;
 done:
     if (tsv)
         aim_tsv_abort(tsv);
-    if (set)
-        fprintf(stderr, "aimdyn compare: nothing written: the files of an earlier run are "
-                        "unchanged\n");
-    aim_atomic_set_free(set);
-    if (wrote)
-        fclose(wrote);
-    free(wrote_text);
     free(start);
     free(tau);
     free(ode);
@@ -1024,6 +1129,95 @@ done:
     free(xmean);
     free(xse);
     free(gaps);
+    return rc;
+}
+
+/* compare --students: per d one figure NAME-students-dD of every
+ * student's ODE (its last order) over its SGD, a colour per student. */
+static int compare_students_figure(const run_options *ro, const compare_result *res,
+                                   aim_atomic_set *set, FILE *wrote, int *failed)
+{
+    const aim_config *cfg = &ro->cfg;
+    const char *labels[MAX_STUDENTS];
+    for (int s = 0; s < ro->nstudents; s++)
+        labels[s] = student_names[ro->student_cfg[s].decomposition];
+    for (int j = 0; j < ro->ndims; j++) {
+        const char *ode[MAX_STUDENTS], *sgd[MAX_STUDENTS];
+        for (int s = 0; s < ro->nstudents; s++) {
+            ode[s] = res[s].ode[j];
+            sgd[s] = res[s].sgd[j];
+        }
+        char stem[1024], suffix[64];
+        snprintf(suffix, sizeof suffix, "students-d%d", ro->dims[j]);
+        if (aim_tsv_path(stem, sizeof stem, cfg, suffix, ""))
+            return -1;
+        const aim_plot_spec spec = {ode, labels, ro->nstudents, sgd, ro->nstudents, 0.0,
+                                    cfg->grid == AIM_GRID_LOG ? AIM_PLOT_LOG_TAU : 0};
+        if (aim_plot_available() && aim_plot_figure(&spec, stem, set) == 0)
+            fprintf(wrote, "wrote %s.png and %s.svg\n", stem, stem);
+        else if (aim_plot_stale(set, stem))
+            return -1;
+        else
+            *failed |= aim_plot_available();
+    }
+    return 0;
+}
+
+static int cmd_compare(int argc, char **argv)
+{
+    run_options ro;
+    int rc = parse_run_options("compare", argc, argv, &ro);
+    if (rc)
+        return rc > 0 ? 0 : AIM_EXIT_USAGE;
+    const aim_config *cfg = &ro.cfg;
+    int exit_code = AIM_EXIT_RUNTIME;
+    /* every file of the run (ODE, SGD, agreement, figures; every student)
+     * waits in the set and replaces the files of an earlier run together,
+     * or none does; their names are said once they are in place */
+    aim_atomic_set *set = aim_atomic_set_create(cfg->dir, cfg->name);
+    char *wrote_text = NULL;
+    size_t wrote_len = 0;
+    FILE *wrote = open_memstream(&wrote_text, &wrote_len);
+    compare_result res[MAX_STUDENTS];
+    memset(res, 0, sizeof res);
+    if (!set || !wrote) {
+        fprintf(stderr, "aimdyn compare: out of memory\n");
+        goto done;
+    }
+    const int nst = ro.nstudents ? ro.nstudents : 1;
+    int blowup = 0, figure_failed = 0;
+    for (int s = 0; s < nst; s++) {
+        aim_config student = ro.nstudents ? ro.student_cfg[s] : *cfg;
+        if (compare_student(&ro, &student, set, wrote, &res[s]))
+            goto done;
+        blowup |= res[s].blowup;
+        figure_failed |= res[s].figure_failed;
+    }
+    if (ro.nstudents && compare_students_figure(&ro, res, set, wrote, &figure_failed))
+        goto done;
+    if (fflush(wrote))
+        goto done;
+    int committed = aim_atomic_set_commit(set);
+    set = NULL;
+    if (committed != 0)
+        goto done;
+    fputs(wrote_text, stdout);
+    if (!aim_plot_available())
+        fprintf(stderr, "aimdyn compare: warning: gnuplot not found, no figure (install "
+                        "gnuplot-nox); the tables are written and an old figure of this name "
+                        "is removed\n");
+    if (figure_failed)
+        fprintf(stderr, "aimdyn compare: the figure could not be drawn (see above); the tables "
+                        "are written and an old figure of this name is removed\n");
+    exit_code = figure_failed ? AIM_EXIT_RUNTIME : blowup ? AIM_EXIT_BLOWUP : 0;
+done:
+    if (set)
+        fprintf(stderr, "aimdyn compare: nothing written: the files of an earlier run are "
+                        "unchanged\n");
+    aim_atomic_set_free(set);
+    if (wrote)
+        fclose(wrote);
+    free(wrote_text);
     return exit_code;
 }
 

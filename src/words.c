@@ -5,6 +5,8 @@
 #include "words.h"
 
 #include <math.h>
+#include "draw.h"
+
 #include <stdlib.h>
 #include <string.h>
 
@@ -403,5 +405,45 @@ int aim_words_measure(const aim_wordset *ws, int max_len,
         moments[i] = trace_product(P, last, d) / d;
     }
     free(stack);
+    return 0;
+}
+
+int aim_words_letters(const aim_alphabet *ab, const double *S, const double *St,
+                      const double *U, const double *V, int d, int p, double *buf,
+                      const double **mats)
+{
+    const size_t dd = (size_t)d * d;
+    for (int k = 0; ab->letters[k]; k++) {
+        const char c = ab->letters[k];
+        double *out = NULL;
+        switch (c) {
+        case 'S':
+        case 'K':
+            mats[k] = S;
+            continue;
+        case 'T':
+            mats[k] = St;
+            continue;
+        case 'k':
+        case 't': {
+            const double *src = c == 'k' ? S : St;
+            out = buf + (c == 'k' ? 0 : 1) * dd;
+            for (int i = 0; i < d; i++)
+                for (int j = 0; j < d; j++)
+                    out[(size_t)j * d + i] = src[(size_t)i * d + j];
+            break;
+        }
+        case 'A':
+        case 'B':
+            if (!U || !V)
+                return -1;
+            out = buf + (c == 'A' ? 2 : 3) * dd;
+            aim_draw_outer(c == 'A' ? U : V, d, p, out);
+            break;
+        default:
+            return -1;
+        }
+        mats[k] = out;
+    }
     return 0;
 }

@@ -67,4 +67,14 @@ int aim_wordset_find(const aim_wordset *ws, const char *w);
 int aim_words_measure(const aim_wordset *ws, int max_len,
                       const double *const *matrices, int d, double *moments);
 
+/* The dense d x d matrices of the letters of a hierarchy's alphabet, for
+ * aim_words_measure: S or K the student matrix S, k its transpose, T the
+ * teacher St, t its transpose, A = U U^T and B = V V^T from the untied
+ * factors (d x p row-major; NULL for other students). mats[k] is letter
+ * k's matrix: S and St themselves, the others in buf (room for 4 d x d).
+ * Returns 0, or -1 for a letter that cannot be formed. */
+int aim_words_letters(const aim_alphabet *ab, const double *S, const double *St,
+                      const double *U, const double *V, int d, int p, double *buf,
+                      const double **mats);
+
 #endif

@@ -233,6 +233,32 @@ expect_exit "agreement with held-out risk" 0 "$exe" agreement --sgd "$work/h5/ai
     --ode "$work/h5/aimdyn-ode.tsv"
 contains "agreement prints risk_gauss" "$work/out" " risk_gauss "
 
+# compare --students: one teacher, data and learning rate, three students
+st="$(dirname "$0")/../examples/students_he1he2.ini"
+expect_exit "--students unknown" 1 "$exe" compare "$st" --students direct,wide --out "$work/st0"
+contains "--students names the allowed students" "$work/err" "unknown student 'wide'; allowed: a comma-separated list of direct, tied, untied"
+expect_exit "--students repeated" 1 "$exe" compare "$st" --students tied,tied --out "$work/st0"
+contains "--students repeat named" "$work/err" "'tied' given twice"
+expect_exit "--students outside compare" 1 "$exe" ode "$st" --students tied --out "$work/st0"
+expect_exit "--students: tied student, raw centring" 1 "$exe" compare "$st" --students direct,tied \
+    --set teacher.decomposition=direct --set model.centring=raw --out "$work/st0"
+contains "--students names the student and the key" "$work/err" "the tied student: .*model.centring"
+[ ! -e "$work/st0" ]
+check "--students errors write nothing" $?
+expect_exit "compare --students" 0 "$exe" compare "$st" --students direct,tied,untied \
+    --out "$work/st1" --d 40 --seeds 2 --set matrix.d=40 --set matrix.replicas=2 \
+    --set training.horizon=0.02 --set training.points=3 --set training.eta=0.02
+for s in direct tied untied; do
+    for f in ode.tsv sgd-d40.tsv agreement.tsv; do
+        [ -s "$work/st1/students_he1he2-$s-$f" ]
+        check "--students wrote $s $f" $?
+    done
+    grep -q "^# config model.decomposition = $s\$" "$work/st1/students_he1he2-$s-sgd-d40.tsv"
+    check "--students: the $s SGD file is of a $s student" $?
+done
+[ -s "$work/st1/students_he1he2-students-d40.png" ] # gnuplot: scripts/setup.sh
+check "--students: the figure of all students" $?
+
 # plot needs inputs
 expect_exit "plot without inputs" 1 "$exe" plot --figure "$work/fig"
 

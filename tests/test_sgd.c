@@ -1525,6 +1525,37 @@ static void test_untied_stream(void **state)
     assert_memory_equal(xi[0], xi[1], sizeof xi[0]);
 }
 
+/* compare --students: direct, tied and untied students of one tied
+ * teacher and seed see the same teacher matrix and the same samples. */
+static void test_students_share_teacher_and_data(void **state)
+{
+    (void)state;
+    enum { d = 24, T = 3, b = 5 };
+    static double teacher[3][d * d], x[3][b * T * d], xi[3][b * T * T];
+    for (int k = 0; k < 3; k++) {
+        aim_config cfg;
+        base_cfg(&cfg, T, AIM_CENTRED, AIM_ELEMENTWISE);
+        cfg.decomposition = cfg.student.decomposition =
+            k == 0 ? AIM_DIRECT : k == 1 ? AIM_TIED : AIM_UNTIED;
+        cfg.student.scale_v = 0.5;
+        cfg.teacher.decomposition = AIM_TIED;
+        cfg.teacher.rho = 0.5;
+        cfg.eta = 0.01;
+        cfg.block = b;
+        aim_sgd *s = aim_sgd_create(&cfg, d, 9);
+        assert_non_null(s);
+        memcpy(teacher[k], aim_sgd_matrix(s, 1), sizeof teacher[k]);
+        assert_int_equal(aim_sgd_advance(s, 3 * b), 0);
+        assert_int_equal(aim_sgd_last_samples(s, x[k], xi[k]), b);
+        aim_sgd_free(s);
+    }
+    for (int k = 1; k < 3; k++) {
+        assert_memory_equal(teacher[0], teacher[k], sizeof teacher[0]);
+        assert_memory_equal(x[0], x[k], sizeof x[0]);
+        assert_memory_equal(xi[0], xi[k], sizeof xi[0]);
+    }
+}
+
 static void test_untied_blowup(void **state)
 {
     (void)state;
@@ -1702,6 +1733,7 @@ int main(void)
         cmocka_unit_test(test_untied_start),
         cmocka_unit_test(test_untied_reproducible),
         cmocka_unit_test(test_untied_stream),
+        cmocka_unit_test(test_students_share_teacher_and_data),
         cmocka_unit_test(test_untied_blowup),
         cmocka_unit_test(test_untied_threshold),
         cmocka_unit_test(test_refusals),

@@ -38,6 +38,21 @@ check "invalid moments: the valid rows are kept (got $((rows - 1)))" $?
 contains "invalid moments: the file says why" "$f" "^# status: the order-3 hierarchy left the valid moments at tau = "
 contains "invalid moments: stderr says why" "$work/err" "left the valid moments at tau = "
 
+# 1b. A direct student that reaches its tied teacher (eta = 0.01, no label
+# noise) puts the index covariance on the boundary of the valid set, and
+# the integrator's error carries it across (CVODE used to fail at tau =
+# 1.2965, exit 2, no file): exit 3 at the root, the rows kept, the last
+# one at overlap ~ 1.
+expect_exit "direct student reaching its teacher: a stop, not a failure" 3 "$exe" ode \
+    "$root/examples/tied_he2.ini" --set model.decomposition=direct --set model.activation=hermite \
+    --set model.hermite=0,1,0.70710678 --set training.horizon=2 --set training.points=41 \
+    --out "$work/s1b" --name reach
+f="$work/s1b/reach-ode.tsv"
+contains "reaching the teacher: the file says why" "$f" "^# status: .*(Omega + Psi)/2"
+last=$(tail -n 1 "$f" | cut -f 1,5)
+awk -v l="$last" 'BEGIN { split(l, a, "\t"); exit !(a[1] >= 1.2 && a[2] > 0.9999) }'
+check "reaching the teacher: the rows up to tau = 1.2 kept, overlap ~ 1 ($last)" $?
+
 # 2. The validity check runs on every accepted step: the stop does not
 # depend on the grid, and no row lies past it. (The order-4 He2 hierarchy
 # used to stop at 0.072, blow up at 0.073 or stop at 0.096 on 11, 31, 41

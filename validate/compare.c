@@ -14,56 +14,18 @@
 #include "gauss.h"
 #include "holdout.h"
 #include "sgd.h"
-#include "sgd_internal.h"
 #include "untied.h"
 #include "words.h"
 
-/* Dense d x d matrices of the letters of ab at the current state of sgd,
- * mats[k] for letter k: S or K the student, k its transpose, T the
- * teacher, t its transpose, A = U U^T and B = V V^T (untied). buf holds
- * the ones that are computed (4 d x d). Returns 0, or -1 for a letter
- * this student does not have. */
+/* The letter matrices of ab at the current state of sgd (see
+ * aim_words_letters). */
 static int letter_matrices(const aim_sgd *sgd, const aim_alphabet *ab, double *buf,
                            const double **mats)
 {
-    const int d = aim_sgd_dim(sgd), p = aim_sgd_columns(sgd);
-    const size_t dd = (size_t)d * d;
     const double *U = NULL, *V = NULL;
     aim_sgd_untied_factors(sgd, &U, &V);
-    for (int k = 0; ab->letters[k]; k++) {
-        const char c = ab->letters[k];
-        double *out = NULL;
-        switch (c) {
-        case 'S':
-        case 'K':
-            mats[k] = aim_sgd_matrix(sgd, 0);
-            continue;
-        case 'T':
-            mats[k] = aim_sgd_matrix(sgd, 1);
-            continue;
-        case 'k':
-        case 't':
-            out = buf + (c == 'k' ? 0 : 1) * dd;
-            {
-                const double *src = aim_sgd_matrix(sgd, c == 'k' ? 0 : 1);
-                for (int i = 0; i < d; i++)
-                    for (int j = 0; j < d; j++)
-                        out[(size_t)j * d + i] = src[(size_t)i * d + j];
-            }
-            break;
-        case 'A':
-        case 'B':
-            if (!U)
-                return -1;
-            out = buf + (c == 'A' ? 2 : 3) * dd;
-            aim_sgd_i_outer(c == 'A' ? U : V, d, p, out);
-            break;
-        default:
-            return -1;
-        }
-        mats[k] = out;
-    }
-    return 0;
+    return aim_words_letters(ab, aim_sgd_matrix(sgd, 0), aim_sgd_matrix(sgd, 1), U, V,
+                             aim_sgd_dim(sgd), aim_sgd_columns(sgd), buf, mats);
 }
 
 static double now_seconds(void)

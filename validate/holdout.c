@@ -20,6 +20,7 @@
 
 #include <cblas.h>
 
+#include "draw.h"
 #include "sgd_internal.h"
 
 enum { CHUNK = 128 }; /* samples per dgemm */
@@ -83,7 +84,7 @@ aim_holdout *aim_holdout_create(const aim_sgd *s, uint64_t seed, int samples)
     const int cols = s->p > 0 ? s->p : d;
     const size_t rows = (size_t)CHUNK * T;
     aim_holdout *h = calloc(1, sizeof *h);
-    gsl_rng *r = aim_sgd_i_rng(seed, AIM_SGD_STREAM_HOLDOUT);
+    gsl_rng *r = aim_draw_rng(seed, AIM_DRAW_HOLDOUT);
     if (h) {
         *h = (aim_holdout){.n = samples, .T = T, .d = d, .cols = cols};
         h->X = malloc(sizeof *h->X * (size_t)samples * T * d);

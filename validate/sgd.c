@@ -47,13 +47,12 @@
  * NaN) is a blow-up inside the block, reported before the output map sees
  * the index (GSL's Hermite functions abort on overflow).
  *
- * Random numbers: generators gsl_rng_mt19937 seeded from splitmix64(seed
- * * 4 + k), k = 0 teacher, 1 student, 2 data, 3 the held-out samples
- * that measure the risk (validate/holdout.c; a stream of its own, so
- * that the training data, and every trajectory, do not depend on it).
- * Per step the data stream draws the T x d token matrix Z (row-major)
- * and then the T^2 label noises, so the stream does not depend on the
- * block size.
+ * Random numbers: the streams of src/draw.h: teacher, student (the
+ * initial matrices are drawn there), data, and the held-out samples that
+ * measure the risk (validate/holdout.c; a stream of its own, so that the
+ * training data, and every trajectory, do not depend on it). Per step the
+ * data stream draws the T x d token matrix Z (row-major) and then the
+ * T^2 label noises, so the stream does not depend on the block size.
  * aim_sgd_clone(sgd, data_seed) draws the data stream of
  * aim_sgd_create(cfg, d, data_seed). The GSL error handler is switched
  * off around the Cholesky factorisation only (not thread-safe: create
@@ -79,27 +78,9 @@
 #include <gsl/gsl_randist.h>
 #include <gsl/gsl_rng.h>
 
+#include "draw.h"
 #include "outmap.h"
 #include "sgd_internal.h"
-
-static uint64_t splitmix64(uint64_t x)
-{
-    x += 0x9e3779b97f4a7c15ULL;
-    x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9ULL;
-    x = (x ^ (x >> 27)) * 0x94d049bb133111ebULL;
-    return x ^ (x >> 31);
-}
-
-gsl_rng *aim_sgd_i_rng(uint64_t seed, unsigned stream)
-{
-    gsl_rng *r = gsl_rng_alloc(gsl_rng_mt19937);
-    if (!r)
-        return NULL;
-    uint64_t h = splitmix64(seed * 4u + stream);
-    unsigned long s = (unsigned long)((h ^ (h >> 32)) & 0xffffffffUL);
-    gsl_rng_set(r, s ? s : 1UL);
-    return r;
-}
 
 static double trace_of(const double *A, int d)
 {
@@ -123,76 +104,9 @@ static double tr_ab(const double *A, const double *B, int d)
     return t;
 }
 
-/* Fills A (d x d) with i.i.d. N(0, v/d). */
-static void fill_gauss(gsl_rng *r, double *A, size_t n, double sd)
-{
-    for (size_t i = 0; i < n; i++)
-        A[i] = gsl_ran_gaussian_ziggurat(r, sd);
-}
-
 void aim_sgd_i_outer(const double *A, int d, int p, double *S)
 {
-    cblas_dsyrk(CblasRowMajor, CblasLower, CblasNoTrans, d, p, 1.0, A, p,
-                0.0, S, d);
-    for (int i = 0; i < d; i++)
-        for (int j = i + 1; j < d; j++)
-            S[(size_t)i * d + j] = S[(size_t)j * d + i];
-}
-
-/* A direct matrix: entries N(0, v/d); symmetric: (A + A^T)/sqrt 2. */
-static void draw_direct(gsl_rng *r, double *S, int d, double v, int sym)
-{
-    fill_gauss(r, S, (size_t)d * d, sqrt(v / d));
-    if (!sym)
-        return;
-    const double sqrt2 = sqrt(2.0);
-    for (int p = 0; p < d; p++) {
-        S[(size_t)p * d + p] *= sqrt2;
-        for (int q = p + 1; q < d; q++) {
-            double s = (S[(size_t)p * d + q] + S[(size_t)q * d + p]) / sqrt2;
-            S[(size_t)p * d + q] = s;
-            S[(size_t)q * d + p] = s;
-        }
-    }
-}
-
-/* Draws the teacher of any family into St. Returns 0 or -1 (alloc). */
-static int draw_teacher(const aim_config *cfg, gsl_rng *r, double *St, int d)
-{
-    const aim_matrix_spec *t = &cfg->teacher;
-    if (t->decomposition == AIM_DIRECT) {
-        draw_direct(r, St, d, t->scale, t->symmetric);
-    } else {
-        int p = aim_config_columns(t, d);
-        if (p < 1) {
-            fprintf(stderr, "aim_sgd: teacher has %d columns\n", p);
-            return -1;
-        }
-        double sd = sqrt(t->scale / d);
-        size_t n = (size_t)d * p;
-        double *W = malloc(n * sizeof *W * (t->decomposition == AIM_UNTIED ? 2 : 1));
-        if (!W) {
-            fprintf(stderr, "aim_sgd: out of memory (teacher factors)\n");
-            return -1;
-        }
-        if (t->decomposition == AIM_TIED) {
-            fill_gauss(r, W, n, sd);
-            aim_sgd_i_outer(W, d, p, St);
-        } else {
-            double *U = W, *V = W + n;
-            fill_gauss(r, U, n, sd);
-            fill_gauss(r, V, n, sd);
-            cblas_dgemm(CblasRowMajor, CblasNoTrans, CblasTrans, d, d, p, 1.0,
-                        U, p, V, p, 0.0, St, d);
-        }
-        free(W);
-    }
-    if (cfg->centring == AIM_RAW && t->mean != 0.0) {
-        double m = t->mean / sqrt((double)d);
-        for (int i = 0; i < d; i++)
-            St[(size_t)i * d + i] += m;
-    }
-    return 0;
+    aim_draw_outer(A, d, p, S);
 }
 
 static void free_buffers(aim_sgd *s)
@@ -350,9 +264,8 @@ aim_sgd *aim_sgd_create(const aim_config *cfg, int d, uint64_t seed)
     aim_sgd *s = alloc_common(cfg, d);
     if (!s)
         return NULL;
-    gsl_rng *rt = aim_sgd_i_rng(seed, AIM_SGD_STREAM_TEACHER),
-           *rs = aim_sgd_i_rng(seed, AIM_SGD_STREAM_STUDENT);
-    s->rdata = aim_sgd_i_rng(seed, AIM_SGD_STREAM_DATA);
+    gsl_rng *rt = aim_draw_rng(seed, AIM_DRAW_TEACHER), *rs = aim_draw_rng(seed, AIM_DRAW_STUDENT);
+    s->rdata = aim_draw_rng(seed, AIM_DRAW_DATA);
     if (!rt || !rs || !s->rdata) {
         fprintf(stderr, "aim_sgd: out of memory (generators)\n");
         gsl_rng_free(rt);
@@ -360,19 +273,12 @@ aim_sgd *aim_sgd_create(const aim_config *cfg, int d, uint64_t seed)
         aim_sgd_free(s);
         return NULL;
     }
-    int st = draw_teacher(cfg, rt, s->St, d);
-    if (s->tied) {
-        fill_gauss(rs, s->W, (size_t)d * s->p, sqrt(cfg->student.scale / d));
+    int st = aim_draw_teacher(cfg, rt, s->St, d);
+    aim_draw_student(cfg, rs, d, s->p, s->tied ? s->W : s->untied ? s->U : s->S, s->V);
+    if (s->tied)
         aim_sgd_i_outer(s->W, d, s->p, s->S);
-    } else if (s->untied) {
-        const double sv = cfg->student.scale_v != 0.0 ? cfg->student.scale_v
-                                                      : cfg->student.scale;
-        fill_gauss(rs, s->U, (size_t)d * s->p, sqrt(cfg->student.scale / d));
-        fill_gauss(rs, s->V, (size_t)d * s->p, sqrt(sv / d));
+    else if (s->untied)
         untied_product(s);
-    } else {
-        draw_direct(rs, s->S, d, cfg->student.scale, s->symmetric);
-    }
     gsl_rng_free(rt);
     gsl_rng_free(rs);
     if (st) {
@@ -388,7 +294,7 @@ aim_sgd *aim_sgd_clone(const aim_sgd *src, uint64_t data_seed)
     aim_sgd *s = alloc_common(&src->cfg, src->d);
     if (!s)
         return NULL;
-    s->rdata = aim_sgd_i_rng(data_seed, AIM_SGD_STREAM_DATA);
+    s->rdata = aim_draw_rng(data_seed, AIM_DRAW_DATA);
     if (!s->rdata) {
         fprintf(stderr, "aim_sgd: out of memory (generator)\n");
         aim_sgd_free(s);
@@ -430,7 +336,7 @@ void aim_sgd_i_times_x(const aim_sgd *s, int n, const double *A, int cols,
 void aim_sgd_i_draw_tokens(const aim_sgd *s, gsl_rng *r, double *Xk)
 {
     const int T = s->T, d = s->d;
-    fill_gauss(r, Xk, (size_t)T * d, 1.0);
+    aim_draw_gauss(r, Xk, (size_t)T * d, 1.0);
     /* X = L Z in place: row a uses rows c <= a, so go downwards. */
     for (int a = T - 1; a >= 0; a--) {
         double *xa = Xk + (size_t)a * d;

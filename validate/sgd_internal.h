@@ -62,18 +62,6 @@ struct aim_sgd {
     int last_block;        /* steps in the last drawn block */
 };
 
-/* The random streams of a seed (sgd.c's header comment): each is its own
- * generator, so that drawing from one never moves another. */
-enum {
-    AIM_SGD_STREAM_TEACHER = 0,
-    AIM_SGD_STREAM_STUDENT = 1,
-    AIM_SGD_STREAM_DATA = 2,
-    AIM_SGD_STREAM_HOLDOUT = 3 /* the held-out samples (holdout.c) */
-};
-
-/* A gsl_rng_mt19937 seeded from splitmix64(seed * 4 + stream); NULL when
- * out of memory. */
-gsl_rng *aim_sgd_i_rng(uint64_t seed, unsigned stream);
 
 /* Draws one sample's T x d token matrix X = L Z from r into Xk. */
 void aim_sgd_i_draw_tokens(const aim_sgd *s, gsl_rng *r, double *Xk);

@@ -1,0 +1,114 @@
+/* aim_draw: initial matrices (see draw.h). */
+#include "draw.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+
+#include <cblas.h>
+/* OpenBLAS's cblas.h and GSL's gsl_cblas.h declare the same enums: keep
+ * OpenBLAS's and skip GSL's. */
+#define __GSL_CBLAS_H__
+#include <gsl/gsl_randist.h>
+
+static uint64_t splitmix64(uint64_t x)
+{
+    x += 0x9e3779b97f4a7c15ULL;
+    x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9ULL;
+    x = (x ^ (x >> 27)) * 0x94d049bb133111ebULL;
+    return x ^ (x >> 31);
+}
+
+gsl_rng *aim_draw_rng(uint64_t seed, unsigned stream)
+{
+    gsl_rng *r = gsl_rng_alloc(gsl_rng_mt19937);
+    if (!r)
+        return NULL;
+    uint64_t h = splitmix64(seed * 4u + stream);
+    unsigned long s = (unsigned long)((h ^ (h >> 32)) & 0xffffffffUL);
+    gsl_rng_set(r, s ? s : 1UL);
+    return r;
+}
+
+void aim_draw_gauss(gsl_rng *r, double *A, size_t n, double sd)
+{
+    for (size_t i = 0; i < n; i++)
+        A[i] = gsl_ran_gaussian_ziggurat(r, sd);
+}
+
+void aim_draw_direct(gsl_rng *r, double *S, int d, double v, int symmetric)
+{
+    aim_draw_gauss(r, S, (size_t)d * d, sqrt(v / d));
+    if (!symmetric)
+        return;
+    const double sqrt2 = sqrt(2.0);
+    for (int p = 0; p < d; p++) {
+        S[(size_t)p * d + p] *= sqrt2;
+        for (int q = p + 1; q < d; q++) {
+            double s = (S[(size_t)p * d + q] + S[(size_t)q * d + p]) / sqrt2;
+            S[(size_t)p * d + q] = s;
+            S[(size_t)q * d + p] = s;
+        }
+    }
+}
+
+void aim_draw_outer(const double *A, int d, int p, double *S)
+{
+    cblas_dsyrk(CblasRowMajor, CblasLower, CblasNoTrans, d, p, 1.0, A, p, 0.0, S, d);
+    for (int i = 0; i < d; i++)
+        for (int j = i + 1; j < d; j++)
+            S[(size_t)i * d + j] = S[(size_t)j * d + i];
+}
+
+int aim_draw_teacher(const aim_config *cfg, gsl_rng *r, double *St, int d)
+{
+    const aim_matrix_spec *t = &cfg->teacher;
+    if (t->decomposition == AIM_DIRECT) {
+        aim_draw_direct(r, St, d, t->scale, t->symmetric);
+    } else {
+        int p = aim_config_columns(t, d);
+        if (p < 1) {
+            fprintf(stderr, "aim_draw: teacher has %d columns\n", p);
+            return -1;
+        }
+        double sd = sqrt(t->scale / d);
+        size_t n = (size_t)d * p;
+        double *W = malloc(n * sizeof *W * (t->decomposition == AIM_UNTIED ? 2 : 1));
+        if (!W) {
+            fprintf(stderr, "aim_draw: out of memory (teacher factors)\n");
+            return -1;
+        }
+        if (t->decomposition == AIM_TIED) {
+            aim_draw_gauss(r, W, n, sd);
+            aim_draw_outer(W, d, p, St);
+        } else {
+            double *U = W, *V = W + n;
+            aim_draw_gauss(r, U, n, sd);
+            aim_draw_gauss(r, V, n, sd);
+            cblas_dgemm(CblasRowMajor, CblasNoTrans, CblasTrans, d, d, p, 1.0, U, p, V, p,
+                        0.0, St, d);
+        }
+        free(W);
+    }
+    if (cfg->centring == AIM_RAW && t->mean != 0.0) {
+        double m = t->mean / sqrt((double)d);
+        for (int i = 0; i < d; i++)
+            St[(size_t)i * d + i] += m;
+    }
+    return 0;
+}
+
+void aim_draw_student(const aim_config *cfg, gsl_rng *r, int d, int p, double *first,
+                      double *second)
+{
+    const aim_matrix_spec *s = &cfg->student;
+    if (cfg->decomposition == AIM_TIED) {
+        aim_draw_gauss(r, first, (size_t)d * p, sqrt(s->scale / d));
+    } else if (cfg->decomposition == AIM_UNTIED) {
+        const double sv = s->scale_v != 0.0 ? s->scale_v : s->scale;
+        aim_draw_gauss(r, first, (size_t)d * p, sqrt(s->scale / d));
+        aim_draw_gauss(r, second, (size_t)d * p, sqrt(sv / d));
+    } else {
+        aim_draw_direct(r, first, d, s->scale, s->symmetric);
+    }
+}

@@ -1,0 +1,47 @@
+/* aim_draw: the random initial matrices of the model (student
+ * initialisation and teacher, theory/direct.md "Initial values"), shared
+ * by online SGD (validate/sgd.c) and the matrix limit process
+ * (sim/mlimit.c), so that both start from the very same matrices for the
+ * same seed.
+ *
+ * Random numbers: one gsl_rng_mt19937 per stream, seeded from
+ * splitmix64(seed * 4 + stream), stream 0..3 (a fifth would be the next
+ * seed's first): the teacher and the student's initialisation; the data
+ * (SGD's samples, the matrix process's noise, sim/mlimit.c); SGD's
+ * held-out samples (validate/holdout.c). */
+#ifndef AIM_DRAW_H
+#define AIM_DRAW_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include <gsl/gsl_rng.h>
+
+#include "config.h"
+
+enum { AIM_DRAW_TEACHER = 0, AIM_DRAW_STUDENT = 1, AIM_DRAW_DATA = 2, AIM_DRAW_HOLDOUT = 3 };
+
+/* The generator of stream k of seed; NULL when out of memory. */
+gsl_rng *aim_draw_rng(uint64_t seed, unsigned stream);
+
+/* n i.i.d. N(0, sd^2) entries. */
+void aim_draw_gauss(gsl_rng *r, double *A, size_t n, double sd);
+
+/* A direct d x d matrix (row-major) with entries N(0, v/d); symmetric:
+ * (A + A^T)/sqrt 2, which keeps the off-diagonal variance v/d. */
+void aim_draw_direct(gsl_rng *r, double *S, int d, double v, int symmetric);
+
+/* S = A A^T (A d x p row-major; S d x d, both triangles). */
+void aim_draw_outer(const double *A, int d, int p, double *S);
+
+/* The teacher of cfg (any family; in raw centring plus teacher.mean/sqrt(d) times I)
+ * into St (d x d). Returns 0, or -1 with a message on stderr. */
+int aim_draw_teacher(const aim_config *cfg, gsl_rng *r, double *St, int d);
+
+/* The student of cfg at dimension d, p = its columns (aim_config_columns):
+ * tied W (d x p) into first; untied U into first and V into second (both
+ * d x p, V at student.scale_v); direct S (d x d) into first. */
+void aim_draw_student(const aim_config *cfg, gsl_rng *r, int d, int p, double *first,
+                      double *second);
+
+#endif
