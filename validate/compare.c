@@ -116,25 +116,29 @@ int aim_compare_run_sgd(const aim_config *cfg, int d, const double *tau,
     return aim_compare_run_sgd_moments(cfg, d, tau, points, obs, NULL, reached, NULL);
 }
 
-/* The observables of seed sgd at its current state into row (the risk
- * measured on the held-out samples ho) and, when extra is not NULL, the
- * Gaussian formula's risk on its order parameters and the held-out
- * standard error. Returns 0, 1 when the held-out risk is not finite (a
- * blow-up), -1 when the expectation engine fails (message in g). */
+/* The observables of seed sgd at its current state into row, measured:
+ * the order parameters from its matrices, the risk on the held-out
+ * samples ho. When extra is not NULL, also the held-out standard error
+ * and the Gaussian formula's risk on the measured order parameters (g,
+ * the theory's expectation engine: used for that column only, so that no
+ * measured number passes through it). Returns 0, 1 when the held-out
+ * risk is not finite (a blow-up), -1 when the expectation engine fails
+ * (message in g). */
 static int measure(aim_gauss *g, aim_holdout *ho, const aim_sgd *sgd, double *row,
                    double *extra)
 {
     aim_overlaps q;
     aim_sgd_overlaps(sgd, &q);
-    if (aim_gauss_observables(g, &q, row) != 0)
+    aim_overlaps_observables(&q, row);
+    double se;
+    const int st = aim_holdout_risk(ho, sgd, &row[AIM_OBS_RISK], &se);
+    if (!extra || st != 0)
+        return st;
+    extra[AIM_SGD_RISK_HOLDOUT_SE] = se;
+    if (aim_gauss_eval(g, &q) != 0)
         return -1;
-    double gauss = row[AIM_OBS_RISK], se;
-    int st = aim_holdout_risk(ho, sgd, &row[AIM_OBS_RISK], &se);
-    if (extra) {
-        extra[AIM_SGD_RISK_GAUSS] = gauss;
-        extra[AIM_SGD_RISK_HOLDOUT_SE] = se;
-    }
-    return st;
+    extra[AIM_SGD_RISK_GAUSS] = aim_gauss_risk(g);
+    return 0;
 }
 
 int aim_compare_run_sgd_moments(const aim_config *cfg, int d, const double *tau,
@@ -154,8 +158,9 @@ int aim_compare_run_sgd_moments(const aim_config *cfg, int d, const double *tau,
         fprintf(stderr, "aimdyn: compare: out of memory\n");
         return -1;
     }
-    aim_gauss *g = aim_gauss_create(cfg, cfg->rule);
-    if (!g) {
+    /* the expectation engine only for the formula's column */
+    aim_gauss *g = extra ? aim_gauss_create(cfg, cfg->rule) : NULL;
+    if (extra && !g) {
         free(all);
         free(letters);
         fprintf(stderr, "aimdyn: compare: cannot create the expectation "
