@@ -1272,7 +1272,9 @@ static void drift_run(const aim_config *cfg, const drift_case *dc, const drift_m
     for (int k = 0; k < dc->n_d; k++)
         print_message("   gap%%(d=%d)", pts[k].d);
     print_message("   %-15s %-15s %7s %6s\n", "limit gap %", "b (x d^-p) %", "z", "P");
-    const int bad = drift_judge(dc, dm, model, n, pts, 1, NULL);
+    double worst = 0.0;
+    const int bad = drift_judge(dc, dm, model, n, pts, 1, &worst);
+    print_message("  largest |limit gap| / (%g SE): %.2f tolerances\n", DRIFT_K, worst);
     dm->destroy(model);
     for (int k = 0; k < dc->n_d; k++)
         drift_point_free(&pts[k]);

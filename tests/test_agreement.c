@@ -107,6 +107,7 @@ static int count_outside(const double *tau, const double *ode, const sgd_limit *
 {
     static const int checked[2] = {AIM_OBS_OVERLAP, AIM_OBS_RISK};
     int bad = 0;
+    double largest = 0.0; /* of gap / tol; a NaN ODE (stopped) is infinitely far */
     if (worst)
         *worst = 0.0;
     if (verbose)
@@ -120,6 +121,7 @@ static int count_outside(const double *tau, const double *ode, const sgd_limit *
             const int ok = gap <= tol; /* a NaN ODE (stopped) is outside */
             if (worst && k == AIM_OBS_OVERLAP)
                 *worst = fmax(*worst, gap);
+            largest = isnan(gap) ? INFINITY : fmax(largest, gap / tol);
             if (verbose)
                 print_message("  %-8s %6.3f %9.5f %9.5f +- %6.5f %10.5f %9.5f +- %6.5f %8.2f%s\n",
                               aim_obs_names[k], tau[i], ode[at], s->mean[at], s->se[at],
@@ -128,6 +130,8 @@ static int count_outside(const double *tau, const double *ode, const sgd_limit *
             bad += !ok;
         }
     }
+    if (verbose)
+        print_message("  largest gap / tolerance: %.2f tolerances\n", largest);
     return bad;
 }
 
@@ -340,7 +344,7 @@ static void test_untied_fast_mean(void **state)
     aim_ode_report rep;
     assert_int_equal(aim_trajectory_run(&cfg, FD, tau, stiff, &rep), AIM_ODE_OK);
     int bad[2] = {0, 0};
-    double resolution = INFINITY;
+    double resolution = INFINITY, largest = 0.0;
     print_message("  %7s %9s %19s %19s %19s %8s %8s\n", "t", "mean ODE", "SGD - ODE, d",
                   "SGD - ODE, d/2", "SGD - ODE, inf", "gap/tol", "slower");
     for (int i = 1; i < FP; i++) {
@@ -351,6 +355,7 @@ static void test_untied_fast_mean(void **state)
             bad[c] += !(fabs(r[c]) <= 4.0 * se[c]);
         }
         resolution = fmin(resolution, 4.0 * se[0]);
+        largest = fmax(largest, fabs(r[0]) / (4.0 * se[0]));
         print_message("  %7.3f %9.4f %9.5f +- %6.5f %9.5f +- %6.5f %9.5f +- %6.5f %8.2f %8.2f\n",
                       t[i], stiff[i * AIM_OBS_COUNT + AIM_OBS_MEAN], full.r[0][i],
                       full.se[0][i], half.r[0][i], half.se[0][i], r[0], se[0],
@@ -358,7 +363,8 @@ static void test_untied_fast_mean(void **state)
     }
     const double change =
         fabs(stiff[(FP - 1) * AIM_OBS_COUNT + AIM_OBS_MEAN] - stiff[AIM_OBS_MEAN]);
-    print_message("  points outside: %d; with a clock 10 %% slower: %d\n", bad[0], bad[1]);
+    print_message("  points outside: %d; with a clock 10 %% slower: %d; largest gap / "
+                  "tolerance: %.2f tolerances\n", bad[0], bad[1], largest);
     assert_true(change > 0.5); /* the mean really moved */
     assert_int_equal(bad[0], 0);
     assert_true(bad[1] > 0);

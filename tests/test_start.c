@@ -213,8 +213,9 @@ static int compare(const start_case *sc, const wick_model *w, quantity *q, int n
         print_message("  %-12s %12.6g %12.6g %11.3g %10.3g %7.2f%s\n", label, q[i].built,
                       q[i].measured, bias, se, z, ok ? "" : "  FAIL");
     }
-    print_message("  %d quantities, largest |z| %.2f; 5 %% of a non-zero start value is %.2g "
-                  "to %.3g standard errors\n", n, worst, power[0], power[1]);
+    print_message("  %d quantities, largest |z| %.2f (%.2f tolerances); 5 %% of a non-zero "
+                  "start value is %.2g to %.3g standard errors\n",
+                  n, worst, worst / Z_MAX, power[0], power[1]);
     return bad;
 }
 

@@ -179,11 +179,11 @@ MUTANTS = [
     Mutant("ode-crossing-threshold-x1.1", "sim/ode.c",
            ".threshold = cfg->recovery_threshold,", ".threshold = 1.1 * cfg->recovery_threshold,",
            ["test_stops_ode"], "the ODE's root finding at 1.1 times the set threshold"),
-    Mutant("sgd-crossing-not-interpolated", "sim/trajectory.c",
+    Mutant("sgd-crossing-interpolated-from-the-wrong-end", "sim/trajectory.c",
            "return tau[i - 1] + (threshold - u) / (v - u) * (tau[i] - tau[i - 1]);",
-           "return tau[i];",
-           ["test_stops_ode"], "a measured curve's crossing: the grid point after it, "
-           "not interpolated"),
+           "return tau[i - 1] + (v - threshold) / (v - u) * (tau[i] - tau[i - 1]);",
+           ["test_stops_ode"], "a measured curve's crossing: the interpolation weight of "
+           "the wrong end of the interval"),
     Mutant("sgd-crossing-default-threshold", "src/main.c",
            "AIM_OBS_COUNT, cfg->recovery_threshold);\n        stop[s]",
            "AIM_OBS_COUNT, 0.1);\n        stop[s]",

@@ -119,6 +119,19 @@ def first_failure(log):
     return ""
 
 
+def largest_margin(log):
+    """How far the test was from passing: the largest 'X tolerances' it
+    printed (the drift, start and agreement tests print one per case), or
+    "" when it prints none (the exact comparisons of test_hierarchy and the
+    unit tests: a mismatch there is shown in the first-failure column)."""
+    try:
+        with open(log, errors="replace") as f:
+            found = re.findall(r"\b(\d+(?:\.\d*)?|inf) tolerances\b", f.read())
+    except OSError:
+        return ""
+    return max(found, key=float) if found else ""
+
+
 def timed_out(log):
     """meson's own timeout: the test was killed, which decides nothing unless
     it had already reported a failure (first_failure)."""
@@ -251,7 +264,7 @@ def main():
         t0 = time.monotonic()
         with open(path, "w") as f:
             f.write(original.replace(m.find, m.replace, 1))
-        ran, caught_by, timeouts, detail = [], [], [], ""
+        ran, caught_by, timeouts, detail, margin = [], [], [], "", ""
         rc, _ = run(["ninja", "-C", build], log=os.path.join(logs, m.name + "-build.log"),
                     env=env)
         if rc != 0:
@@ -274,7 +287,8 @@ def main():
                 ran.append(f"{t} ({secs:.0f} s)")
                 if rc != 0:
                     caught_by.append(t)
-                    detail = detail or first_failure(log)
+                    if not detail:
+                        detail, margin = first_failure(log), largest_margin(log)
                     if not args.every:
                         break
             result = ("caught" if caught_by else "TIMEOUT" if timeouts else "NOT CAUGHT")
@@ -285,7 +299,7 @@ def main():
         with open(path, "w") as f:
             f.write(original)
         secs = time.monotonic() - t0
-        rows.append((m, ran, result, caught_by, detail, secs))
+        rows.append((m, ran, result, caught_by, margin, detail, secs))
         print(f"[{i + 1}/{len(mutants)}] {m.name}: {result}"
               f"{' by ' + ', '.join(caught_by) if caught_by else ''} ({secs:.0f} s)",
               flush=True)
@@ -297,12 +311,13 @@ def main():
              f"{' (quick subset)' if args.quick else ''}; "
              f"tree: {args.rev or 'working tree'}; total {total / 60:.1f} min",
              "",
-             "| mutant | file | tests run | result | caught by | first failure | time (s) |",
-             "|---|---|---|---|---|---|---|"]
-    for m, ran, result, by, detail, secs in rows:
+             "| mutant | file | tests run | result | caught by | tolerances | first failure "
+             "| time (s) |",
+             "|---|---|---|---|---|---|---|---|"]
+    for m, ran, result, by, margin, detail, secs in rows:
         cell = detail.replace("|", "/")
         lines.append(f"| {m.name} | {m.file} | {', '.join(ran)} | {result} | "
-                     f"{', '.join(by) or '-'} | {cell or '-'} | {secs:.0f} |")
+                     f"{', '.join(by) or '-'} | {margin or '-'} | {cell or '-'} | {secs:.0f} |")
     table = "\n".join(lines)
     print("\n" + table)
     if args.output:
