@@ -54,6 +54,37 @@ def copy_tree(root, dest, rev):
         shutil.copy2(src, os.path.join(dest, name))
 
 
+def refresh_tree(root, tree, rev):
+    """Copies the tree into tree (copy_tree). In a reused work directory the
+    build is incremental, so ninja must see every file whose content
+    changed, whatever its copied time stamp (git archive stamps the commit
+    time; an interrupted run may have left a mutant built): a file equal to
+    the previous copy keeps that copy's time stamp, any other gets the
+    present time."""
+    if not os.path.isdir(tree):
+        copy_tree(root, tree, rev)
+        return
+    fresh = tree + ".new"
+    shutil.rmtree(fresh, ignore_errors=True)
+    copy_tree(root, fresh, rev)
+    now = time.time()
+    for top, _, files in os.walk(fresh):
+        for name in files:
+            path = os.path.join(top, name)
+            old = os.path.join(tree, os.path.relpath(path, fresh))
+            same = False
+            if os.path.isfile(old):
+                with open(path, "rb") as a, open(old, "rb") as b:
+                    same = a.read() == b.read()
+            if same:
+                st = os.stat(old)
+                os.utime(path, ns=(st.st_atime_ns, st.st_mtime_ns))
+            else:
+                os.utime(path, (now, now))
+    shutil.rmtree(tree)
+    os.rename(fresh, tree)
+
+
 def read_source(root, rev, path):
     if rev:
         return git(root, "show", f"{rev}:{path}").decode()
@@ -224,9 +255,7 @@ def main():
     work = args.workdir or tempfile.mkdtemp(prefix="aimdyn-mutants-")
     tree, build, logs = (os.path.join(work, x) for x in ("tree", "build", "logs"))
     os.makedirs(logs, exist_ok=True)
-    if os.path.isdir(tree):  # a reused work directory: refresh its copy
-        shutil.rmtree(tree)
-    copy_tree(root, tree, args.rev)
+    refresh_tree(root, tree, args.rev)
     env = dict(os.environ, OPENBLAS_NUM_THREADS="1")
     print(f"mutants: scratch copy in {tree}", flush=True)
     if not os.path.isfile(os.path.join(build, "build.ninja")):
