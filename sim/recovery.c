@@ -288,7 +288,7 @@ static int seed_run(const aim_config *cfg, int d, uint64_t seed, const double *t
         aim_overlaps q;
         aim_sgd_overlaps(sgd, &q);
         aim_sgd_free(sgd);
-        aim_trajectory_run_direct_from(&c, d, tau, &q, obs, rep);
+        aim_trajectory_run_full(&c, d, tau, &(aim_measured_start){.q = &q}, obs, NULL, rep);
     } else {
         c.start = AIM_START_SEED;
         double *start = aim_compare_seed_start(&c, d);
@@ -297,7 +297,7 @@ static int seed_run(const aim_config *cfg, int d, uint64_t seed, const double *t
                      (unsigned long long)seed, d);
             return -1;
         }
-        aim_trajectory_run_full(&c, d, tau, start, obs, NULL, rep);
+        aim_trajectory_run_full(&c, d, tau, &(aim_measured_start){.moments = start}, obs, NULL, rep);
         free(start);
     }
     if (rep->status == AIM_ODE_FAILED || rep->reached < 1) {

@@ -5,105 +5,51 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "direct.h"
 #include "mlimit.h"
-#include "tied.h"
+#include "model.h"
 #include "untied.h"
 
-static int direct_rhs(void *ctx, const double *y, double *dy)
+/* aim_ode_model's operations on an aim_model (the ODE layer knows no
+ * decomposition). */
+static int model_rhs(void *ctx, const double *y, double *dy) { return aim_model_rhs(ctx, y, dy); }
+
+static const char *model_error(void *ctx) { return aim_model_error(ctx); }
+
+static const char *model_state_name(void *ctx, int i) { return aim_model_state_name(ctx, i); }
+
+static void model_margins(void *ctx, const double *y, double *g) { aim_model_margins(ctx, y, g); }
+
+static const char *model_margin_text(void *ctx, int k) { return aim_model_margin_text(ctx, k); }
+
+static aim_ode_stop model_failure(void *ctx)
 {
-    return aim_direct_rhs(ctx, y, dy);
+    switch (aim_model_failure_of(ctx)) {
+    case AIM_MODEL_FAILURE_INVALID:
+        return AIM_STOP_INVALID;
+    case AIM_MODEL_FAILURE_DIVERGED:
+        return AIM_STOP_DIVERGED;
+    default:
+        return AIM_STOP_NONE;
+    }
 }
 
-static const char *direct_error(void *ctx) { return aim_direct_error(ctx); }
+static double model_overlap(void *ctx, const double *y) { return aim_model_overlap(ctx, y); }
 
-static int tied_rhs(void *ctx, const double *y, double *dy)
+static int model_terms(void *ctx, const double *y, double *gradient, double *noise,
+                       double *decay)
 {
-    return aim_tied_rhs(ctx, y, dy);
+    return aim_model_terms(ctx, y, gradient, noise, decay);
 }
 
-static const char *tied_error(void *ctx) { return aim_tied_error(ctx); }
-
-static void tied_margins(void *ctx, const double *y, double *g) { aim_tied_margins(ctx, y, g); }
-
-static const char *tied_margin_text(void *ctx, int k) { return aim_tied_margin_text(ctx, k); }
-
-static aim_ode_stop tied_failure(void *ctx)
+static int model_fast_rate(void *ctx, const double *y, double *dy)
 {
-    return aim_tied_left_valid(ctx) ? AIM_STOP_INVALID : AIM_STOP_NONE;
+    return aim_model_fast_rate(ctx, y[0], dy);
 }
 
-static double tied_overlap(void *ctx, const double *y) { return aim_tied_overlap(ctx, y); }
-
-static int tied_terms(void *ctx, const double *y, double *gradient, double *noise,
-                      double *decay)
+static const char *model_fast_name(void *ctx, int i)
 {
-    return aim_tied_terms(ctx, y, gradient, noise, decay);
-}
-
-static int direct_observables(void *ctx, const double *y, double *obs)
-{
-    return aim_direct_observables(ctx, y, obs);
-}
-
-static int tied_observables(void *ctx, const double *y, double *obs)
-{
-    return aim_tied_observables(ctx, y, obs);
-}
-
-static int untied_rhs(void *ctx, const double *y, double *dy)
-{
-    return aim_untied_rhs(ctx, y, dy);
-}
-
-static const char *untied_error(void *ctx) { return aim_untied_error(ctx); }
-
-static void untied_margins(void *ctx, const double *y, double *g)
-{
-    aim_untied_margins(ctx, y, g);
-}
-
-static const char *untied_margin_text(void *ctx, int k)
-{
-    return aim_untied_margin_text(ctx, k);
-}
-
-static aim_ode_stop untied_failure(void *ctx)
-{
-    const int why = aim_untied_left_valid(ctx);
-    return why == AIM_UNTIED_RUNAWAY ? AIM_STOP_DIVERGED : why ? AIM_STOP_INVALID : AIM_STOP_NONE;
-}
-
-static double untied_overlap(void *ctx, const double *y) { return aim_untied_overlap(ctx, y); }
-
-static int untied_terms(void *ctx, const double *y, double *gradient, double *noise,
-                        double *decay)
-{
-    return aim_untied_terms(ctx, y, gradient, noise, decay);
-}
-
-static double direct_overlap(void *ctx, const double *y)
-{
-    aim_overlaps q;
-    aim_direct_overlaps(ctx, y, &q);
-    return aim_overlaps_teacher_overlap(&q);
-}
-
-static void direct_margins(void *ctx, const double *y, double *g)
-{
-    aim_direct_margins(ctx, y, g);
-}
-
-static const char *direct_margin_text(void *ctx, int k)
-{
-    (void)ctx;
-    return aim_direct_margin_text(k);
-}
-
-static int direct_terms(void *ctx, const double *y, double *gradient, double *noise,
-                        double *decay)
-{
-    return aim_direct_terms(ctx, y, gradient, noise, decay);
+    (void)i;
+    return aim_model_fast_name(ctx);
 }
 
 /* The closing words of a hierarchy's stop: which truncation, and why
@@ -124,72 +70,27 @@ static void hierarchy_stop(const aim_config *cfg, aim_ode_report *report)
                  cfg->order, report->tau, report->reason);
 }
 
-static int untied_observables(void *ctx, const double *y, double *obs)
+/* cfg's model at its start (exact, or start); the dimension of a raw
+ * mean's equation is ode.d, else d. *y0 is malloc'ed. NULL with the
+ * reason in err. */
+static aim_model *model_at_start(const aim_config *cfg, int d, const aim_measured_start *start,
+                                 double **y0, char *err, size_t n)
 {
-    return aim_untied_observables(ctx, y, obs);
-}
-
-static void direct_release(void *ctx) { aim_direct_free(ctx); }
-static void tied_release(void *ctx) { aim_tied_free(ctx); }
-static void untied_release(void *ctx) { aim_untied_free(ctx); }
-
-/* The configured model at its exact large-d start, through one interface
- * (the same d for a raw mean as the runs use). */
-typedef struct {
-    void *model;
-    int size;
-    int (*rhs)(void *, const double *, double *);
-    int (*observe)(void *, const double *, double *);
-    const char *(*error)(void *);
-    void (*release)(void *);
-} start_model;
-
-/* y0 is malloc'ed. Returns 0, or -1 with the reason in err. */
-static int start_model_create(const aim_config *cfg, int d, start_model *sm, double **y0,
-                              char *err, size_t n)
-{
-    memset(sm, 0, sizeof *sm);
     *y0 = NULL;
-    char why[256] = "out of memory";
-    const double d_raw = cfg->ode_d > 0 ? cfg->ode_d : (double)d;
-    if (cfg->decomposition == AIM_TIED) {
-        aim_tied *m = aim_tied_create(cfg, cfg->rule, why, sizeof why);
-        if (m)
-            *sm = (start_model){m, aim_tied_size(m), tied_rhs, tied_observables, tied_error,
-                                tied_release};
-    } else if (cfg->decomposition == AIM_UNTIED) {
-        aim_untied *m = aim_untied_create(cfg, d_raw, cfg->rule, why, sizeof why);
-        if (m)
-            *sm = (start_model){m, aim_untied_size(m), untied_rhs, untied_observables,
-                                untied_error, untied_release};
-        if (m && cfg->centring == AIM_RAW && cfg->mean_mode == AIM_MEAN_ADIABATIC &&
-            aim_untied_settle(m, aim_untied_start_mean(m))) {
-            snprintf(why, sizeof why, "%s", aim_untied_error(m));
-            aim_untied_free(m);
-            sm->model = NULL;
-        }
-    } else {
-        aim_direct *m =
-            aim_direct_create(cfg, cfg->centring == AIM_RAW ? d_raw : 0.0, cfg->rule);
-        if (m)
-            *sm = (start_model){m, AIM_DIRECT_SIZE, direct_rhs, direct_observables,
-                                direct_error, direct_release};
+    aim_model *m = aim_model_create(cfg, cfg->ode_d > 0 ? cfg->ode_d : (double)d, err, n);
+    if (!m)
+        return NULL;
+    aim_measured_start at = start ? *start : (aim_measured_start){0};
+    at.d = d; /* a seed's moments are measured at the dimension of the run */
+    if (!(*y0 = malloc(sizeof **y0 * (size_t)aim_model_size(m)))) {
+        snprintf(err, n, "out of memory");
+    } else if (!aim_model_initial(m, start ? &at : NULL, *y0, err, n)) {
+        return m;
     }
-    if (sm->model)
-        *y0 = malloc(sizeof(double) * (size_t)sm->size);
-    if (!sm->model || !*y0) {
-        snprintf(err, n, "could not set up the model: %s", why);
-        if (sm->model)
-            sm->release(sm->model);
-        return -1;
-    }
-    if (cfg->decomposition == AIM_TIED)
-        aim_tied_initial(sm->model, *y0);
-    else if (cfg->decomposition == AIM_UNTIED)
-        aim_untied_initial(sm->model, *y0);
-    else
-        aim_direct_initial(sm->model, *y0);
-    return 0;
+    free(*y0);
+    *y0 = NULL;
+    aim_model_free(m);
+    return NULL;
 }
 
 /* A central difference of the overlap along the right-hand side (the
@@ -199,17 +100,17 @@ static int start_model_create(const aim_config *cfg, int d, start_model *sm, dou
 int aim_trajectory_start_drift(const aim_config *cfg, int d, double obs0[AIM_OBS_COUNT],
                                double *drift, char *err, size_t n)
 {
-    start_model sm;
     double *y0;
-    if (start_model_create(cfg, d, &sm, &y0, err, n))
+    aim_model *m = model_at_start(cfg, d, NULL, &y0, err, n);
+    if (!m)
         return -1;
-    const int size = sm.size;
+    const int size = aim_model_size(m);
     double *dy = malloc(sizeof(double) * 2 * (size_t)size);
     int rc = dy ? 0 : -1;
     if (rc)
         snprintf(err, n, "out of memory");
     double norm_y = 0.0, norm_dy = 0.0, plus[AIM_OBS_COUNT], minus[AIM_OBS_COUNT];
-    if (!rc && (sm.observe(sm.model, y0, obs0) || sm.rhs(sm.model, y0, dy)))
+    if (!rc && (aim_model_observables(m, y0, obs0) || aim_model_rhs(m, y0, dy)))
         rc = 1;
     for (int i = 0; !rc && i < size; i++) {
         norm_y += y0[i] * y0[i];
@@ -220,45 +121,44 @@ int aim_trajectory_start_drift(const aim_config *cfg, int d, double obs0[AIM_OBS
         double *y = dy + size;
         for (int i = 0; i < size; i++)
             y[i] = y0[i] + (s ? -h : h) * dy[i];
-        rc = sm.observe(sm.model, y, s ? minus : plus) ? 1 : 0;
+        rc = aim_model_observables(m, y, s ? minus : plus) ? 1 : 0;
     }
     if (rc > 0)
-        snprintf(err, n, "the right-hand side at the start: %s", sm.error(sm.model));
+        snprintf(err, n, "the right-hand side at the start: %s", aim_model_error(m));
     else if (rc == 0)
         *drift = h > 0.0 ? (plus[AIM_OBS_OVERLAP] - minus[AIM_OBS_OVERLAP]) / (2.0 * h) : 0.0;
     free(dy);
     free(y0);
-    sm.release(sm.model);
+    aim_model_free(m);
     return rc ? -1 : 0;
 }
 
 /* Observables at every grid point the integration reached, NaN beyond.
- * Returns 0 (a row whose observables cannot be computed ends the run
- * there, as a stop: the rows before it are kept), or -1 with the report
- * turned into a failure when not even the start's can. */
-static int fill_observables(int points, const double *tau, const double *states, int n,
-                            double *obs, aim_ode_report *report, void *model,
-                            int (*observe)(void *, const double *, double *),
-                            const char *(*error)(void *))
+ * A row whose observables cannot be computed ends the run there, as a
+ * stop (the rows before it are kept), or fails the run at the start. With
+ * a fast variable the observables are one composite of both clocks, and
+ * any failure fails the run. Returns 0, or -1 when the run failed. */
+static int fill_observables(aim_model *m, int points, const double *tau, const double *states,
+                            const double *fast, double *obs, aim_ode_report *report)
 {
-    for (int i = 0; i < points; i++) {
-        double *row = obs + (size_t)i * AIM_OBS_COUNT;
-        if (i < report->reached && observe(model, states + (size_t)i * n, row)) {
-            snprintf(report->reason, sizeof report->reason, "the observables: %s",
-                     error(model));
-            snprintf(report->message, sizeof report->message, "observables at tau = %g: %s",
-                     tau[i], error(model));
-            report->status = i > 0 ? AIM_ODE_BLOWUP : AIM_ODE_FAILED;
-            report->stop = AIM_STOP_NONFINITE;
-            report->reached = i;
-            report->tau = tau[i];
-            if (i == 0)
-                return -1;
+    int row = 0;
+    if (aim_model_path_observables(m, states, fast, report->reached, obs, &row)) {
+        snprintf(report->message, sizeof report->message, "observables at tau = %g: %s",
+                 tau[row], aim_model_error(m));
+        if (fast || row == 0) {
+            report->status = AIM_ODE_FAILED;
+            return -1;
         }
-        if (i >= report->reached)
-            for (int k = 0; k < AIM_OBS_COUNT; k++)
-                row[k] = NAN;
+        snprintf(report->reason, sizeof report->reason, "the observables: %s",
+                 aim_model_error(m));
+        report->status = AIM_ODE_BLOWUP;
+        report->stop = AIM_STOP_NONFINITE;
+        report->reached = row;
+        report->tau = tau[row];
     }
+    for (int i = report->reached; i < points; i++)
+        for (int k = 0; k < AIM_OBS_COUNT; k++)
+            obs[(size_t)i * AIM_OBS_COUNT + k] = NAN;
     return 0;
 }
 
@@ -276,283 +176,123 @@ void aim_trajectory_moments_free(aim_trajectory_moments *m)
     memset(m, 0, sizeof *m);
 }
 
-/* Copies the tracked moments of states (points x n) into moments. */
-static int keep_moments(aim_trajectory_moments *moments, int points, int n, int reached,
-                        const double *states, const char *(*name)(void *, int), void *model,
+/* The model's tracked moments at every grid point reached (NaN beyond). */
+static int keep_moments(const aim_model *m, int points, const double *states,
+                        const double *obs, aim_trajectory_moments *moments,
                         aim_ode_report *report)
 {
+    const int n = aim_model_size(m), count = aim_model_tracked_count(m);
     memset(moments, 0, sizeof *moments);
-    moments->names = calloc((size_t)n, sizeof *moments->names);
-    moments->values = malloc(sizeof(double) * (size_t)points * n);
+    moments->names = calloc((size_t)count, sizeof *moments->names);
+    moments->values = malloc(sizeof(double) * (size_t)points * count);
     int ok = moments->names && moments->values;
-    moments->count = n;
-    for (int k = 0; ok && k < n; k++)
-        ok = (moments->names[k] = strdup(name(model, k))) != NULL;
+    moments->count = count;
+    for (int k = 0; ok && k < count; k++)
+        ok = (moments->names[k] = strdup(aim_model_tracked_name(m, k))) != NULL;
     if (!ok) {
         aim_trajectory_moments_free(moments);
         report->status = AIM_ODE_FAILED;
         snprintf(report->message, sizeof report->message, "out of memory");
         return -1;
     }
-    for (int i = 0; i < points; i++)
-        for (int k = 0; k < n; k++)
-            moments->values[(size_t)i * n + k] =
-                i < reached ? states[(size_t)i * n + k] : NAN;
+    for (int i = 0; i < points; i++) {
+        double *row = moments->values + (size_t)i * count;
+        if (i < report->reached)
+            aim_model_tracked(m, states + (size_t)i * n, obs + (size_t)i * AIM_OBS_COUNT, row);
+        else
+            for (int k = 0; k < count; k++)
+                row[k] = NAN;
+    }
     return 0;
 }
 
-static aim_ode_status run_tied(const aim_config *cfg, const double *tau,
-                               const double *start, double *obs,
-                               aim_trajectory_moments *moments,
-                               aim_ode_report *report)
-{
-    const int points = cfg->points;
-    char err[256];
-    aim_tied *model = aim_tied_create(cfg, cfg->rule, err, sizeof err);
-    if (!model) {
-        snprintf(report->message, sizeof report->message,
-                 "could not set up the tied hierarchy: %s", err);
-        return report->status;
-    }
-    const int n = aim_tied_size(model);
-    double *states = malloc(sizeof(double) * (size_t)points * n);
-    double *y0 = malloc(sizeof(double) * (size_t)n);
-    if (!states || !y0) {
-        snprintf(report->message, sizeof report->message, "out of memory");
-        goto done;
-    }
-    if (start)
-        aim_tied_set_start(model, start);
-    aim_tied_initial(model, y0);
-    if (aim_tied_check(model, y0)) {
-        snprintf(report->message, sizeof report->message,
-                 "the start moments are not those of a positive semi-definite S and a "
-                 "symmetric S*: %s", aim_tied_error(model));
-        goto done;
-    }
-    const aim_ode_model om = {.size = n,
-                              .ctx = model,
-                              .rhs = tied_rhs,
-                              .error = tied_error,
-                              .state_name = aim_tied_state_name,
-                              .monitored = aim_tied_order_parameters(model),
-                              .margins = aim_tied_margin_count(model),
-                              .margin = tied_margins,
-                              .margin_text = tied_margin_text,
-                              .failure = tied_failure,
-                              .overlap = tied_overlap,
-                              .terms = tied_terms};
-    aim_ode_integrate(cfg, &om, y0, tau, points, states, report);
-    /* A truncated hierarchy can leave the moments of real matrices (its
-     * closure error grows with time): the rest is not a prediction. */
-    hierarchy_stop(cfg, report);
-    if (fill_observables(points, tau, states, n, obs, report, model, tied_observables,
-                         tied_error))
-        goto done;
-    if (moments)
-        keep_moments(moments, points, n, report->reached, states, aim_tied_state_name,
-                     model, report);
-done:
-    free(states);
-    free(y0);
-    aim_tied_free(model);
-    return report->status;
-}
-
-static int untied_fast_rhs(void *ctx, const double *y, double *dy)
-{
-    return aim_untied_fast_rate(ctx, y[0], dy);
-}
-
-static const char *untied_fast_name(void *ctx, int i)
-{
-    (void)ctx;
-    (void)i;
-    return "mean";
-}
-
-/* Adiabatic observables: the composite of the fast phase (the mean on
- * t = d tau with the moments frozen) and the slow one (the moments on
- * tau with the mean on the critical manifold m*(q)),
- *     mean(tau) = m_fast(d tau) + m*(q(tau)) - m*(q(0)),
- * which is uniformly valid to leading order (theory/untied.md sec. 3). */
-static int untied_composite(const aim_config *cfg, aim_untied *model, double d,
-                            const double *tau, const double *states, int n, double mean0,
-                            double *obs, aim_ode_report *report)
+/* A model's fast variable on t = d tau with the slow state frozen at the
+ * start, at every grid point (theory/untied.md sec. 3). fast: points. */
+static int integrate_fast(const aim_config *cfg, aim_model *m, double d, const double *tau,
+                          double *fast, aim_ode_report *report)
 {
     const int points = cfg->points;
     double *t = malloc(sizeof(double) * (size_t)points);
-    double *fast = malloc(sizeof(double) * (size_t)points);
-    int rc = -1;
-    double root0 = NAN;
-    if (!t || !fast) {
+    if (!t) {
         snprintf(report->message, sizeof report->message, "out of memory");
-        goto done;
+        return -1;
     }
     for (int i = 0; i < points; i++)
         t[i] = d * tau[i];
     const aim_ode_model fm = {.size = 1,
-                              .ctx = model,
-                              .rhs = untied_fast_rhs,
-                              .error = untied_error,
-                              .state_name = untied_fast_name};
+                              .ctx = m,
+                              .rhs = model_fast_rate,
+                              .error = model_error,
+                              .state_name = model_fast_name};
+    const double x0 = aim_model_fast_start(m);
     aim_ode_report frep;
-    if (aim_ode_integrate(cfg, &fm, &mean0, t, points, fast, &frep) != AIM_ODE_OK) {
-        snprintf(report->message, sizeof report->message, "fast phase of the mean: %.700s",
-                 frep.message);
-        goto done;
-    }
-    if (aim_untied_settle(model, mean0)) {
-        snprintf(report->message, sizeof report->message, "%s", aim_untied_error(model));
-        goto done;
-    }
-    for (int i = 0; i < points; i++) {
-        double *row = obs + (size_t)i * AIM_OBS_COUNT;
-        if (i >= report->reached) {
-            for (int k = 0; k < AIM_OBS_COUNT; k++)
-                row[k] = NAN;
-            continue;
-        }
-        double root;
-        if (aim_untied_mean(model, states + (size_t)i * n, &root) ||
-            aim_untied_observables_with_mean(
-                model, states + (size_t)i * n,
-                fast[i] + root - (i == 0 ? root : root0), row)) {
-            snprintf(report->message, sizeof report->message, "observables at tau = %g: %s",
-                     tau[i], aim_untied_error(model));
-            goto done;
-        }
-        if (i == 0)
-            root0 = root;
-    }
-    rc = 0;
-done:
+    const int rc = aim_ode_integrate(cfg, &fm, &x0, t, points, fast, &frep) == AIM_ODE_OK ? 0 : -1;
     if (rc)
-        report->status = AIM_ODE_FAILED;
+        snprintf(report->message, sizeof report->message, "fast phase of the %s: %.700s",
+                 aim_model_fast_name(m), frep.message);
     free(t);
-    free(fast);
     return rc;
 }
 
-static aim_ode_status run_untied(const aim_config *cfg, int d, const double *tau,
-                                 const double *start, double *obs,
-                                 aim_trajectory_moments *moments, aim_ode_report *report)
+/* cfg's model (exact start, or start) integrated on tau: observables per
+ * grid point into obs, its tracked moments into moments (may be NULL). */
+static aim_ode_status run_model(const aim_config *cfg, int d, const double *tau,
+                                const aim_measured_start *start, double *obs,
+                                aim_trajectory_moments *moments, aim_ode_report *report)
 {
     const int points = cfg->points;
-    const double d_out = cfg->ode_d > 0 ? cfg->ode_d : (double)d;
-    const int adiabatic = cfg->centring == AIM_RAW && cfg->mean_mode == AIM_MEAN_ADIABATIC;
-    char err[256];
-    aim_untied *model = aim_untied_create(cfg, d_out, cfg->rule, err, sizeof err);
-    if (!model) {
-        snprintf(report->message, sizeof report->message,
-                 "could not set up the untied hierarchy: %s", err);
+    char err[sizeof report->message];
+    double *y0, *states = NULL, *fast = NULL;
+    aim_model *m = model_at_start(cfg, d, start, &y0, err, sizeof err);
+    if (!m) {
+        snprintf(report->message, sizeof report->message, "%s", err);
         return report->status;
     }
-    const int n = aim_untied_size(model);
-    double *states = malloc(sizeof(double) * (size_t)points * n);
-    double *y0 = malloc(sizeof(double) * (size_t)n);
-    if (!states || !y0) {
+    const int n = aim_model_size(m);
+    const int has_fast = !isnan(aim_model_fast_start(m));
+    states = malloc(sizeof(double) * (size_t)points * n);
+    fast = has_fast ? malloc(sizeof(double) * (size_t)points) : NULL;
+    if (!states || (has_fast && !fast)) {
         snprintf(report->message, sizeof report->message, "out of memory");
         goto done;
     }
-    double mean0 = aim_untied_start_mean(model);
-    if (start) {
-        /* the seed's mean Tr S/sqrt d, from its m(K) = Tr S/d */
-        const int wk = aim_wordset_find(aim_hierarchy_words(aim_untied_hierarchy(model)), "K");
-        mean0 = cfg->centring == AIM_RAW ? start[wk] * sqrt((double)d) : 0.0;
-        aim_untied_set_start(model, start, mean0);
-    }
-    char warning[sizeof report->warning];
-    aim_untied_balance(model, warning, sizeof warning);
-    aim_untied_initial(model, y0);
-    if (adiabatic && aim_untied_settle(model, mean0)) {
-        snprintf(report->message, sizeof report->message, "%s", aim_untied_error(model));
-        goto done;
-    }
-    if (aim_untied_check(model, y0)) {
-        snprintf(report->message, sizeof report->message,
-                 "the start moments are not those of real U, V: %s", aim_untied_error(model));
-        goto done;
-    }
     const aim_ode_model om = {.size = n,
-                              .ctx = model,
-                              .rhs = untied_rhs,
-                              .error = untied_error,
-                              .state_name = aim_untied_state_name,
-                              .monitored = aim_untied_order_parameters(model),
-                              .margins = aim_untied_margin_count(model),
-                              .margin = untied_margins,
-                              .margin_text = untied_margin_text,
-                              .failure = untied_failure,
-                              .overlap = untied_overlap,
-                              .terms = untied_terms};
+                              .ctx = m,
+                              .rhs = model_rhs,
+                              .error = model_error,
+                              .state_name = model_state_name,
+                              .monitored = aim_model_monitored(m),
+                              .margins = aim_model_margin_count(m),
+                              .margin = model_margins,
+                              .margin_text = model_margin_text,
+                              .failure = model_failure,
+                              .overlap = model_overlap,
+                              .terms = aim_model_has_terms(m) ? model_terms : NULL};
     aim_ode_integrate(cfg, &om, y0, tau, points, states, report);
-    report->start_mean = mean0;
-    memcpy(report->warning, warning, sizeof warning);
+    if (!isnan(aim_model_start_mean(m)))
+        report->start_mean = aim_model_start_mean(m);
+    snprintf(report->warning, sizeof report->warning, "%s", aim_model_warning(m));
     if (report->stop == AIM_STOP_DIVERGED)
-        snprintf(report->message, sizeof report->message,
-                 "blow-up of the student mean by tau = %.6g: %s", report->tau, report->reason);
-    hierarchy_stop(cfg, report);
-    if (adiabatic) {
-        if (untied_composite(cfg, model, d_out, tau, states, n, mean0, obs, report))
-            goto done;
-    } else if (fill_observables(points, tau, states, n, obs, report, model,
-                                untied_observables, untied_error))
+        snprintf(report->message, sizeof report->message, "blow-up of the %s by tau = %.6g: %s",
+                 aim_model_divergence(m), report->tau, report->reason);
+    /* A truncated hierarchy can leave the moments of real matrices (its
+     * closure error grows with time): the rest is not a prediction. */
+    if (aim_model_is_hierarchy(m))
+        hierarchy_stop(cfg, report);
+    if (has_fast &&
+        integrate_fast(cfg, m, cfg->ode_d > 0 ? cfg->ode_d : (double)d, tau, fast, report)) {
+        report->status = AIM_ODE_FAILED;
         goto done;
-    if (moments) {
-        /* raw centring: the output's m(K) = mean / sqrt d at the d of the
-         * runs, as SGD measures it (the adiabatic state holds its limit 0) */
-        const int slot = aim_untied_k_slot(model);
-        for (int i = 0; cfg->centring == AIM_RAW && i < report->reached; i++)
-            states[(size_t)i * n + slot] =
-                obs[(size_t)i * AIM_OBS_COUNT + AIM_OBS_MEAN] / sqrt(d_out);
-        keep_moments(moments, points, n, report->reached, states, aim_untied_moment_name,
-                     model, report);
     }
+    if (fill_observables(m, points, tau, states, fast, obs, report))
+        goto done;
+    if (moments && aim_model_tracked_count(m) > 0)
+        keep_moments(m, points, states, obs, moments, report);
 done:
     free(states);
+    free(fast);
     free(y0);
-    aim_untied_free(model);
-    return report->status;
-}
-
-/* q: measured start (student and teacher), NULL for the exact one. */
-static aim_ode_status run_direct(const aim_config *cfg, int d, const double *tau,
-                                 const aim_overlaps *q, double *obs, aim_ode_report *report)
-{
-    /* the raw-mode mean equation needs d; the centred limit does not */
-    const double d_model =
-        cfg->centring == AIM_RAW ? (cfg->ode_d > 0 ? cfg->ode_d : (double)d) : 0.0;
-    const int n = AIM_DIRECT_SIZE, points = cfg->points;
-    aim_direct *model = aim_direct_create(cfg, d_model, cfg->rule);
-    double *states = malloc(sizeof(double) * (size_t)points * n);
-    if (!model || !states) {
-        snprintf(report->message, sizeof report->message,
-                 "could not set up the direct model: out of memory, or the "
-                 "quasi-random point set could not be whitened (raise ode.qmc_points)");
-        goto done;
-    }
-    double y0[AIM_DIRECT_SIZE];
-    if (q)
-        aim_direct_state_from(model, q, y0);
-    else
-        aim_direct_initial(model, y0);
-    const aim_ode_model om = {.size = n,
-                              .ctx = model,
-                              .rhs = direct_rhs,
-                              .error = direct_error,
-                              .state_name = aim_direct_state_name,
-                              .margins = AIM_DIRECT_MARGINS,
-                              .margin = direct_margins,
-                              .margin_text = direct_margin_text,
-                              .overlap = direct_overlap,
-                              .terms = direct_terms};
-    aim_ode_integrate(cfg, &om, y0, tau, points, states, report);
-    fill_observables(points, tau, states, n, obs, report, model, direct_observables,
-                     direct_error);
-done:
-    free(states);
-    aim_direct_free(model);
+    aim_model_free(m);
     return report->status;
 }
 
@@ -719,15 +459,6 @@ done:
     return report->status;
 }
 
-static aim_ode_status run_hierarchy(const aim_config *cfg, int d, const double *tau,
-                                    const double *start, double *obs,
-                                    aim_trajectory_moments *moments, aim_ode_report *report)
-{
-    return cfg->decomposition == AIM_TIED
-               ? run_tied(cfg, tau, start, obs, moments, report)
-               : run_untied(cfg, d, tau, start, obs, moments, report);
-}
-
 /* The truncation error estimate (theory/matrix.md sec. 6): the same run at
  * order M - 1, whose words are the first of the order-M word set (words
  * are ordered by length), so the same start serves. Where successive
@@ -736,7 +467,7 @@ static aim_ode_status run_hierarchy(const aim_config *cfg, int d, const double *
  * alternating it grows, and the run is cut at the first grid point whose
  * estimate passes hierarchy.tol (0: never). */
 static void truncation_estimate(const aim_config *cfg, int d, const double *tau,
-                                const double *start, double *obs,
+                                const aim_measured_start *start, double *obs,
                                 aim_trajectory_moments *moments, aim_ode_report *report)
 {
     const int points = cfg->points;
@@ -746,7 +477,7 @@ static void truncation_estimate(const aim_config *cfg, int d, const double *tau,
     double *est = malloc(sizeof *est * (size_t)points * 2);
     aim_ode_report rep;
     if (!low || !est ||
-        run_hierarchy(&lower, d, tau, start, low, NULL, &rep) == AIM_ODE_FAILED) {
+        run_model(&lower, d, tau, start, low, NULL, &rep) == AIM_ODE_FAILED) {
         free(low);
         free(est);
         report->status = AIM_ODE_FAILED;
@@ -808,7 +539,7 @@ aim_ode_status aim_trajectory_run(const aim_config *cfg, int d,
 }
 
 aim_ode_status aim_trajectory_run_full(const aim_config *cfg, int d,
-                                       const double *tau, const double *start,
+                                       const double *tau, const aim_measured_start *start,
                                        double *obs, aim_trajectory_moments *moments,
                                        aim_ode_report *report)
 {
@@ -819,22 +550,10 @@ aim_ode_status aim_trajectory_run_full(const aim_config *cfg, int d,
         memset(moments, 0, sizeof *moments);
     if (cfg->method == AIM_METHOD_MATRIX)
         return run_matrix(cfg, d, tau, obs, moments, report);
-    if (cfg->decomposition == AIM_DIRECT)
-        return run_direct(cfg, d, tau, NULL, obs, report);
-    run_hierarchy(cfg, d, tau, start, obs, moments, report);
-    if (report->status != AIM_ODE_FAILED && cfg->order >= 3)
+    run_model(cfg, d, tau, start, obs, moments, report);
+    if (report->status != AIM_ODE_FAILED && aim_model_ops_of(cfg)->hierarchy && cfg->order >= 3)
         truncation_estimate(cfg, d, tau, start, obs, moments, report);
     return report->status;
-}
-
-aim_ode_status aim_trajectory_run_direct_from(const aim_config *cfg, int d,
-                                              const double *tau, const aim_overlaps *q,
-                                              double *obs, aim_ode_report *report)
-{
-    memset(report, 0, sizeof *report);
-    report->status = AIM_ODE_FAILED;
-    report->tau_wr = report->tau_wr_se = report->noise_share = NAN;
-    return run_direct(cfg, d, tau, q, obs, report);
 }
 
 double aim_trajectory_recovery_time(int points, const double *tau,

@@ -6,6 +6,7 @@
 
 #include "config.h"
 #include "gauss.h"
+#include "model.h"
 #include "ode.h"
 #include "overlaps.h"
 
@@ -39,22 +40,15 @@ typedef struct {
 
 void aim_trajectory_moments_free(aim_trajectory_moments *m);
 
-/* aim_trajectory_run for any student. start: for tied students, the
- * moments of every word of length 0..cfg->order + 1 (aim_hierarchy_words
- * order) to start from, NULL for the exact large-d start; moments (may
- * be NULL) receives the tracked moments (free with
+/* aim_trajectory_run for any student. start: a measured start (e.g. an
+ * SGD seed's initial matrices at dimension d: the finite-d start; its
+ * field d is set here), NULL for the exact large-d one; moments (may be
+ * NULL) receives the tracked moments of a hierarchy (free with
  * aim_trajectory_moments_free). */
 aim_ode_status aim_trajectory_run_full(const aim_config *cfg, int d,
-                                       const double *tau, const double *start,
+                                       const double *tau, const aim_measured_start *start,
                                        double *obs, aim_trajectory_moments *moments,
                                        aim_ode_report *report);
-
-/* aim_trajectory_run for a direct student started from measured order
- * parameters q of student and teacher (e.g. an SGD seed's initial
- * matrices: the finite-d start). */
-aim_ode_status aim_trajectory_run_direct_from(const aim_config *cfg, int d,
-                                              const double *tau, const aim_overlaps *q,
-                                              double *obs, aim_ode_report *report);
 
 /* At the exact large-d start of cfg's student: the observables obs0 and
  * d overlap/d tau from the right-hand side (d: the dimension of a raw

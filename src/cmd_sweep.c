@@ -787,7 +787,9 @@ static void run_point(const aim_config *cfg, point_result *r)
         set_outcome(r, "failed", "could not measure the start moments of SGD seed sgd.seed");
     } else {
         aim_grid_fill(cfg, tau);
-        aim_ode_status st = aim_trajectory_run_full(cfg, cfg->d, tau, start, obs, NULL, &rep);
+        aim_ode_status st =
+            aim_trajectory_run_full(cfg, cfg->d, tau, start ? &(aim_measured_start){.moments = start} : NULL,
+                                    obs, NULL, &rep);
         if (st == AIM_ODE_FAILED || rep.reached < 1) {
             set_outcome(r, "failed", rep.message);
         } else {

@@ -605,7 +605,9 @@ static int cmd_ode(int argc, char **argv)
         free(obs);
         return AIM_EXIT_RUNTIME;
     }
-    aim_ode_status st = aim_trajectory_run_full(cfg, ro.dims[0], tau, start, obs, &mom, &rep);
+    aim_ode_status st = aim_trajectory_run_full(cfg, ro.dims[0], tau,
+                                                start ? &(aim_measured_start){.moments = start} : NULL,
+                                                obs, &mom, &rep);
     free(start);
     if (rep.warning[0])
         fprintf(stderr, "aimdyn ode: warning: the balance condition |tA_k(0) - tB_k(0)| >= "
@@ -1003,8 +1005,9 @@ static int compare_student(const run_options *ro, const aim_config *cfg, aim_ato
                 snprintf(per_run.name, sizeof per_run.name, "%.110s-d%d", name, d);
             aim_ode_report rep;
             aim_trajectory_moments mom;
-            if (aim_trajectory_run_full(&per_run, d, tau, start, ode + r * block, &mom, &rep) ==
-                AIM_ODE_FAILED) {
+            if (aim_trajectory_run_full(&per_run, d, tau,
+                                        start ? &(aim_measured_start){.moments = start} : NULL,
+                                        ode + r * block, &mom, &rep) == AIM_ODE_FAILED) {
                 fprintf(stderr, "aimdyn compare: ODE: %s\n", rep.message);
                 aim_trajectory_moments_free(&mom);
                 goto done;

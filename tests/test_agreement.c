@@ -302,7 +302,8 @@ static void paired_mean_residual(const aim_config *base, int d, int seeds, uint6
         for (int c = 0; c < 2; c++) {
             double ode[16 * AIM_OBS_COUNT];
             aim_ode_report rep;
-            assert_int_equal(aim_trajectory_run_full(&one, d, c ? slow_tau : tau, start, ode,
+            assert_int_equal(aim_trajectory_run_full(&one, d, c ? slow_tau : tau,
+                                                     &(aim_measured_start){.moments = start}, ode,
                                                      NULL, &rep),
                              AIM_ODE_OK);
             for (int i = 0; i < points; i++)

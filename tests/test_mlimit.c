@@ -326,7 +326,8 @@ static void paired_gaps(const aim_config *cfg, int D, double *gap, double *se)
         if (c.decomposition == AIM_DIRECT) {
             aim_overlaps q;
             aim_mlimit_overlaps(m, &q);
-            assert_int_equal(aim_trajectory_run_direct_from(&c, D, tau, &q, model, &rep),
+            assert_int_equal(aim_trajectory_run_full(&c, D, tau, &(aim_measured_start){.q = &q}, model,
+                                                     NULL, &rep),
                              AIM_ODE_OK);
         } else {
             /* the hierarchy's words up to M + 1, measured on the replica */
@@ -337,7 +338,8 @@ static void paired_gaps(const aim_config *cfg, int D, double *gap, double *se)
             double *start = malloc(sizeof *start * (size_t)aim_wordset_count(ws));
             assert_non_null(start);
             assert_int_equal(aim_mlimit_words(m, ws, aim_wordset_max_len(ws), start), 0);
-            assert_int_equal(aim_trajectory_run_full(&c, D, tau, start, model, NULL, &rep),
+            assert_int_equal(aim_trajectory_run_full(&c, D, tau, &(aim_measured_start){.moments = start}, model,
+                                                     NULL, &rep),
                              AIM_ODE_OK);
             free(start);
             aim_tied_free(h);

@@ -1,0 +1,99 @@
+/* The tied student (S = W W^T) as an aim_model: its truncated moment
+ * hierarchy (tied.h), tracking the moments of every word it integrates. */
+#include <stdio.h>
+#include <string.h>
+
+#include "model.h"
+#include "tied.h"
+
+static void *tied_create(const aim_config *cfg, double d, char *err, size_t n)
+{
+    (void)d; /* the tied hierarchy is the limit d -> infinity */
+    char why[256];
+    aim_tied *m = aim_tied_create(cfg, cfg->rule, why, sizeof why);
+    if (!m)
+        snprintf(err, n, "could not set up the tied hierarchy: %s", why);
+    return m;
+}
+
+static void tied_free(void *c) { aim_tied_free(c); }
+
+static int tied_size(const void *c) { return aim_tied_size(c); }
+
+static int tied_monitored(const void *c) { return aim_tied_order_parameters(c); }
+
+static int tied_initial(void *c, const aim_measured_start *start, double *y0, char *err, size_t n)
+{
+    if (start && start->moments)
+        aim_tied_set_start(c, start->moments);
+    aim_tied_initial(c, y0);
+    if (aim_tied_check(c, y0)) {
+        snprintf(err, n,
+                 "the start moments are not those of a positive semi-definite S and a "
+                 "symmetric S*: %s",
+                 aim_tied_error(c));
+        return -1;
+    }
+    return 0;
+}
+
+static int tied_rhs(void *c, const double *y, double *dy) { return aim_tied_rhs(c, y, dy); }
+
+static const char *tied_error(const void *c) { return aim_tied_error(c); }
+
+static const char *tied_state_name(const void *c, int i)
+{
+    return aim_tied_state_name((void *)c, i);
+}
+
+static int tied_margin_count(const void *c) { return aim_tied_margin_count(c); }
+
+static void tied_margins(void *c, const double *y, double *g) { aim_tied_margins(c, y, g); }
+
+static const char *tied_margin_text(const void *c, int k) { return aim_tied_margin_text(c, k); }
+
+static aim_model_failure tied_failure(const void *c)
+{
+    return aim_tied_left_valid(c) ? AIM_MODEL_FAILURE_INVALID : AIM_MODEL_FAILURE_NONE;
+}
+
+static double tied_overlap(void *c, const double *y) { return aim_tied_overlap(c, y); }
+
+static int tied_terms(void *c, const double *y, double *gradient, double *noise, double *decay)
+{
+    return aim_tied_terms(c, y, gradient, noise, decay);
+}
+
+static int tied_observables(void *c, const double *y, double *obs)
+{
+    return aim_tied_observables(c, y, obs);
+}
+
+static void tied_tracked(const void *c, const double *y, const double *obs, double *out)
+{
+    (void)obs;
+    memcpy(out, y, sizeof *out * (size_t)aim_tied_size(c));
+}
+
+const aim_model_ops aim_tied_model_ops = {
+    .name = "tied",
+    .hierarchy = 1,
+    .create = tied_create,
+    .free = tied_free,
+    .size = tied_size,
+    .monitored = tied_monitored,
+    .initial = tied_initial,
+    .rhs = tied_rhs,
+    .error = tied_error,
+    .state_name = tied_state_name,
+    .margin_count = tied_margin_count,
+    .margins = tied_margins,
+    .margin_text = tied_margin_text,
+    .failure = tied_failure,
+    .overlap = tied_overlap,
+    .terms = tied_terms,
+    .observables = tied_observables,
+    .tracked_count = tied_size,
+    .tracked_name = tied_state_name,
+    .tracked = tied_tracked,
+};
