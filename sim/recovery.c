@@ -9,12 +9,10 @@
 #include <gsl/gsl_sf_hermite.h>
 #include <gsl/gsl_sort.h>
 
-#include "compare.h"
 #include "gauss.h"
 #include "grid.h"
 #include "hierarchy.h"
 #include "outmap.h"
-#include "sgd.h"
 #include "trajectory.h"
 
 
@@ -272,34 +270,17 @@ double aim_recovery_median(int n, const double *x, const double *stop)
     return med;
 }
 
-/* The limit ODE from seed's initial matrices at dimension d. */
-static int seed_run(const aim_config *cfg, int d, uint64_t seed, const double *tau,
-                    double *obs, aim_ode_report *rep, char *err, size_t n)
+/* The limit ODE from seed's start at dimension d, measured by source. */
+static int seed_run(const aim_config *cfg, int d, uint64_t seed, const aim_start_source *source,
+                    const double *tau, double *obs, aim_ode_report *rep, char *err, size_t n)
 {
     aim_config c = *cfg;
     c.seed = seed;
-    if (cfg->decomposition == AIM_DIRECT) {
-        aim_sgd *sgd = aim_sgd_create(&c, d, seed);
-        if (!sgd) {
-            snprintf(err, n, "could not draw the matrices of seed %llu at d = %d",
-                     (unsigned long long)seed, d);
-            return -1;
-        }
-        aim_overlaps q;
-        aim_sgd_overlaps(sgd, &q);
-        aim_sgd_free(sgd);
-        aim_trajectory_run_full(&c, d, tau, &(aim_measured_start){.q = &q}, obs, NULL, rep);
-    } else {
-        c.start = AIM_START_SEED;
-        double *start = aim_compare_seed_start(&c, d);
-        if (!start) {
-            snprintf(err, n, "could not measure the start of seed %llu at d = %d",
-                     (unsigned long long)seed, d);
-            return -1;
-        }
-        aim_trajectory_run_full(&c, d, tau, &(aim_measured_start){.moments = start}, obs, NULL, rep);
-        free(start);
-    }
+    aim_measured_start start;
+    if (source->measure(&c, d, seed, &start, err, n))
+        return -1;
+    aim_trajectory_run_full(&c, d, tau, &start, obs, NULL, rep);
+    source->release(&start);
     if (rep->status == AIM_ODE_FAILED || rep->reached < 1) {
         snprintf(err, n, "%.250s", rep->message);
         return -1;
@@ -321,7 +302,8 @@ void aim_recovery_finite_free(aim_recovery_finite *f)
 }
 
 int aim_recovery_finite_run(const aim_config *cfg, int d, int seeds, int progress,
-                            aim_recovery_finite *out, char *err, size_t n)
+                            const aim_start_source *source, aim_recovery_finite *out,
+                            char *err, size_t n)
 {
     memset(out, 0, sizeof *out);
     const int points = cfg->points;
@@ -350,7 +332,8 @@ int aim_recovery_finite_run(const aim_config *cfg, int d, int seeds, int progres
         const uint64_t seed = cfg->seed + (uint64_t)s;
         /* a seed whose ODE fails is marked with its reason; the others go
          * on (it counts as stopped, unrecovered, where it stopped) */
-        if (seed_run(cfg, d, seed, tau, obs, &rep, out->failure[s], sizeof out->failure[s])) {
+        if (seed_run(cfg, d, seed, source, tau, obs, &rep, out->failure[s],
+                     sizeof out->failure[s])) {
             out->failed++;
             out->start_overlap[s] = rep.reached >= 1 ? obs[AIM_OBS_OVERLAP] : NAN;
             out->tau_wr[s] = out->overlap_end[s] = NAN;

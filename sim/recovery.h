@@ -16,8 +16,10 @@
 #define AIM_RECOVERY_H
 
 #include <stddef.h>
+#include <stdint.h>
 
 #include "config.h"
+#include "model.h"
 #include "ode.h"
 
 typedef enum {
@@ -72,12 +74,25 @@ typedef struct {
     double median_tau;     /* aim_recovery_median of tau_wr, tau_end */
 } aim_recovery_finite;
 
-/* Returns 0, or -1 with the reason in err (out of memory); a seed whose
- * ODE fails is marked (failure[s]) and the others still run. Progress
+/* Where a seed's finite-d start comes from: measure fills *start (its
+ * storage lives until release), returning 0, or -1 with the reason in
+ * err. validate/ measures it on the seed's initial matrices
+ * (aim_compare_measure_start, aim_compare_release_start); the ODE layer
+ * only consumes the value. */
+typedef struct {
+    int (*measure)(const aim_config *cfg, int d, uint64_t seed, aim_measured_start *start,
+                   char *err, size_t n);
+    void (*release)(aim_measured_start *start);
+} aim_start_source;
+
+/* The limit ODE from each of `seeds` seeds' starts (seeds cfg->seed, ...)
+ * at dimension d. Returns 0, or -1 with the reason in err (out of memory);
+ * a seed whose ODE fails is marked (failure[s]) and the others still run. Progress
  * (one line per seed) on stderr when progress is non-zero. Free with
  * aim_recovery_finite_free. */
 int aim_recovery_finite_run(const aim_config *cfg, int d, int seeds, int progress,
-                            aim_recovery_finite *out, char *err, size_t n);
+                            const aim_start_source *source, aim_recovery_finite *out,
+                            char *err, size_t n);
 void aim_recovery_finite_free(aim_recovery_finite *f);
 
 /* Median over n seeds of recovery times x (NAN: not recovered): a seed

@@ -10,9 +10,14 @@
 #include <gsl/gsl_fit.h>
 
 #include "cli.h"
+#include "compare.h"
 #include "recovery.h"
 #include "tsv.h"
 #include "version.h"
+
+/* finite-d starts measured on SGD seeds' initial matrices */
+static const aim_start_source seed_starts = {aim_compare_measure_start,
+                                             aim_compare_release_start};
 
 #define MAX_DIMS 8
 #define MAX_SETS 64
@@ -507,7 +512,7 @@ int aim_cmd_recovery(int argc, char **argv)
     memset(f, 0, sizeof f);
     int exit_code = 0;
     for (int i = 0; finite && i < o.ndims && !exit_code; i++) {
-        if (aim_recovery_finite_run(cfg, o.dims[i], cfg->seeds, 1, &f[i], err, sizeof err)) {
+        if (aim_recovery_finite_run(cfg, o.dims[i], cfg->seeds, 1, &seed_starts, &f[i], err, sizeof err)) {
             fprintf(stderr, "aimdyn recovery: %s\n", err);
             exit_code = AIM_EXIT_RUNTIME;
         }

@@ -46,6 +46,10 @@
 #include "recovery.h"
 #include "trajectory.h"
 
+/* finite-d starts measured on SGD seeds' initial matrices */
+static const aim_start_source seed_starts = {aim_compare_measure_start,
+                                             aim_compare_release_start};
+
 #define Z_TOL 4.0 /* standard errors of the extrapolated SGD mean */
 
 /* Runs cfg->seeds seeds of SGD on tau (points) into mean and se. */
@@ -419,7 +423,7 @@ static void test_finite_escape(void **state)
     assert_int_equal(aim_compare_run_sgd(&cfg, ESC_D, tau, ESC_POINTS, obs, reached), 0);
     aim_recovery_finite f;
     char err[1024];
-    if (aim_recovery_finite_run(&cfg, ESC_D, ESC_SEEDS, 0, &f, err, sizeof err))
+    if (aim_recovery_finite_run(&cfg, ESC_D, ESC_SEEDS, 0, &seed_starts, &f, err, sizeof err))
         fail_msg("%s", err);
     double sum = 0.0, sum2 = 0.0;
     int n = 0;

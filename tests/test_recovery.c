@@ -21,8 +21,13 @@
 
 #include <gsl/gsl_errno.h>
 
+#include "compare.h"
 #include "recovery.h"
 #include "sgd.h"
+
+/* finite-d starts measured on SGD seeds' initial matrices */
+static const aim_start_source seed_starts = {aim_compare_measure_start,
+                                             aim_compare_release_start};
 
 #define MAX_ASSIGN 10
 
@@ -251,7 +256,7 @@ static void test_finite_start(void **state)
     configure(&cfg, assign);
     aim_recovery_finite f;
     char err[1024];
-    if (aim_recovery_finite_run(&cfg, 64, 3, 0, &f, err, sizeof err))
+    if (aim_recovery_finite_run(&cfg, 64, 3, 0, &seed_starts, &f, err, sizeof err))
         fail_msg("%s", err);
     for (int s = 0; s < 3; s++) {
         aim_sgd *sgd = aim_sgd_create(&cfg, 64, cfg.seed + (uint64_t)s);
@@ -284,7 +289,7 @@ static void test_finite_raw_mean(void **state)
     configure(&cfg, assign);
     aim_recovery_finite f;
     char err[1024];
-    if (aim_recovery_finite_run(&cfg, 100, 3, 0, &f, err, sizeof err))
+    if (aim_recovery_finite_run(&cfg, 100, 3, 0, &seed_starts, &f, err, sizeof err))
         fail_msg("%s", err);
     printf("d = 100: %d of 3 seeds recover, median tau_wr %.4g\n", f.escaped, f.median_tau);
     assert_int_equal(f.escaped, 3);

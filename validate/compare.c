@@ -403,3 +403,40 @@ double *aim_compare_seed_start(const aim_config *cfg, int d)
     aim_compare_alphabet(cfg, &ab);
     return aim_compare_seed_moments(cfg, d, &ab, cfg->order + 1);
 }
+
+int aim_compare_measure_start(const aim_config *cfg, int d, uint64_t seed,
+                              aim_measured_start *start, char *err, size_t n)
+{
+    aim_config c = *cfg;
+    c.seed = seed;
+    memset(start, 0, sizeof *start);
+    if (!aim_model_ops_of(cfg)->hierarchy) {
+        aim_overlaps *q = malloc(sizeof *q);
+        aim_sgd *sgd = q ? aim_sgd_create(&c, d, seed) : NULL;
+        if (!sgd) {
+            free(q);
+            snprintf(err, n, "could not draw the matrices of seed %llu at d = %d",
+                     (unsigned long long)seed, d);
+            return -1;
+        }
+        aim_sgd_overlaps(sgd, q);
+        aim_sgd_free(sgd);
+        start->q = q;
+        return 0;
+    }
+    c.start = AIM_START_SEED;
+    if (!(start->moments = aim_compare_seed_start(&c, d))) {
+        snprintf(err, n, "could not measure the start of seed %llu at d = %d",
+                 (unsigned long long)seed, d);
+        return -1;
+    }
+    return 0;
+}
+
+void aim_compare_release_start(aim_measured_start *start)
+{
+    /* the storage aim_compare_measure_start allocated */
+    free((void *)start->q);
+    free((void *)start->moments);
+    memset(start, 0, sizeof *start);
+}

@@ -5,6 +5,7 @@
 #define AIM_COMPARE_H
 
 #include "config.h"
+#include "model.h"
 #include "overlaps.h"
 #include "sgd.h"
 #include "words.h"
@@ -50,6 +51,16 @@ void aim_compare_alphabet(const aim_config *cfg, aim_alphabet *ab);
  * on SGD seed cfg->seed at dimension d: aim_compare_seed_moments of its
  * alphabet up to length cfg->order + 1. NULL with a message on stderr. */
 double *aim_compare_seed_start(const aim_config *cfg, int d);
+
+/* The start of cfg's student measured on the initial matrices of SGD seed
+ * `seed` at dimension d, as the plain value the ODE layer consumes: a
+ * direct student's order parameters, a hierarchy's moments. Its storage
+ * is malloc'ed; free it with aim_compare_release_start. Returns 0, or -1
+ * with the reason in err (size n). The aim_start_source of sim/recovery.h
+ * takes these two functions. */
+int aim_compare_measure_start(const aim_config *cfg, int d, uint64_t seed,
+                              aim_measured_start *start, char *err, size_t n);
+void aim_compare_release_start(aim_measured_start *start);
 
 /* Moments Tr(w)/d of every word of the alphabet ab (tied {"ST", "ST"},
  * untied aim_untied_alphabet) of length 0..max_len, measured from the
