@@ -7,7 +7,6 @@
 
 #include "mlimit.h"
 #include "model.h"
-#include "untied.h"
 
 /* aim_ode_model's operations on an aim_model (the ODE layer knows no
  * decomposition). */
@@ -304,12 +303,12 @@ static aim_wordset *matrix_tracked_words(const aim_config *cfg, int **tracked, i
 {
     *tracked = NULL;
     *count = 0;
-    if (cfg->decomposition == AIM_DIRECT)
+    const aim_model_ops *ops = aim_model_ops_of(cfg);
+    if (!ops->hierarchy)
         return NULL;
-    aim_alphabet ab = {"ST", "ST"};
-    if (cfg->decomposition == AIM_UNTIED)
-        aim_untied_alphabet(cfg, &ab);
-    const char *moving = cfg->decomposition == AIM_TIED ? "S" : "ABKk";
+    aim_alphabet ab;
+    ops->alphabet(cfg, &ab);
+    const char *moving = ops->moving;
     aim_wordset *ws = aim_wordset_create(&ab, cfg->order);
     if (!ws || !(*tracked = malloc(sizeof **tracked * (size_t)aim_wordset_count(ws)))) {
         aim_wordset_free(ws);
@@ -349,7 +348,7 @@ static aim_ode_status run_matrix(const aim_config *cfg, int d, const double *tau
     double *row = malloc(sizeof *row * (size_t)width);
     int reached = points, crossed = 0;
     double twr_sum = 0.0, twr_sq = 0.0;
-    if ((cfg->decomposition != AIM_DIRECT && !ws) || !acc || !all || !row) {
+    if ((aim_model_ops_of(cfg)->hierarchy && !ws) || !acc || !all || !row) {
         snprintf(report->message, sizeof report->message, "out of memory");
         goto done;
     }

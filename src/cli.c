@@ -27,11 +27,12 @@ int aim_cli_hierarchy_fits(const char *cmd, const aim_config *cfg, int order)
 {
     /* the largest size noted so far: a sweep loads a configuration per point */
     static double noted = 0.0;
-    if (cfg->decomposition == AIM_DIRECT)
+    const aim_model_ops *ops = aim_model_ops_of(cfg);
+    if (!ops->hierarchy)
         return 0;
     aim_alphabet ab;
-    aim_compare_alphabet(cfg, &ab);
-    const char *kind = cfg->decomposition == AIM_TIED ? "tied" : "untied";
+    ops->alphabet(cfg, &ab);
+    const char *kind = ops->name;
     const double equations = aim_hierarchy_equations(&ab, "Tt", order);
     if (equations > AIM_HIERARCHY_MAX_EQUATIONS) {
         int fits = order;

@@ -779,7 +779,7 @@ static void run_point(const aim_config *cfg, point_result *r)
     double *tau = malloc(sizeof(double) * (size_t)points);
     double *obs = malloc(sizeof(double) * (size_t)points * AIM_OBS_COUNT);
     double *start = NULL;
-    const int seeded = cfg->decomposition != AIM_DIRECT && cfg->start == AIM_START_SEED;
+    const int seeded = aim_model_ops_of(cfg)->hierarchy && cfg->start == AIM_START_SEED;
     aim_ode_report rep;
     if (!tau || !obs) {
         set_outcome(r, "failed", "out of memory");

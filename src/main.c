@@ -22,8 +22,6 @@
 #include "sgd.h"
 #include "trajectory.h"
 #include "tsv.h"
-#include "tied.h"
-#include "untied.h"
 #include "version.h"
 #include "words.h"
 
@@ -433,14 +431,15 @@ static int parse_run_options(const char *cmd, int argc, char **argv,
         return -1;
     if (students && parse_students(students, ro))
         return -1;
-    if (ro->order_given && ro->cfg.decomposition == AIM_DIRECT && !is_hierarchy &&
+    const int hierarchy = aim_model_ops_of(&ro->cfg)->hierarchy;
+    if (ro->order_given && !hierarchy && !is_hierarchy &&
         !ro->nstudents) {
         fprintf(stderr, "aimdyn %s: --order applies to tied and untied students only "
                         "(model.decomposition = tied | untied)\n", cmd);
         return -1;
     }
     /* compare's --order list replaces hierarchy.order, which the load checked */
-    for (int q = 0; is_compare && ro->cfg.decomposition != AIM_DIRECT && q < ro->norders; q++)
+    for (int q = 0; is_compare && hierarchy && q < ro->norders; q++)
         if (aim_cli_hierarchy_fits(cmd, &ro->cfg, ro->orders[q]))
             return -1;
     if (ro->ndims == 0)
@@ -468,14 +467,6 @@ static int parse_run_options(const char *cmd, int argc, char **argv,
     return is_sgd || !aim_tsv_prepare_dir(&ro->cfg) ? 0 : -1;
 }
 
-static const char *closure_name(aim_closure c)
-{
-    return c == AIM_CLOSURE_ALIGNED    ? "aligned"
-           : c == AIM_CLOSURE_CUMULANT ? "cumulant"
-           : c == AIM_CLOSURE_FREE     ? "free"
-                                       : "initial";
-}
-
 /* Writes DIR/NAME-ode.tsv into path: renamed into place now (set NULL)
  * or with set. */
 static int write_ode_file(const aim_config *cfg, int d, const double *tau,
@@ -490,9 +481,8 @@ static int write_ode_file(const aim_config *cfg, int d, const double *tau,
         return -1;
     FILE *f = aim_tsv_stream(tsv);
     aim_tsv_metadata(tsv, "ode", cfg);
-    const int untied_stiff = cfg->decomposition == AIM_UNTIED && cfg->centring == AIM_RAW &&
-                             cfg->mean_mode == AIM_MEAN_STIFF;
-    if (cfg->method == AIM_METHOD_MATRIX)
+    const int matrix = cfg->method == AIM_METHOD_MATRIX;
+    if (matrix)
         fprintf(f, "# ode: the limit process simulated with matrices (theory/matrix.md): "
                    "D = %d, %d replicas (seeds %llu..), Euler-Maruyama step %.6g; the "
                    "columns are replica means%s\n",
@@ -500,37 +490,9 @@ static int write_ode_file(const aim_config *cfg, int d, const double *tau,
                 cfg->matrix_dtau > 0.0 ? cfg->matrix_dtau : cfg->horizon / 512.0,
                 mom && mom->obs_se ? ", X_se their standard errors" : "");
     else
-    fprintf(f, "# ode: %s; n = tau d^2 / eta and t = tau d for d = %d\n",
-            untied_stiff ? "the stiff system at the finite d of ode.d (or sgd.d)"
-            : cfg->centring == AIM_RAW && cfg->decomposition == AIM_UNTIED
-                ? "limit d -> infinity; the mean's start and fast phase at this d"
-            : cfg->centring == AIM_RAW ? "limit d -> infinity for the order parameters, finite d "
-                                         "for the raw mean"
-                                       : "limit d -> infinity",
-            d);
-    const char *start_text =
-        cfg->start == AIM_START_SEED ? "measured from SGD seed sgd.seed at sgd.d" : "exact";
-    if (cfg->decomposition == AIM_TIED && cfg->method != AIM_METHOD_MATRIX)
-        fprintf(f, "# tied hierarchy: order M = %d (%d equations), closure %s, start %s; "
-                   "m(w) = Tr(w)/d, S student, T teacher\n",
-                cfg->order, mom ? mom->count : 0, closure_name(cfg->closure), start_text);
-    if (cfg->decomposition == AIM_UNTIED && cfg->method != AIM_METHOD_MATRIX) {
-        fprintf(f, "# untied hierarchy: order M = %d (%d equations), closure %s, start %s; "
-                   "m(w) = Tr(w)/d, A = U U^T, B = V V^T (m(A^k) = tA_k, m(B^k) = tB_k), "
-                   "K = U V^T = S, k = V U^T, T teacher, t its transpose\n",
-                cfg->order, mom ? mom->count : 0, closure_name(cfg->closure), start_text);
-        if (cfg->centring == AIM_RAW)
-            fprintf(f, "# mean: %s\n",
-                    cfg->mean_mode == AIM_MEAN_ADIABATIC
-                        ? "adiabatic limit: the fast phase on t = d tau with frozen moments, "
-                          "then the critical manifold dR/dm = 0 on tau (composite)"
-                        : "stiff system at finite d, integrated with the moments");
-    }
-    if (cfg->decomposition == AIM_UNTIED && cfg->centring == AIM_RAW)
-        fprintf(f, "# start: student mean Tr S/sqrt d = %.6g (0, or its typical size "
-                   "sqrt(rho v v_V/d) when 0 is an unstable critical point of the fast "
-                   "flow; measured for a seed start)\n",
-                rep->start_mean);
+        fprintf(f, "# ode: %s; n = tau d^2 / eta and t = tau d for d = %d\n",
+                aim_model_limit_text(cfg), d);
+    aim_model_describe(cfg, mom ? mom->count : 0, rep->start_mean, matrix, f);
     if (rep->warning[0])
         fprintf(f, "# warning: balance condition (hierarchy.balance = %g) violated: %s\n",
                 cfg->balance, rep->warning);
@@ -599,7 +561,7 @@ static int cmd_ode(int argc, char **argv)
     aim_ode_report rep;
     aim_trajectory_moments mom;
     double *start = NULL;
-    if (cfg->decomposition != AIM_DIRECT && cfg->start == AIM_START_SEED &&
+    if (aim_model_ops_of(cfg)->hierarchy && cfg->start == AIM_START_SEED &&
         !(start = aim_compare_seed_start(cfg, ro.dims[0]))) {
         free(tau);
         free(obs);
@@ -652,31 +614,21 @@ static int cmd_hierarchy(int argc, char **argv)
     int rc = parse_run_options("hierarchy", argc, argv, &ro);
     if (rc)
         return rc > 0 ? 0 : AIM_EXIT_USAGE;
-    if (ro.cfg.decomposition == AIM_DIRECT) {
+    if (!aim_model_ops_of(&ro.cfg)->hierarchy) {
         fprintf(stderr, "aimdyn hierarchy: model.decomposition = direct has no moment "
                         "hierarchy (direct attention closes in Omega, Psi and the "
                         "trace: theory/direct.md); allowed: model.decomposition = tied | "
                         "untied\n");
         return AIM_EXIT_USAGE;
     }
-    char err[256];
-    if (ro.cfg.decomposition == AIM_UNTIED) {
-        aim_untied *model = aim_untied_create(&ro.cfg, ro.cfg.d, ro.cfg.rule, err, sizeof err);
-        if (!model) {
-            fprintf(stderr, "aimdyn hierarchy: %s\n", err);
-            return AIM_EXIT_RUNTIME;
-        }
-        aim_hierarchy_print(aim_untied_hierarchy(model), stdout, ro.latex);
-        aim_untied_free(model);
-        return 0;
-    }
-    aim_tied *model = aim_tied_create(&ro.cfg, ro.cfg.rule, err, sizeof err);
+    char err[512];
+    aim_model *model = aim_model_create(&ro.cfg, ro.cfg.d, err, sizeof err);
     if (!model) {
         fprintf(stderr, "aimdyn hierarchy: %s\n", err);
         return AIM_EXIT_RUNTIME;
     }
-    aim_hierarchy_print(aim_tied_hierarchy(model), stdout, ro.latex);
-    aim_tied_free(model);
+    aim_hierarchy_print(aim_model_equations(model), stdout, ro.latex);
+    aim_model_free(model);
     return 0;
 }
 
@@ -740,7 +692,7 @@ static int run_sgd(const aim_config *cfg, int d, const double *tau, double *mean
         fprintf(stderr, "aimdyn sgd: out of memory\n");
         goto done;
     }
-    if (cfg->decomposition != AIM_DIRECT) {
+    if (aim_model_ops_of(cfg)->hierarchy) {
         aim_alphabet ab;
         aim_compare_alphabet(cfg, &ab);
         ws = aim_wordset_create(&ab, cfg->order);
@@ -945,7 +897,7 @@ typedef struct {
 static int compare_student(const run_options *ro, const aim_config *cfg, aim_atomic_set *set,
                            FILE *wrote, compare_result *res)
 {
-    const int points = cfg->points, tied = cfg->decomposition != AIM_DIRECT;
+    const int points = cfg->points, tied = aim_model_ops_of(cfg)->hierarchy;
     /* a direct student has one closed ODE whatever the orders asked for
      * the others (compare --students) */
     const int nord = tied ? ro->norders : 1;

@@ -24,6 +24,32 @@ const aim_model_ops *aim_model_ops_of(const aim_config *cfg)
     return kind < sizeof registry / sizeof *registry ? registry[kind] : NULL;
 }
 
+const char *aim_model_limit_text(const aim_config *cfg)
+{
+    const aim_model_ops *ops = aim_model_ops_of(cfg);
+    if (ops && ops->limit_text)
+        return ops->limit_text(cfg);
+    return cfg->centring == AIM_RAW
+               ? "limit d -> infinity for the order parameters, finite d for the raw mean"
+               : "limit d -> infinity";
+}
+
+void aim_model_describe(const aim_config *cfg, int equations, double start_mean, int matrix,
+                        FILE *out)
+{
+    const aim_model_ops *ops = aim_model_ops_of(cfg);
+    if (ops && ops->describe)
+        ops->describe(cfg, equations, start_mean, matrix, out);
+}
+
+const char *aim_model_closure_name(aim_closure c)
+{
+    return c == AIM_CLOSURE_ALIGNED    ? "aligned"
+           : c == AIM_CLOSURE_CUMULANT ? "cumulant"
+           : c == AIM_CLOSURE_FREE     ? "free"
+                                       : "initial";
+}
+
 aim_model *aim_model_create(const aim_config *cfg, double d, char *err, size_t n)
 {
     const aim_model_ops *ops = aim_model_ops_of(cfg);
@@ -55,6 +81,11 @@ void aim_model_free(aim_model *m)
 const char *aim_model_name(const aim_model *m) { return m->ops->name; }
 
 int aim_model_is_hierarchy(const aim_model *m) { return m->ops->hierarchy; }
+
+const aim_hierarchy *aim_model_equations(const aim_model *m)
+{
+    return m->ops->equations ? m->ops->equations(m->content) : NULL;
+}
 
 int aim_model_size(const aim_model *m) { return m->ops->size(m->content); }
 

@@ -14,9 +14,11 @@
 #define AIM_MODEL_H
 
 #include <stddef.h>
+#include <stdio.h>
 
 #include "config.h"
 #include "gauss.h"
+#include "hierarchy.h"
 #include "overlaps.h"
 
 typedef struct aim_model aim_model;
@@ -51,6 +53,12 @@ typedef struct {
     /* a truncated moment hierarchy: its order and closure apply, and its
      * truncation error is estimated against order - 1 */
     int hierarchy;
+    /* hierarchies: the letters of its words (student and teacher) and
+     * those the student moves; a word is tracked when it has one of them */
+    void (*alphabet)(const aim_config *cfg, aim_alphabet *ab);
+    const char *moving;
+    /* hierarchies: the generated system */
+    const aim_hierarchy *(*equations)(const void *c);
     /* d: the dimension of the runs where the model needs one (raw
      * centring); NULL with a message in err (size n) */
     void *(*create)(const aim_config *cfg, double d, char *err, size_t n);
@@ -75,6 +83,14 @@ typedef struct {
     aim_model_failure (*failure)(const void *c);
     /* optional: what diverged, worded for a stop message */
     const char *divergence;
+    /* optional: what the integrated system is, for an output's header
+     * (default: the limit d -> infinity, with a raw mean at finite d) */
+    const char *(*limit_text)(const aim_config *cfg);
+    /* optional: header lines on the model (the hierarchy's order, size,
+     * closure, letters; a raw mean's start): equations, the size of the
+     * state; matrix: the run used ode.method = matrix, not the model's ODE */
+    void (*describe)(const aim_config *cfg, int equations, double start_mean, int matrix,
+                     FILE *out);
     /* the teacher overlap at y */
     double (*overlap)(void *c, const double *y);
     /* optional: the rhs split into gradient, noise and decay terms */
@@ -105,6 +121,14 @@ typedef struct {
 /* The operations of cfg's student (cfg->decomposition), NULL for none. */
 const aim_model_ops *aim_model_ops_of(const aim_config *cfg);
 
+/* The header lines of an output made with cfg's student (ops limit_text
+ * and describe; see there). */
+const char *aim_model_limit_text(const aim_config *cfg);
+void aim_model_describe(const aim_config *cfg, int equations, double start_mean, int matrix,
+                        FILE *out);
+/* "aligned", "cumulant", "free", "initial" */
+const char *aim_model_closure_name(aim_closure c);
+
 /* The model of cfg's student (cfg->decomposition). d as for ops.create.
  * NULL with a message in err. */
 aim_model *aim_model_create(const aim_config *cfg, double d, char *err, size_t n);
@@ -112,6 +136,8 @@ void aim_model_free(aim_model *m);
 
 const char *aim_model_name(const aim_model *m);
 int aim_model_is_hierarchy(const aim_model *m);
+/* a hierarchy's generated system (NULL for a closed ODE) */
+const aim_hierarchy *aim_model_equations(const aim_model *m);
 int aim_model_size(const aim_model *m);
 int aim_model_monitored(const aim_model *m);
 int aim_model_initial(aim_model *m, const aim_measured_start *start, double *y0, char *err, size_t n);

@@ -18,6 +18,27 @@ static void *tied_create(const aim_config *cfg, double d, char *err, size_t n)
 
 static void tied_free(void *c) { aim_tied_free(c); }
 
+static void tied_alphabet(const aim_config *cfg, aim_alphabet *ab)
+{
+    (void)cfg;
+    *ab = (aim_alphabet){"ST", "ST"};
+}
+
+static void tied_describe(const aim_config *cfg, int equations, double start_mean, int matrix,
+                          FILE *out)
+{
+    (void)start_mean;
+    if (matrix)
+        return;
+    fprintf(out,
+            "# tied hierarchy: order M = %d (%d equations), closure %s, start %s; "
+            "m(w) = Tr(w)/d, S student, T teacher\n",
+            cfg->order, equations, aim_model_closure_name(cfg->closure),
+            cfg->start == AIM_START_SEED ? "measured from SGD seed sgd.seed at sgd.d" : "exact");
+}
+
+static const aim_hierarchy *tied_equations(const void *c) { return aim_tied_hierarchy(c); }
+
 static int tied_size(const void *c) { return aim_tied_size(c); }
 
 static int tied_monitored(const void *c) { return aim_tied_order_parameters(c); }
@@ -78,6 +99,10 @@ static void tied_tracked(const void *c, const double *y, const double *obs, doub
 const aim_model_ops aim_tied_model_ops = {
     .name = "tied",
     .hierarchy = 1,
+    .alphabet = tied_alphabet,
+    .moving = "S",
+    .equations = tied_equations,
+    .describe = tied_describe,
     .create = tied_create,
     .free = tied_free,
     .size = tied_size,

@@ -44,6 +44,46 @@ static void untied_free(void *c)
     free(u);
 }
 
+static const char *untied_limit_text(const aim_config *cfg)
+{
+    if (cfg->centring != AIM_RAW)
+        return "limit d -> infinity";
+    return cfg->mean_mode == AIM_MEAN_STIFF
+               ? "the stiff system at the finite d of ode.d (or sgd.d)"
+               : "limit d -> infinity; the mean's start and fast phase at this d";
+}
+
+static void untied_describe(const aim_config *cfg, int equations, double start_mean,
+                            int matrix, FILE *out)
+{
+    if (!matrix) {
+        fprintf(out,
+                "# untied hierarchy: order M = %d (%d equations), closure %s, start %s; "
+                "m(w) = Tr(w)/d, A = U U^T, B = V V^T (m(A^k) = tA_k, m(B^k) = tB_k), "
+                "K = U V^T = S, k = V U^T, T teacher, t its transpose\n",
+                cfg->order, equations, aim_model_closure_name(cfg->closure),
+                cfg->start == AIM_START_SEED ? "measured from SGD seed sgd.seed at sgd.d"
+                                             : "exact");
+        if (cfg->centring == AIM_RAW)
+            fprintf(out, "# mean: %s\n",
+                    cfg->mean_mode == AIM_MEAN_ADIABATIC
+                        ? "adiabatic limit: the fast phase on t = d tau with frozen moments, "
+                          "then the critical manifold dR/dm = 0 on tau (composite)"
+                        : "stiff system at finite d, integrated with the moments");
+    }
+    if (cfg->centring == AIM_RAW)
+        fprintf(out,
+                "# start: student mean Tr S/sqrt d = %.6g (0, or its typical size "
+                "sqrt(rho v v_V/d) when 0 is an unstable critical point of the fast "
+                "flow; measured for a seed start)\n",
+                start_mean);
+}
+
+static const aim_hierarchy *untied_equations(const void *c)
+{
+    return aim_untied_hierarchy(((const untied_model *)c)->h);
+}
+
 static int untied_size(const void *c) { return aim_untied_size(((const untied_model *)c)->h); }
 
 static int untied_monitored(const void *c)
@@ -197,6 +237,11 @@ static int untied_path_observables(void *c, const double *states, const double *
 const aim_model_ops aim_untied_model_ops = {
     .name = "untied",
     .hierarchy = 1,
+    .alphabet = aim_untied_alphabet,
+    .moving = "ABKk",
+    .equations = untied_equations,
+    .limit_text = untied_limit_text,
+    .describe = untied_describe,
     .create = untied_create,
     .free = untied_free,
     .size = untied_size,

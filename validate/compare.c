@@ -391,9 +391,10 @@ double *aim_compare_seed_moments(const aim_config *cfg, int d, const aim_alphabe
 
 void aim_compare_alphabet(const aim_config *cfg, aim_alphabet *ab)
 {
-    if (cfg->decomposition == AIM_UNTIED)
-        aim_untied_alphabet(cfg, ab);
-    else
+    const aim_model_ops *ops = aim_model_ops_of(cfg);
+    if (ops && ops->alphabet)
+        ops->alphabet(cfg, ab);
+    else /* a closed ODE's two matrices: the student and the teacher */
         *ab = (aim_alphabet){"ST", "ST"};
 }
 
