@@ -143,7 +143,7 @@ static void print_usage(FILE *out, const char *cmd)
                 "                           per d the figure NAME-students-dD (each student's\n"
                 "                           ODE of the last order over its SGD). Tied students\n"
                 "                           need a symmetric teacher and centred indices, e.g.\n"
-                "                           examples/students_he2.ini\n"
+                "                           examples/students_he1he2.ini\n"
                 "%s",
                 aim_cli_usage_common);
     else if (!strcmp(cmd, "hierarchy"))
