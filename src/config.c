@@ -1422,7 +1422,7 @@ int aim_config_validate(aim_config *cfg, aim_config_error *err)
         combo_error(cfg, err, k_dec, k_centring,
                     "tied attention needs centred indices (its positive "
                     "semi-definite S has Tr S ~ d, so a raw index mean of "
-                    "order sqrt d; MODEL.md sec. 2)",
+                    "order sqrt d; theory/model.md sec. 2)",
                     "model.centring = centred, or model.decomposition = direct "
                     "| untied");
         return -1;
@@ -1431,7 +1431,7 @@ int aim_config_validate(aim_config *cfg, aim_config_error *err)
         combo_error(cfg, err, k_tdec, k_centring,
                     "a tied teacher needs centred indices (its positive "
                     "semi-definite S* has Tr S* ~ d, so a raw index mean of "
-                    "order sqrt d; MODEL.md sec. 2)",
+                    "order sqrt d; theory/model.md sec. 2)",
                     "model.centring = centred, or teacher.decomposition = "
                     "direct | untied");
         return -1;

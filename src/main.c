@@ -101,7 +101,7 @@ static void print_usage(FILE *out, const char *cmd)
     else if (!strcmp(cmd, "sgd"))
         fprintf(out,
                 "usage: aimdyn sgd [CONFIG.ini] [options]\n\n"
-                "Runs online SGD (MODEL.md sec. 5) for sgd.seeds seeds at dimension\n"
+                "Runs online SGD (theory/model.md sec. 5) for sgd.seeds seeds at dimension\n"
                 "sgd.d, measuring every observable on the training grid: the order\n"
                 "parameters exactly from the matrices, the risk on sgd.holdout held-out\n"
                 "samples per seed (risk_gauss: the Gaussian formula on the measured\n"
@@ -141,7 +141,7 @@ static void print_usage(FILE *out, const char *cmd)
                 "                           per d the figure NAME-students-dD (each student's\n"
                 "                           ODE of the last order over its SGD). Tied students\n"
                 "                           need a symmetric teacher and centred indices, e.g.\n"
-                "                           examples/students_he2.ini\n"
+                "                           examples/students_he1he2.ini\n"
                 "%s",
                 aim_cli_usage_common);
     else if (!strcmp(cmd, "hierarchy"))
@@ -1022,8 +1022,8 @@ static int compare_student(const run_options *ro, const aim_config *cfg, aim_ato
     fprintf(wrote, "wrote %s\n", path);
     FILE *f = aim_tsv_stream(tsv);
     aim_tsv_metadata(tsv, "compare", cfg);
-    fprintf(f, "# agreement of the limit ODE with the SGD mean over %d seeds (MODEL.md sec. 8)\n",
-            cfg->seeds);
+    fprintf(f, "# agreement of the limit ODE with the SGD mean over %d seeds "
+               "(theory/model.md sec. 9)\n", cfg->seeds);
     fprintf(f, "# gap_ratio: this d's largest gap over the previous d's, same order "
                "(1/d bias: ~ d_prev/d)\n");
     fprintf(f, "# order: the hierarchy's truncation order M (tied, untied); 0 for a closed ODE\n");

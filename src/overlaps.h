@@ -1,5 +1,5 @@
 /* aim_overlaps: the finite set of order parameters of the pair {S, S*}
- * that fixes the joint law of all attention indices (MODEL.md sec. 2,
+ * that fixes the joint law of all attention indices (theory/model.md sec. 2-3,
  * the paper's Theorem 1), and the observables derived from it.
  * Index 0 is the student S, index 1 the teacher S*. */
 #ifndef AIM_OVERLAPS_H

@@ -1,5 +1,5 @@
 /* aim_words: words in the generator matrices of a moment hierarchy
- * (MODEL.md sec. 6). A word is a string of letters, one per matrix
+ * (theory/model.md sec. 6). A word is a string of letters, one per matrix
  * (e.g. 'S' the student, 'T' the teacher); its moment is the normalised
  * trace Tr(L1 L2 ... Ln)/d of the product. Moments do not change under
  * cyclic rotation of the word nor under transposition (reverse the word

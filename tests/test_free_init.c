@@ -1,5 +1,5 @@
 /* Exact large-d moments of independent Gaussian-initialised matrices
- * (free cumulants, MODEL.md sec. 6 "Initial values") against moments
+ * (free cumulants, theory/model.md sec. 6 "Initial values") against moments
  * sampled at d = 2000, every word in S, S* of length <= 5.
  *
  * Student S = W W^T, W d x p, p = rho d, entries N(0, v/d): free Poisson,

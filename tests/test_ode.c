@@ -181,7 +181,7 @@ static void test_he2_manifold_invariant(void **state)
      * grows it): the integration did something */
     assert_true(fabs(states[(N - 1) * AIM_DIRECT_SIZE] - y0[0]) > 1e-3);
     /* off the manifold, He2 drifts towards the teacher while
-     * Omega(S,S) < Omega(S*,S*) (MODEL.md sec. 7): Ro grows */
+     * Omega(S,S) < Omega(S*,S*) (theory/direct.md sec. 6.3): Ro grows */
     double y1[AIM_DIRECT_SIZE] = {0.25, 0.0, 0.01, 0.0, 0.0}, dy[AIM_DIRECT_SIZE];
     assert_int_equal(aim_direct_rhs(m, y1, dy), 0);
     assert_true(dy[2] > 0.0);
@@ -193,7 +193,7 @@ static void test_blowup_reported(void **state)
     (void)state;
     aim_config cfg;
     he2_config(&cfg);
-    cfg.eta = 0.5; /* MODEL.md sec. 7b: blow-up at tau ~ 0.05 */
+    cfg.eta = 0.5; /* theory/model.md sec. 8: blow-up at tau ~ 0.045 */
     cfg.teacher.scale = 1.0;
     cfg.student.scale = 0.25;
     cfg.blowup = 1e3;

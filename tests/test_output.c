@@ -454,7 +454,7 @@ static void test_teacher_overlap(void **state)
     aim_overlaps q = make_q(2.0, 3.0, 1.5, 1.0, 0.5);
     assert_close(aim_overlaps_teacher_overlap(&q), 1.0 / sqrt(2.75),
                         1e-14);
-    /* Centred-free start: Omega_st = t_s t_t gives 0 (tied, MODEL.md 7). */
+    /* Centred-free start: Omega_st = t_s t_t gives 0 (tied, theory/model.md sec. 7). */
     q = make_q(1.3, 2.0, 0.4 * 0.7, 0.4, 0.7);
     assert_close(aim_overlaps_teacher_overlap(&q), 0.0, 1e-15);
     /* S = S* (traceless parts equal): 1; S = -S*: -1. */

@@ -2,8 +2,8 @@
  * for the direct, tied and untied students.
  *
  * (a) reproducibility per seed; (b) block sizes agree to round-off;
- * (c) the blocked code against a naive dense implementation of MODEL.md
- *     sec. 5 fed with the same samples (via aim_sgd_last_samples), and
+ * (c) the blocked code against a naive dense implementation of
+ *     theory/model.md sec. 5 fed with the same samples (via aim_sgd_last_samples), and
  *     the token covariance; (d) initial overlaps against their large-d
  *     values; (e) blow-up detection; (f) the tied student S = W W^T: the
  *     same checks against a naive d x d implementation of its update;
@@ -330,7 +330,7 @@ static void test_blocks_symmetric(void **state)
 
 /* ---------------------------------------------------------------- (c) */
 
-/* Naive dense gradient, MODEL.md sec. 5, of one sample X (T x d) with
+/* Naive dense gradient, theory/model.md sec. 5, of one sample X (T x d) with
  * standard label noises xi (T^2) at student S:
  * h_ab = (x_a^T S x_b - c C_ab Tr S)/sqrt d, y = f(h(S*)) + sqrt(D) xi,
  * e = J^T (f(h(S)) - y), G = sum e_ab (x_a x_b^T - c C_ab I)/sqrt d. */
@@ -899,7 +899,7 @@ static void test_blowup_threshold(void **state)
 
 /* ------------------------------------------------------- (f) tied */
 
-/* A tied student (S = W W^T, centred; MODEL.md sec. 4) with a tied
+/* A tied student (S = W W^T, centred; theory/model.md sec. 4) with a tied
  * teacher, set field by field (not through aim_config_validate, which
  * would also resolve model.covariance over the cov set here). */
 static void tied_cfg(aim_config *cfg, int T, aim_output_kind output)
@@ -942,7 +942,7 @@ static double outer_error(const double *S, const double *W, int d, int p)
     return m;
 }
 
-/* Naive tied SGD, MODEL.md sec. 5, on the given samples:
+/* Naive tied SGD, theory/model.md sec. 5, on the given samples:
  * S = W W^T, G as for a direct student (naive_grad),
  * W <- W - (eta/d) ((G + G^T) W + (gamma/d) W), all d x d. */
 static void naive_tied_steps(const aim_config *cfg, aim_outmap *map, int d,
@@ -1032,7 +1032,7 @@ static void test_tied_naive(void **state)
 {
     (void)state;
     aim_config cfg;
-    /* He1 + He2/sqrt 2: the noise-driven blow-up (MODEL.md sec. 7b)
+    /* He1 + He2/sqrt 2: the noise-driven blow-up (theory/model.md sec. 8)
      * comes early for a tied student at small d (at d = 12 already for
      * eta = 0.5), so a small step here; the bounded maps take large ones
      * that make every term visible */
@@ -1212,7 +1212,7 @@ static void test_tied_threshold(void **state)
 
 /* ----------------------------------------------------- (g) untied */
 
-/* An untied student (S = U V^T; MODEL.md sec. 4) with an untied
+/* An untied student (S = U V^T; theory/model.md sec. 4) with an untied
  * teacher; V's scale differs from U's so that a mix-up shows. */
 static void untied_cfg(aim_config *cfg, int T, aim_centring centring,
                        aim_output_kind output)
@@ -1228,7 +1228,7 @@ static void untied_cfg(aim_config *cfg, int T, aim_centring centring,
     cfg->teacher.scale = 1.0;
 }
 
-/* Naive untied SGD, MODEL.md sec. 5, on the given samples: S = U V^T,
+/* Naive untied SGD, theory/model.md sec. 5, on the given samples: S = U V^T,
  * G as for a direct student (naive_grad), then simultaneously
  * U <- U - (eta/d) (G V + (gamma/d) U), V <- V - (eta/d) (G^T U +
  * (gamma/d) V), all dense. */

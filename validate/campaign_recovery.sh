@@ -48,7 +48,7 @@ sgd() {
 
 # Direct: He2 at eta = 0.1 (examples/direct_he2.ini); He3 at eta = 0.03
 # (the limit ODE blows up by tau = 0.017 at eta = 0.1 and by 0.06 at 0.05:
-# the noise-driven blow-up of MODEL.md sec. 7b).
+# the noise-driven blow-up of theory/model.md sec. 8).
 direct_eta() {
     case $1 in he3) echo 0.03 ;; *) echo 0.1 ;; esac
 }

@@ -1,6 +1,6 @@
 /* aim_compare: several SGD seeds on the tau grid -> mean and standard
  * error per observable, and the agreement of an ODE trajectory with
- * them (MODEL.md section 8). */
+ * them (theory/model.md sec. 9). */
 #ifndef AIM_COMPARE_H
 #define AIM_COMPARE_H
 

@@ -1,4 +1,4 @@
-/* aim_sgd: online SGD for a direct student (MODEL.md sections 1-5), with
+/* aim_sgd: online SGD for a direct student (theory/model.md sec. 1-5), with
  * the exact block unrolling of sec. 5; creation, data and the pieces
  * shared with the tied and the untied student, whose block steps are in
  * sgd_tied.c and sgd_untied.c (state and shared helpers:
@@ -144,7 +144,7 @@ static aim_sgd *alloc_common(const aim_config *cfg, int d)
     const int untied = cfg->decomposition == AIM_UNTIED;
     if (tied && cfg->centring != AIM_CENTRED) {
         fprintf(stderr, "aim_sgd: a tied student needs centred indices "
-                        "(MODEL.md sec. 2)\n");
+                        "(theory/model.md sec. 2)\n");
         return NULL;
     }
     if (cfg->tokens < 1 || cfg->tokens > AIM_MAX_TOKENS) {

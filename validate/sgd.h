@@ -1,10 +1,10 @@
 /* aim_sgd: online SGD for the attention-indexed model at finite d, the
- * ground truth the ODE is checked against (MODEL.md section 5).
+ * ground truth the ODE is checked against (theory/model.md sec. 5).
  *
  * One aim_sgd is one seed: its own teacher, initialisation and data
  * stream, all drawn from GSL generators seeded from the seed, so that a
  * seed reproduces bit for bit. Steps are unrolled in blocks of
- * cfg->block samples (MODEL.md sec. 5): one matrix product for the
+ * cfg->block samples (theory/model.md sec. 5): one matrix product for the
  * block's indices at the block's start parameters (per factor for the
  * tied W and the untied U, V), T x T Gram blocks for the corrections,
  * one rank-(block T) update (per factor). Students: direct S (sgd.c),

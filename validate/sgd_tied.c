@@ -1,4 +1,4 @@
-/* aim_sgd, tied student S = W W^T (MODEL.md sec. 4-5): one block of b
+/* aim_sgd, tied student S = W W^T (theory/model.md sec. 4-5): one block of b
  * online steps, exactly unrolled. Centred indices only (c = 1; the
  * formulas keep c for clarity).
  *

@@ -1,4 +1,4 @@
-/* aim_sgd, untied student S = U V^T (MODEL.md sec. 4-5): one block of b
+/* aim_sgd, untied student S = U V^T (theory/model.md sec. 4-5): one block of b
  * online steps, exactly unrolled. Centred (c = 1) and raw (c = 0)
  * indices.
  *
