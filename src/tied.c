@@ -7,23 +7,20 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "freecum.h"
+#include "truncation.h"
 
 struct aim_tied {
     aim_config cfg;
     aim_hierarchy *h;
     const aim_wordset *words; /* owned by h */
-    aim_freecum *fc;
+    aim_truncation *trunc;    /* start moments, cumulants, closure */
     aim_gauss *gauss;
     int count;       /* words of length 0..M + 1 */
-    int first_long;  /* first word of length M + 1 */
     int size;        /* tracked words */
     int n_params;    /* tracked words of length <= 2 */
     int w_s, w_ss, w_st, w_tt, w_t; /* indices of S, SS, ST, TT, T */
-    int *pure_student; /* per word: 1 for S^n */
-    double *start;     /* moments at tau = 0 */
-    double *start_cum; /* their free cumulants */
-    double *mom, *cum; /* work */
+    double *start;     /* moments at tau = 0 (owned by trunc) */
+    double *mom;       /* work */
     double *work;      /* 2 x size: noise and decay terms */
     char **names;
     /* the kernels at the last engine evaluation: CVODE's finite-difference
@@ -82,12 +79,6 @@ static double teacher_cumulant(const aim_config *cfg, int n)
     return n == 2 ? t->scale : 0.0; /* symmetric Wigner: semicircle */
 }
 
-static void set_start_cumulants(aim_tied *m)
-{
-    aim_freecum_cumulants(m->fc, m->start, m->start_cum,
-                          aim_hierarchy_order(m->h) + 1);
-}
-
 aim_tied *aim_tied_create(const aim_config *cfg, aim_gauss_rule rule,
                           char *err, size_t n)
 {
@@ -107,20 +98,13 @@ aim_tied *aim_tied_create(const aim_config *cfg, aim_gauss_rule rule,
     const int M = cfg->order;
     m->words = aim_hierarchy_words(m->h);
     m->count = aim_wordset_count(m->words);
-    m->first_long = aim_wordset_first(m->words, M + 1);
     m->size = aim_hierarchy_size(m->h);
-    m->fc = aim_freecum_create(m->words);
+    m->trunc = aim_truncation_create(m->h);
     m->gauss = aim_gauss_create(cfg, rule);
-    size_t c = (size_t)m->count;
-    m->pure_student = calloc(c, sizeof *m->pure_student);
-    m->start = calloc(c, sizeof *m->start);
-    m->start_cum = calloc(c, sizeof *m->start_cum);
-    m->mom = calloc(c, sizeof *m->mom);
-    m->cum = calloc(c, sizeof *m->cum);
+    m->mom = calloc((size_t)m->count, sizeof *m->mom);
     m->names = aim_hierarchy_state_names(m->h);
     m->work = malloc(sizeof *m->work * 2 * (size_t)m->size);
-    if (!m->work || !m->fc || !m->gauss || !m->pure_student || !m->start ||
-        !m->start_cum || !m->mom || !m->cum || !m->names) {
+    if (!m->work || !m->trunc || !m->gauss || !m->mom || !m->names) {
         snprintf(err, n, "out of memory, or the quasi-random point set could "
                          "not be whitened (raise ode.qmc_points)");
         aim_tied_free(m);
@@ -134,17 +118,47 @@ aim_tied *aim_tied_create(const aim_config *cfg, aim_gauss_rule rule,
     m->w_tt = aim_wordset_find(m->words, "TT");
 
     /* exact start: free cumulants of each letter, mixed ones zero */
+    double *start_cum = aim_truncation_start_cumulants(m->trunc);
     for (int i = 1; i < m->count; i++) {
         const char *w = aim_wordset_word(m->words, i);
         int len = (int)strlen(w);
-        m->pure_student[i] = is_pure(w, 'S');
-        if (m->pure_student[i])
-            m->start_cum[i] = cfg->student.rho * pow(cfg->student.scale, len);
+        if (is_pure(w, 'S'))
+            start_cum[i] = cfg->student.rho * pow(cfg->student.scale, len);
         else if (is_pure(w, 'T'))
-            m->start_cum[i] = teacher_cumulant(cfg, len);
+            start_cum[i] = teacher_cumulant(cfg, len);
     }
-    m->start[0] = 1.0;
-    aim_freecum_moments(m->fc, m->start_cum, m->start, 1, M + 1);
+    m->start = aim_truncation_start(m->trunc);
+    aim_truncation_start_from_cumulants(m->trunc);
+    /* the closure (theory/tied.md sec. 6): the student's S^(M+1) extends
+     * its free cumulants geometrically, kappa_(M+1) = kappa_M kappa_1 /
+     * rho, exact for the free Poisson law of the start (kappa_n = rho v^n),
+     * for the teacher's law when rho = rho*, and for any rescaling of S.
+     * A mixed word with k letters S gets c^k kappa_(M+1)(S*) with c =
+     * aligned ? the regression coefficient kappa_2(S,S*)/kappa_2(S*,S*) :
+     * 0: the value for S = c S* + X with X free from S*, exact at the free
+     * start (c = 0) and at S = S* (c = 1). The teacher's words keep their
+     * start values. */
+    const int w_top = aim_wordset_first(m->words, M); /* S^M comes first */
+    const int t_top = m->count - 1;                   /* T^(M+1) last */
+    aim_truncation_alignment(m->trunc, m->w_st, m->w_tt);
+    aim_truncation_geometric(m->trunc, m->w_s, cfg->student.rho);
+    for (int i = 1; i < m->count; i++) {
+        const char *w = aim_wordset_word(m->words, i);
+        const int pure = is_pure(w, 'S'), moves = aim_hierarchy_moves(m->h, i);
+        if (i < aim_truncation_first_long(m->trunc)) {
+            if (!pure && moves)
+                aim_truncation_mixed(m->trunc, i);
+            continue;
+        }
+        int k = 0;
+        for (; *w; w++)
+            k += *w == 'S';
+        aim_truncation_rule(m->trunc, i,
+                            pure     ? AIM_CLOSE_GEOMETRIC
+                            : !moves ? AIM_CLOSE_KEEP
+                                     : AIM_CLOSE_ALIGNED,
+                            pure ? w_top : t_top, k);
+    }
     return m;
 }
 
@@ -156,14 +170,10 @@ void aim_tied_free(aim_tied *m)
         for (int i = 0; i < m->size; i++)
             free(m->names[i]);
     free(m->names);
-    free(m->pure_student);
-    free(m->start);
-    free(m->start_cum);
+    aim_truncation_free(m->trunc);
     free(m->mom);
-    free(m->cum);
     free(m->work);
     aim_gauss_free(m->gauss);
-    aim_freecum_free(m->fc);
     aim_hierarchy_free(m->h);
     free(m);
 }
@@ -183,74 +193,19 @@ void aim_tied_set_start(aim_tied *m, const double *moments)
 {
     memcpy(m->start, moments, sizeof *m->start * (size_t)m->count);
     m->start[0] = 1.0;
-    set_start_cumulants(m);
+    aim_truncation_cumulants_from_start(m->trunc);
 }
 
 void aim_tied_initial(const aim_tied *m, double *y)
 {
-    for (int i = 0; i < m->size; i++)
-        y[i] = m->start[aim_hierarchy_tracked(m->h, i)];
-}
-
-/* Fills the cumulants of the words of length M + 1 (theory/tied.md
- * sec. 6): the teacher's are known; the student's S^(M+1) extends its
- * free cumulants geometrically, kappa_(M+1) = kappa_M kappa_1 / rho,
- * exact for the free Poisson law of the start (kappa_n = rho v^n), for
- * the teacher's law when rho = rho*, and for any rescaling of S. A mixed
- * word with k letters S gets c^k kappa_(M+1)(S*) with c = aligned ? the
- * regression coefficient kappa_2(S,S*)/kappa_2(S*,S*) : 0: the value
- * for S = c S* + X with X free from S*, exact at the free start (c = 0)
- * and at S = S* (c = 1). */
-static void close_cumulants(aim_tied *m, double *cum, int aligned)
-{
-    const int M = aim_hierarchy_order(m->h);
-    const int w_top = aim_wordset_first(m->words, M); /* S^M comes first */
-    const int t_top = aim_wordset_count(m->words) - 1; /* T^(M+1) last */
-    /* at M = 1 the pair cumulant kappa_2(S,S*) is itself being closed:
-     * no correlation is known, c = 0 */
-    double c = 0.0;
-    if (aligned && M >= 2 && cum[m->w_tt] > 0.0)
-        c = cum[m->w_st] / cum[m->w_tt];
-    for (int i = m->first_long; i < m->count; i++) {
-        if (m->pure_student[i])
-            cum[i] = cum[w_top] * cum[m->w_s] / m->cfg.student.rho;
-        else if (!aim_hierarchy_moves(m->h, i))
-            cum[i] = m->start_cum[i];
-        else if (aligned) {
-            int k = 0;
-            for (const char *w = aim_wordset_word(m->words, i); *w; w++)
-                k += *w == 'S';
-            cum[i] = pow(c, k) * m->start_cum[t_top];
-        } else
-            cum[i] = 0.0;
-    }
+    aim_truncation_initial(m->trunc, y);
 }
 
 void aim_tied_moments(aim_tied *m, const double *y, double *mom)
 {
-    const int M = aim_hierarchy_order(m->h);
     /* tracked words from y; the teacher's from the start */
-    memcpy(mom, m->start, sizeof *mom * (size_t)m->count);
-    for (int i = 0; i < m->size; i++)
-        mom[aim_hierarchy_tracked(m->h, i)] = y[i];
-    switch (m->cfg.closure) {
-    case AIM_CLOSURE_INITIAL:
-        break; /* the long words keep their start values */
-    case AIM_CLOSURE_ALIGNED:
-    case AIM_CLOSURE_CUMULANT:
-        aim_freecum_cumulants(m->fc, mom, m->cum, M);
-        close_cumulants(m, m->cum, m->cfg.closure == AIM_CLOSURE_ALIGNED);
-        aim_freecum_moments(m->fc, m->cum, mom, M + 1, M + 1);
-        break;
-    case AIM_CLOSURE_FREE:
-        aim_freecum_cumulants(m->fc, mom, m->cum, M);
-        for (int i = 1; i < m->first_long; i++)
-            if (!m->pure_student[i] && aim_hierarchy_moves(m->h, i))
-                m->cum[i] = 0.0;
-        close_cumulants(m, m->cum, 0);
-        aim_freecum_moments(m->fc, m->cum, mom, M + 1, M + 1);
-        break;
-    }
+    aim_truncation_fill(m->trunc, y, mom);
+    aim_truncation_close(m->trunc, m->cfg.closure, mom);
 }
 
 void aim_tied_overlaps(const aim_tied *m, const double *mom, aim_overlaps *q)

@@ -11,29 +11,25 @@
 #include <gsl/gsl_errno.h>
 #include <gsl/gsl_roots.h>
 
-#include "freecum.h"
 #include "planar.h"
-
-enum { CLOSE_KEEP = 0, CLOSE_ZERO, CLOSE_ALIGNED };
+#include "truncation.h"
 
 struct aim_untied {
     aim_config cfg;
     aim_hierarchy *h;
     const aim_wordset *words; /* owned by h */
-    aim_freecum *fc;
+    aim_truncation *trunc; /* start moments, cumulants, closure */
     aim_gauss *gauss;
     int raw, adiabatic;
     double d;          /* stiff raw system: its finite d; 0 otherwise */
     double sqrt_d;
-    int count, first_long, size, n_params;
+    int count, size, n_params;
     int slot_k;        /* state index of the word K */
     int w_a, w_b, w_k, w_kk, w_kk2, w_kt, w_kt2, w_t, w_tt, w_tt2;
-    double *start, *start_cum, *mom, *cum;
+    double *start;     /* the start moments (owned by trunc) */
+    double *mom;       /* work */
     double *vlam;      /* per equation: the coefficient of lambda */
     double *work;      /* 3 x size: gradient, noise and decay terms */
-    unsigned char *close_kind; /* per word of length M + 1 */
-    int *close_target, *close_power;
-    unsigned char *mixed;      /* per word: student and teacher letters */
     char **names;
     char **moment_names; /* "m(w)" for every slot, K included */
     double mean0;      /* raw: the student mean at the start */
@@ -196,25 +192,23 @@ static int plan_closure(aim_untied *m)
             mapped[len++] = *c == 'K' ? 'T' : *c == 'k' ? (sym ? 'T' : 't') : *c;
         }
         mapped[len] = '\0';
-        m->mixed[i] = student && teacher;
-        if (i < m->first_long)
+        if (i < aim_truncation_first_long(m->trunc)) {
+            if (student && teacher)
+                aim_truncation_mixed(m->trunc, i);
             continue;
-        int j = i - m->first_long;
-        m->close_kind[j] = CLOSE_KEEP;
+        }
         if (student && teacher) {
-            m->close_kind[j] = only_k && M >= 2 ? CLOSE_ALIGNED : CLOSE_ZERO;
-            m->close_target[j] = aim_wordset_find(m->words, mapped);
-            m->close_power[j] = student;
-            if (m->close_target[j] < 0)
+            const int target = aim_wordset_find(m->words, mapped);
+            if (target < 0)
                 return -1;
+            aim_truncation_rule(m->trunc, i,
+                                only_k && M >= 2 ? AIM_CLOSE_ALIGNED : AIM_CLOSE_ZERO, target,
+                                student);
+        } else {
+            aim_truncation_rule(m->trunc, i, AIM_CLOSE_KEEP, 0, 0);
         }
     }
     return 0;
-}
-
-static void set_start_cumulants(aim_untied *m)
-{
-    aim_freecum_cumulants(m->fc, m->start, m->start_cum, aim_hierarchy_order(m->h) + 1);
 }
 
 void aim_untied_free(aim_untied *m)
@@ -229,18 +223,11 @@ void aim_untied_free(aim_untied *m)
     }
     free(m->names);
     free(m->moment_names);
-    free(m->start);
-    free(m->start_cum);
+    aim_truncation_free(m->trunc);
     free(m->mom);
-    free(m->cum);
     free(m->vlam);
     free(m->work);
-    free(m->close_kind);
-    free(m->close_target);
-    free(m->close_power);
-    free(m->mixed);
     aim_gauss_free(m->gauss);
-    aim_freecum_free(m->fc);
     aim_hierarchy_free(m->h);
     free(m);
 }
@@ -304,26 +291,18 @@ aim_untied *aim_untied_create(const aim_config *cfg, double d, aim_gauss_rule ru
     const int M = cfg->order;
     m->words = aim_hierarchy_words(m->h);
     m->count = aim_wordset_count(m->words);
-    m->first_long = aim_wordset_first(m->words, M + 1);
     m->size = aim_hierarchy_size(m->h);
-    m->fc = aim_freecum_create(m->words);
+    m->trunc = aim_truncation_create(m->h);
     m->gauss = aim_gauss_create(cfg, rule);
-    const size_t c = (size_t)m->count, nl = c - (size_t)m->first_long;
-    m->start = calloc(c, sizeof *m->start);
-    m->start_cum = calloc(c, sizeof *m->start_cum);
+    const size_t c = (size_t)m->count;
+    m->start = m->trunc ? aim_truncation_start(m->trunc) : NULL;
     m->mom = calloc(c, sizeof *m->mom);
-    m->cum = calloc(c, sizeof *m->cum);
     m->vlam = calloc((size_t)m->size, sizeof *m->vlam);
     m->work = calloc(3 * (size_t)m->size, sizeof *m->work);
-    m->close_kind = calloc(nl, 1);
-    m->close_target = calloc(nl, sizeof *m->close_target);
-    m->close_power = calloc(nl, sizeof *m->close_power);
-    m->mixed = calloc(c, 1);
     m->names = aim_hierarchy_state_names(m->h);
     m->moment_names = aim_hierarchy_state_names(m->h);
-    if (!m->moment_names || !m->fc || !m->gauss || !m->start || !m->start_cum || !m->mom || !m->cum ||
-        !m->vlam || !m->work || !m->close_kind || !m->close_target || !m->close_power ||
-        !m->mixed || !m->names) {
+    if (!m->moment_names || !m->trunc || !m->gauss || !m->mom || !m->vlam || !m->work ||
+        !m->names) {
         snprintf(err, n, "out of memory, or the quasi-random point set could not be "
                          "whitened (raise ode.qmc_points)");
         aim_untied_free(m);
@@ -371,7 +350,8 @@ aim_untied *aim_untied_create(const aim_config *cfg, double d, aim_gauss_rule ru
         aim_untied_free(m);
         return NULL;
     }
-    set_start_cumulants(m);
+    aim_truncation_alignment(m->trunc, m->w_kt, m->w_tt);
+    aim_truncation_cumulants_from_start(m->trunc);
     return m;
 }
 
@@ -400,13 +380,12 @@ void aim_untied_set_start(aim_untied *m, const double *moments, double mean)
     m->root = m->mean0;
     if (m->adiabatic)
         m->start[m->w_k] = 0.0; /* Tr S/d = mean/sqrt d -> 0 */
-    set_start_cumulants(m);
+    aim_truncation_cumulants_from_start(m->trunc);
 }
 
 void aim_untied_initial(const aim_untied *m, double *y)
 {
-    for (int i = 0; i < m->size; i++)
-        y[i] = m->start[aim_hierarchy_tracked(m->h, i)];
+    aim_truncation_initial(m->trunc, y);
     if (m->d > 0.0)
         y[m->slot_k] = m->mean0;
 }
@@ -435,54 +414,12 @@ int aim_untied_balance(const aim_untied *m, char *msg, size_t n)
     return bad;
 }
 
-/* Closure of the words of length M + 1 (plan_closure). */
-static void close_cumulants(aim_untied *m, double *cum, int aligned)
-{
-    double c = 0.0;
-    if (aligned && cum[m->w_tt] > 0.0)
-        c = cum[m->w_kt] / cum[m->w_tt];
-    for (int i = m->first_long; i < m->count; i++) {
-        const int j = i - m->first_long;
-        switch (m->close_kind[j]) {
-        case CLOSE_KEEP:
-            cum[i] = m->start_cum[i];
-            break;
-        case CLOSE_ALIGNED:
-            cum[i] = aligned ? pow(c, m->close_power[j]) * m->start_cum[m->close_target[j]]
-                             : 0.0;
-            break;
-        default:
-            cum[i] = 0.0;
-        }
-    }
-}
-
 void aim_untied_moments(aim_untied *m, const double *y, double *mom)
 {
-    const int M = aim_hierarchy_order(m->h);
-    memcpy(mom, m->start, sizeof *mom * (size_t)m->count);
-    for (int i = 0; i < m->size; i++)
-        mom[aim_hierarchy_tracked(m->h, i)] = y[i];
+    aim_truncation_fill(m->trunc, y, mom);
     if (m->d > 0.0)
         mom[m->w_k] = y[m->slot_k] / m->sqrt_d; /* Tr S/d = mean/sqrt d */
-    switch (m->cfg.closure) {
-    case AIM_CLOSURE_INITIAL:
-        break;
-    case AIM_CLOSURE_ALIGNED:
-    case AIM_CLOSURE_CUMULANT:
-        aim_freecum_cumulants(m->fc, mom, m->cum, M);
-        close_cumulants(m, m->cum, m->cfg.closure == AIM_CLOSURE_ALIGNED);
-        aim_freecum_moments(m->fc, m->cum, mom, M + 1, M + 1);
-        break;
-    case AIM_CLOSURE_FREE:
-        aim_freecum_cumulants(m->fc, mom, m->cum, M);
-        for (int i = 1; i < m->first_long; i++)
-            if (m->mixed[i])
-                m->cum[i] = 0.0;
-        close_cumulants(m, m->cum, 0);
-        aim_freecum_moments(m->fc, m->cum, mom, M + 1, M + 1);
-        break;
-    }
+    aim_truncation_close(m->trunc, m->cfg.closure, mom);
 }
 
 static void overlaps_of(const aim_untied *m, const double *mom, double mean, aim_overlaps *q)

@@ -1,0 +1,167 @@
+#include "truncation.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+struct aim_truncation {
+    const aim_hierarchy *h;
+    const aim_wordset *words;
+    aim_freecum *fc;
+    int order, count, first_long, size;
+    double *start, *start_cum, *cum;
+    unsigned char *rule;  /* per long word */
+    int *target, *power;  /* per long word */
+    unsigned char *mixed; /* per word */
+    int num, den;         /* alignment c = cum[num] / cum[den]; num < 0: none */
+    int one;              /* the geometric rule's kappa_1 word */
+    double scale;         /* ... and its divisor */
+};
+
+aim_truncation *aim_truncation_create(const aim_hierarchy *h)
+{
+    aim_truncation *t = calloc(1, sizeof *t);
+    if (!t)
+        return NULL;
+    t->h = h;
+    t->words = aim_hierarchy_words(h);
+    t->order = aim_hierarchy_order(h);
+    t->count = aim_wordset_count(t->words);
+    t->first_long = aim_wordset_first(t->words, t->order + 1);
+    t->size = aim_hierarchy_size(h);
+    t->num = t->den = t->one = -1;
+    t->scale = 1.0;
+    const size_t c = (size_t)t->count, nl = c - (size_t)t->first_long;
+    t->fc = aim_freecum_create(t->words);
+    t->start = calloc(c, sizeof *t->start);
+    t->start_cum = calloc(c, sizeof *t->start_cum);
+    t->cum = calloc(c, sizeof *t->cum);
+    t->rule = calloc(nl + 1, 1);
+    t->target = calloc(nl + 1, sizeof *t->target);
+    t->power = calloc(nl + 1, sizeof *t->power);
+    t->mixed = calloc(c, 1);
+    if (!t->fc || !t->start || !t->start_cum || !t->cum || !t->rule || !t->target ||
+        !t->power || !t->mixed) {
+        aim_truncation_free(t);
+        return NULL;
+    }
+    return t;
+}
+
+void aim_truncation_free(aim_truncation *t)
+{
+    if (!t)
+        return;
+    aim_freecum_free(t->fc);
+    free(t->start);
+    free(t->start_cum);
+    free(t->cum);
+    free(t->rule);
+    free(t->target);
+    free(t->power);
+    free(t->mixed);
+    free(t);
+}
+
+int aim_truncation_first_long(const aim_truncation *t) { return t->first_long; }
+
+double *aim_truncation_start(aim_truncation *t) { return t->start; }
+
+double *aim_truncation_start_cumulants(aim_truncation *t) { return t->start_cum; }
+
+void aim_truncation_start_from_cumulants(aim_truncation *t)
+{
+    t->start[0] = 1.0;
+    aim_freecum_moments(t->fc, t->start_cum, t->start, 1, t->order + 1);
+}
+
+void aim_truncation_cumulants_from_start(aim_truncation *t)
+{
+    aim_freecum_cumulants(t->fc, t->start, t->start_cum, t->order + 1);
+}
+
+void aim_truncation_rule(aim_truncation *t, int word, aim_close_rule rule, int target,
+                         int power)
+{
+    const int j = word - t->first_long;
+    t->rule[j] = (unsigned char)rule;
+    t->target[j] = target;
+    t->power[j] = power;
+}
+
+void aim_truncation_mixed(aim_truncation *t, int word) { t->mixed[word] = 1; }
+
+void aim_truncation_alignment(aim_truncation *t, int num, int den)
+{
+    t->num = num;
+    t->den = den;
+}
+
+void aim_truncation_geometric(aim_truncation *t, int one, double scale)
+{
+    t->one = one;
+    t->scale = scale;
+}
+
+void aim_truncation_initial(const aim_truncation *t, double *y)
+{
+    for (int i = 0; i < t->size; i++)
+        y[i] = t->start[aim_hierarchy_tracked(t->h, i)];
+}
+
+void aim_truncation_fill(const aim_truncation *t, const double *y, double *mom)
+{
+    memcpy(mom, t->start, sizeof *mom * (size_t)t->count);
+    for (int i = 0; i < t->size; i++)
+        mom[aim_hierarchy_tracked(t->h, i)] = y[i];
+}
+
+/* The cumulants of the long words by the plan. c: the regression
+ * coefficient of the aligned closure, from a tracked pair cumulant (at
+ * order 1 the pair is itself being closed: no correlation is known,
+ * c = 0). */
+static void close_cumulants(const aim_truncation *t, double *cum, int aligned)
+{
+    double c = 0.0;
+    if (aligned && t->num >= 0 && t->num < t->first_long && cum[t->den] > 0.0)
+        c = cum[t->num] / cum[t->den];
+    for (int i = t->first_long; i < t->count; i++) {
+        const int j = i - t->first_long;
+        switch ((aim_close_rule)t->rule[j]) {
+        case AIM_CLOSE_KEEP:
+            cum[i] = t->start_cum[i];
+            break;
+        case AIM_CLOSE_ALIGNED:
+            cum[i] = aligned ? pow(c, t->power[j]) * t->start_cum[t->target[j]] : 0.0;
+            break;
+        case AIM_CLOSE_GEOMETRIC:
+            cum[i] = cum[t->target[j]] * cum[t->one] / t->scale;
+            break;
+        default:
+            cum[i] = 0.0;
+        }
+    }
+}
+
+void aim_truncation_close(aim_truncation *t, aim_closure closure, double *mom)
+{
+    const int M = t->order;
+    switch (closure) {
+    case AIM_CLOSURE_INITIAL:
+        break; /* the long words keep their start values */
+    case AIM_CLOSURE_ALIGNED:
+    case AIM_CLOSURE_CUMULANT:
+        aim_freecum_cumulants(t->fc, mom, t->cum, M);
+        close_cumulants(t, t->cum, closure == AIM_CLOSURE_ALIGNED);
+        aim_freecum_moments(t->fc, t->cum, mom, M + 1, M + 1);
+        break;
+    case AIM_CLOSURE_FREE:
+        aim_freecum_cumulants(t->fc, mom, t->cum, M);
+        for (int i = 1; i < t->first_long; i++)
+            if (t->mixed[i])
+                t->cum[i] = 0.0;
+        close_cumulants(t, t->cum, 0);
+        aim_freecum_moments(t->fc, t->cum, mom, M + 1, M + 1);
+        break;
+    }
+}
