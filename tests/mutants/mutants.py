@@ -77,21 +77,25 @@ MUTANTS = [
            "r->decay = 2.0;", "r->decay = 2.1;",
            ["test_hierarchy", "test_drift_tied"], "weight decay of S"),
     Mutant("tied-start-cumulant-x1.05", "src/tied.c",
-           "m->start_cum[i] = cfg->student.rho * pow(cfg->student.scale, len);",
-           "m->start_cum[i] = cfg->student.rho * pow(cfg->student.scale, len) * "
+           "start_cum[i] = cfg->student.rho * pow(cfg->student.scale, len);",
+           "start_cum[i] = cfg->student.rho * pow(cfg->student.scale, len) * "
            "(len == 2 ? 1.05 : 1.0);",
-           ["test_start"], "start: the student's second free cumulant"),
+           ["test_start"], "start: the student's second free cumulant",
+           (("m->start_cum[i] = cfg->student.rho * pow(cfg->student.scale, len);",
+             "m->start_cum[i] = cfg->student.rho * pow(cfg->student.scale, len) * "
+             "(len == 2 ? 1.05 : 1.0);"),)),
     Mutant("tied-teacher-cumulant-x1.05", "src/tied.c",
            "return t->rho * pow(t->scale, n);",
            "return t->rho * pow(t->scale, n) * (n == 3 ? 1.05 : 1.0);",
            ["test_start"], "start: the tied teacher's third free cumulant"),
-    Mutant("tied-closure-student-x1.05", "src/tied.c",
-           "cum[i] = cum[w_top] * cum[m->w_s] / m->cfg.student.rho;",
-           "cum[i] = 1.05 * cum[w_top] * cum[m->w_s] / m->cfg.student.rho;",
-           ["test_hierarchy"], "closure of S^(M+1)"),
-    Mutant("tied-closure-aligned-x1.05", "src/tied.c",
-           "c = cum[m->w_st] / cum[m->w_tt];", "c = 1.05 * cum[m->w_st] / cum[m->w_tt];",
-           ["test_hierarchy"], "aligned closure coefficient c"),
+    # ---- the closures, shared by tied and untied: src/truncation.c
+    Mutant("closure-geometric-x1.05", "src/truncation.c",
+           "cum[i] = cum[t->target[j]] * cum[t->one] / t->scale;",
+           "cum[i] = 1.05 * cum[t->target[j]] * cum[t->one] / t->scale;",
+           ["test_hierarchy"], "closure of S^(M+1) (tied; the geometric rule)"),
+    Mutant("closure-aligned-x1.05", "src/truncation.c",
+           "c = cum[t->num] / cum[t->den];", "c = 1.05 * cum[t->num] / cum[t->den];",
+           ["test_hierarchy"], "aligned closure coefficient c (tied and untied)"),
 
     # ---- untied attention: src/untied.c
     Mutant("untied-A-noise-x1.05", "src/untied.c",
@@ -128,9 +132,6 @@ MUTANTS = [
            "const double eps = m->cfg.teacher.mean / m->sqrt_d;",
            "const double eps = 0.95 * m->cfg.teacher.mean / m->sqrt_d;",
            ["test_start", "test_drift_untied"], "start: the raw teacher mean in the moments"),
-    Mutant("untied-closure-aligned-x1.05", "src/untied.c",
-           "c = cum[m->w_kt] / cum[m->w_tt];", "c = 1.05 * cum[m->w_kt] / cum[m->w_tt];",
-           ["test_hierarchy"], "aligned closure coefficient c"),
 
     # ---- the hierarchy generator: src/hierarchy.c
     Mutant("hierarchy-noise-kernel-swap", "src/hierarchy.c",
@@ -184,7 +185,7 @@ MUTANTS = [
            "return tau[i - 1] + (v - threshold) / (v - u) * (tau[i] - tau[i - 1]);",
            ["test_stops_ode"], "a measured curve's crossing: the interpolation weight of "
            "the wrong end of the interval"),
-    Mutant("sgd-crossing-default-threshold", "src/main.c",
+    Mutant("sgd-crossing-default-threshold", "src/cli/runs.c",
            "AIM_OBS_COUNT, cfg->recovery_threshold);\n        stop[s]",
            "AIM_OBS_COUNT, 0.1);\n        stop[s]",
            ["test_stops"], "sgd's median crossing at 0.1 whatever the set threshold"),
@@ -202,9 +203,9 @@ MUTANTS = [
            "const double snoise = sqrt(s->cfg.noise);",
            "const double snoise = sqrt(1.05 * s->cfg.noise);",
            ["test_sgd", "test_drift"], "label noise variance of the samples"),
-    Mutant("sgd-untied-V-init-x1.05", "validate/sgd.c",
-           "fill_gauss(rs, s->V, (size_t)d * s->p, sqrt(sv / d));",
-           "fill_gauss(rs, s->V, (size_t)d * s->p, sqrt(1.05 * sv / d));",
+    Mutant("sgd-untied-V-init-x1.05", "src/draw.c",
+           "aim_draw_gauss(r, second, (size_t)d * p, sqrt(sv / d));",
+           "aim_draw_gauss(r, second, (size_t)d * p, sqrt(1.05 * sv / d));",
            ["test_sgd", "test_start"], "untied student: V drawn at 1.05 v_V"),
     Mutant("sgd-untied-V-gradient-x1.05", "validate/sgd_untied.c",
            "cblas_dgemm(CblasRowMajor, CblasTrans, CblasNoTrans, T, p, T, g, Ek,",

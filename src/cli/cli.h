@@ -1,0 +1,124 @@
+/* aim_cli: what the command modules of the aimdyn front end share
+ * (exit codes, configuration loading, the options and runs of ode, sgd
+ * and compare, help texts). Each command lives in its own file
+ * (cmd_NAME.c) and main() dispatches on the command name. */
+#ifndef AIM_CLI_H
+#define AIM_CLI_H
+
+#include "atomic.h"
+#include "config.h"
+
+enum { AIM_EXIT_USAGE = 1, AIM_EXIT_RUNTIME = 2, AIM_EXIT_BLOWUP = 3 };
+
+/* AIM_RECOVERY_THRESHOLD, the weak-recovery threshold */
+#include "trajectory.h"
+
+/* The help lines of --set, --out, --name and --help. */
+extern const char *const aim_cli_usage_common;
+
+/* cfg = defaults, then the file at path (NULL: the built-in default
+ * example), then the assignments sets[0 .. nsets-1] ("section.key=value")
+ * in order, then validation. Returns 0, or -1 after printing
+ * "aimdyn CMD: reason" to stderr. */
+int aim_cli_load_config(const char *cmd, const char *path, const char *const *sets,
+                        int nsets, aim_config *cfg);
+
+/* The order-M hierarchy of cfg's student is counted before it is built
+ * (aim_hierarchy_equations): above AIM_HIERARCHY_MAX_EQUATIONS it is
+ * refused, from AIM_HIERARCHY_LARGE_EQUATIONS on its size and the
+ * measured cost of building it are noted on stderr. Returns 0, or -1
+ * after a message naming hierarchy.order, the size and the largest order
+ * allowed. aim_cli_load_config checks hierarchy.order with it. */
+int aim_cli_hierarchy_fits(const char *cmd, const aim_config *cfg, int order);
+
+/* A figure stem given on the command line (option opt, e.g. --figure):
+ * one line, a file name after its last '/', and not starting with '|' or
+ * '<' (gnuplot would run the rest as a shell command). Returns 0, or -1
+ * after a message naming the option, the value and what is allowed. */
+int aim_cli_check_figure(const char *cmd, const char *opt, const char *stem);
+
+/* An input file handed to gnuplot (plot --ode, --sgd): not starting with
+ * '|' or '<'. Returns 0, or -1 after a message. */
+int aim_cli_check_input(const char *cmd, const char *opt, const char *path);
+
+/* Takes the output lock of a figure stem (its directory and file name:
+ * aim_atomic_lock) and, when set is not NULL, makes the set that its
+ * files join. Returns 0, 1 when another run holds the lock, -1 (said). */
+int aim_cli_lock_figure(const char *stem, aim_atomic_set **set);
+
+/* ---- what ode, sgd, compare, hierarchy and plot share (options.c,
+ * runs.c, usage.c) ---- */
+
+#define MAX_DIMS 8
+#define MAX_ORDERS 10
+#define MAX_STUDENTS 3 /* direct, tied, untied */
+
+/* "direct", "tied", "untied": compare --students */
+extern const char *const aim_cli_student_names[MAX_STUDENTS];
+
+/* The options of ode, sgd, compare and hierarchy. */
+typedef struct {
+    aim_config cfg;
+    int dims[MAX_DIMS], ndims; /* compare's dimensions; else sgd.d */
+    int orders[MAX_ORDERS], norders; /* compare's truncation orders */
+    int order_given;           /* --order appeared */
+    int latex;                 /* hierarchy: LaTeX output */
+    /* compare --students: each student's configuration (model.decomposition
+     * and output.name NAME-STUDENT set, validated) */
+    aim_config student_cfg[MAX_STUDENTS];
+    int nstudents;
+} run_options;
+
+/* Parses a list option's integer (--d, --order) into list, increasing. */
+int aim_cli_add_to_list(const char *cmd, const char *opt, const char *arg, long lo,
+                       long hi, int *list, int *count, int max);
+
+/* Online SGD measures at the grid points, each a later step than the one
+ * before: otherwise its files would give one state several tau (at
+ * eta = 1e6 a run takes no step at all). Returns 0, or -1 after a message
+ * naming the keys. */
+int aim_cli_sgd_grid_usable(const char *cmd, const aim_config *cfg, int d);
+
+/* Parses [CONFIG] and the options of ode, sgd and compare. Returns 0, 1
+ * after printing help, or -1 on a usage error. */
+int aim_cli_parse_run_options(const char *cmd, int argc, char **argv,
+                             run_options *ro);
+
+/* Writes DIR/NAME-ode.tsv into path: renamed into place now (set NULL)
+ * or with set. */
+int aim_cli_write_ode_file(const aim_config *cfg, int d, const double *tau,
+                          const double *obs, const aim_trajectory_moments *mom,
+                          const aim_ode_report *rep, char *path, size_t pathlen,
+                          aim_atomic_set *set);
+
+/* Median over seeds of the weak-recovery time (aim_recovery_median: a
+ * seed that blew up before the median without recovering leaves it
+ * undefined). */
+double aim_cli_median_recovery(const aim_config *cfg, const double *tau, const double *obs,
+                              const int *reached, int *recovered, double error[2]);
+
+/* SGD at dimension d: runs the seeds, writes the per-seed and summary
+ * files into set (renamed into place when it is committed). mean/se
+ * receive the summary (points x OBS) and xmean/xse that of the SGD-only
+ * extras (points x AIM_SGD_EXTRA_COUNT): NaN from the first point a
+ * blown-up seed did not reach, since a mean over the surviving seeds only
+ * would be biased towards the stable ones. Returns 0, 1 when a seed blew
+ * up (files written), -1 on failure. */
+int aim_cli_run_sgd(const aim_config *cfg, int d, const double *tau, double *mean,
+                   double *se, double *xmean, double *xse, double *median_wr,
+                   int *recovered, char *summary_path, size_t pathlen, aim_atomic_set *set);
+
+void aim_cli_usage(FILE *out, const char *cmd);
+
+int aim_cmd_ode(int argc, char **argv);
+int aim_cmd_hierarchy(int argc, char **argv);
+int aim_cmd_sgd(int argc, char **argv);
+int aim_cmd_compare(int argc, char **argv);
+int aim_cmd_plot(int argc, char **argv);
+int aim_cmd_agreement(int argc, char **argv);
+
+int aim_cmd_recovery(int argc, char **argv);
+int aim_cmd_sweep(int argc, char **argv);
+int aim_cmd_scaling(int argc, char **argv);
+
+#endif

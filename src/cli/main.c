@@ -1,0 +1,82 @@
+/* aimdyn: command-line front end. Each subcommand reads a configuration
+ * (file + --set overrides), runs one stage of the pipeline and writes
+ * TSV files (atomically) and figures. Exit status: 0 success, 1 bad
+ * usage or configuration (nothing run, nothing written), 2 run-time
+ * failure (no result file left), 3 blow-up (the file records it). */
+#include <errno.h>
+#include <stdio.h>
+#include <string.h>
+
+#include <gsl/gsl_errno.h>
+
+#include "cli.h"
+#include "version.h"
+
+static int run_command(int argc, char **argv)
+{
+    if (argc < 2 || !strcmp(argv[1], "-h") || !strcmp(argv[1], "--help")) {
+        aim_cli_usage(argc < 2 ? stderr : stdout, NULL);
+        return argc < 2 ? AIM_EXIT_USAGE : 0;
+    }
+    if (!strcmp(argv[1], "--version")) {
+        printf("aimdyn %s\n", AIM_VERSION);
+        return 0;
+    }
+    const char *cmd = argv[1];
+    if (!strcmp(cmd, "ode"))
+        return aim_cmd_ode(argc - 1, argv + 1);
+    if (!strcmp(cmd, "sgd"))
+        return aim_cmd_sgd(argc - 1, argv + 1);
+    if (!strcmp(cmd, "compare"))
+        return aim_cmd_compare(argc - 1, argv + 1);
+    if (!strcmp(cmd, "plot"))
+        return aim_cmd_plot(argc - 1, argv + 1);
+    if (!strcmp(cmd, "hierarchy"))
+        return aim_cmd_hierarchy(argc - 1, argv + 1);
+    if (!strcmp(cmd, "agreement"))
+        return aim_cmd_agreement(argc - 1, argv + 1);
+    if (!strcmp(cmd, "recovery"))
+        return aim_cmd_recovery(argc - 1, argv + 1);
+    if (!strcmp(cmd, "sweep"))
+        return aim_cmd_sweep(argc - 1, argv + 1);
+    if (!strcmp(cmd, "scaling"))
+        return aim_cmd_scaling(argc - 1, argv + 1);
+    if (!strcmp(cmd, "keys")) {
+        if (argc > 2) {
+            aim_cli_usage(stdout, "keys");
+            return strcmp(argv[2], "--help") && strcmp(argv[2], "-h") ? AIM_EXIT_USAGE : 0;
+        }
+        aim_config_describe(stdout);
+        return 0;
+    }
+    fprintf(stderr, "aimdyn: unknown command '%s'; allowed: ode, sgd, compare, hierarchy, agreement, plot, recovery, sweep, scaling, keys "
+                    "(see aimdyn --help)\n", cmd);
+    return AIM_EXIT_USAGE;
+}
+
+/* What a command printed is checked once, here: stdout is buffered, so a
+ * full disk (> /dev/full) shows only when it is flushed. A write error
+ * is a run-time failure (exit 2), even after an otherwise complete run or
+ * a recorded blow-up; a usage error or failure keeps its own status. */
+static int finish_stdout(int rc)
+{
+    errno = 0;
+    const int flushed = fflush(stdout) == 0 && !ferror(stdout);
+    int err = errno;
+    if (fclose(stdout) != 0 && flushed)
+        err = errno;
+    else if (flushed)
+        return rc;
+    fprintf(stderr, "aimdyn: cannot write to standard output: %s\n",
+            strerror(err ? err : EIO));
+    return rc == AIM_EXIT_USAGE || rc == AIM_EXIT_RUNTIME ? rc : AIM_EXIT_RUNTIME;
+}
+
+int main(int argc, char **argv)
+{
+    /* GSL's default handler aborts; every GSL status is checked instead,
+     * and out-of-range special-function values surface as non-finite
+     * numbers that the blow-up checks report. */
+    gsl_set_error_handler_off();
+    return finish_stdout(run_command(argc, argv));
+}

@@ -1,0 +1,291 @@
+/* What ode, sgd and compare share: the ODE file, the SGD runs of one
+ * dimension and their median weak-recovery time. */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cli.h"
+#include "compare.h"
+#include "model.h"
+#include "ode.h"
+#include "recovery.h"
+#include "sgd.h"
+#include "trajectory.h"
+#include "tsv.h"
+#include "words.h"
+
+/* Writes DIR/NAME-ode.tsv into path: renamed into place now (set NULL)
+ * or with set. */
+int aim_cli_write_ode_file(const aim_config *cfg, int d, const double *tau,
+                          const double *obs, const aim_trajectory_moments *mom,
+                          const aim_ode_report *rep, char *path, size_t pathlen,
+                          aim_atomic_set *set)
+{
+    if (aim_tsv_path(path, pathlen, cfg, "ode", "tsv"))
+        return -1;
+    aim_tsv *tsv = aim_tsv_open(path);
+    if (!tsv)
+        return -1;
+    FILE *f = aim_tsv_stream(tsv);
+    aim_tsv_metadata(tsv, "ode", cfg);
+    const int matrix = cfg->method == AIM_METHOD_MATRIX;
+    if (matrix)
+        fprintf(f, "# ode: the limit process simulated with matrices (theory/matrix.md): "
+                   "D = %d, %d replicas (seeds %llu..), Euler-Maruyama step %.6g; the "
+                   "columns are replica means%s\n",
+                cfg->matrix_d, cfg->replicas, (unsigned long long)cfg->seed,
+                cfg->matrix_dtau > 0.0 ? cfg->matrix_dtau : cfg->horizon / 512.0,
+                mom && mom->obs_se ? ", X_se their standard errors" : "");
+    else
+        fprintf(f, "# ode: %s; n = tau d^2 / eta and t = tau d for d = %d\n",
+                aim_model_limit_text(cfg), d);
+    aim_model_describe(cfg, mom ? mom->count : 0, rep->start_mean, matrix, f);
+    if (rep->warning[0])
+        fprintf(f, "# warning: balance condition (hierarchy.balance = %g) violated: %s\n",
+                cfg->balance, rep->warning);
+    if (rep->status == AIM_ODE_BLOWUP)
+        fprintf(f, "# status: %s\n", rep->message);
+    else
+        fprintf(f, "# status: complete\n");
+    if (mom && mom->trunc)
+        fprintf(f, "# truncation error estimate: overlap_trunc = |overlap_M - overlap_(M-1)|, "
+                   "risk_trunc = |risk_M - risk_(M-1)| / risk_M (M - 1 = %d); the run stops "
+                   "where one passes hierarchy.tol = %g (0: never)\n",
+                cfg->order - 1, cfg->tol);
+    if (mom && mom->trunc && !isnan(mom->trunc_stop))
+        fprintf(f, "# truncation error estimate: the order-%d run stopped at tau = %.6g (NaN "
+                   "from there: no estimate)\n",
+                cfg->order - 1, mom->trunc_stop);
+    if (isnan(rep->tau_wr_se))
+        fprintf(f, "# weak recovery (|overlap| >= %g) at tau = %.6g\n", cfg->recovery_threshold,
+                rep->tau_wr);
+    else
+        fprintf(f, "# weak recovery (|overlap| >= %g) at tau = %.6g +- %.2g (mean crossing of "
+                   "the replicas, with its standard error)\n",
+                cfg->recovery_threshold, rep->tau_wr, rep->tau_wr_se);
+    fputs("tau\tn\tt", f);
+    for (int k = 0; k < AIM_OBS_COUNT; k++)
+        fprintf(f, "\t%s", aim_obs_names[k]);
+    for (int k = 0; mom && k < mom->count; k++)
+        fprintf(f, "\t%s", mom->names[k]);
+    for (int k = 0; mom && mom->obs_se && k < AIM_OBS_COUNT; k++)
+        fprintf(f, "\t%s_se", aim_obs_names[k]);
+    if (mom && mom->trunc)
+        fputs("\toverlap_trunc\trisk_trunc", f);
+    fputc('\n', f);
+    for (int i = 0; i < rep->reached; i++) {
+        fprintf(f, "%.10g\t%.10g\t%.10g", tau[i], tau[i] * d * (double)d / cfg->eta,
+                tau[i] * d);
+        for (int k = 0; k < AIM_OBS_COUNT; k++)
+            fprintf(f, "\t%.10g", obs[(size_t)i * AIM_OBS_COUNT + k]);
+        for (int k = 0; mom && k < mom->count; k++)
+            fprintf(f, "\t%.10g", mom->values[(size_t)i * mom->count + k]);
+        for (int k = 0; mom && mom->obs_se && k < AIM_OBS_COUNT; k++)
+            fprintf(f, "\t%.10g", mom->obs_se[(size_t)i * AIM_OBS_COUNT + k]);
+        if (mom && mom->trunc)
+            fprintf(f, "\t%.4g\t%.4g", mom->trunc[2 * (size_t)i], mom->trunc[2 * (size_t)i + 1]);
+        fputc('\n', f);
+    }
+    return set ? aim_tsv_add_to(tsv, set) : aim_tsv_commit(tsv);
+}
+
+/* Median over seeds of the weak-recovery time (aim_recovery_median: a
+ * seed that blew up before the median without recovering leaves it
+ * undefined). */
+double aim_cli_median_recovery(const aim_config *cfg, const double *tau, const double *obs,
+                              const int *reached, int *recovered, double error[2])
+{
+    const int points = cfg->points, seeds = cfg->seeds;
+    double *t = malloc(sizeof(double) * 2 * (size_t)seeds);
+    if (!t)
+        return NAN;
+    double *stop = t + seeds;
+    *recovered = 0;
+    for (int s = 0; s < seeds; s++) {
+        t[s] = aim_trajectory_recovery_time(
+            points, tau, obs + (size_t)s * points * AIM_OBS_COUNT + AIM_OBS_OVERLAP,
+            AIM_OBS_COUNT, cfg->recovery_threshold);
+        stop[s] = reached[s] > 0 ? tau[reached[s] - 1] : -INFINITY;
+        *recovered += isfinite(t[s]);
+        /* the largest interpolation error bound and estimate over seeds */
+        double spacing, curvature;
+        aim_trajectory_recovery_error(
+            points, tau, obs + (size_t)s * points * AIM_OBS_COUNT + AIM_OBS_OVERLAP,
+            AIM_OBS_COUNT, cfg->recovery_threshold, &spacing, &curvature);
+        if (s == 0)
+            error[0] = error[1] = NAN;
+        error[0] = isnan(error[0]) || spacing > error[0] ? spacing : error[0];
+        error[1] = isnan(error[1]) || curvature > error[1] ? curvature : error[1];
+    }
+    double med = aim_recovery_median(seeds, t, stop);
+    free(t);
+    return med;
+}
+
+/* SGD at dimension d: runs the seeds, writes the per-seed and summary
+ * files into set (renamed into place when it is committed). mean/se
+ * receive the summary (points x OBS) and xmean/xse that of the SGD-only
+ * extras (points x AIM_SGD_EXTRA_COUNT): NaN from the first point a
+ * blown-up seed did not reach, since a mean over the surviving seeds only
+ * would be biased towards the stable ones. Returns 0, 1 when a seed blew
+ * up (files written), -1 on failure. */
+int aim_cli_run_sgd(const aim_config *cfg, int d, const double *tau, double *mean,
+                   double *se, double *xmean, double *xse, double *median_wr,
+                   int *recovered, char *summary_path, size_t pathlen, aim_atomic_set *set)
+{
+    const int points = cfg->points, seeds = cfg->seeds, X = AIM_SGD_EXTRA_COUNT;
+    double *obs = malloc(sizeof(double) * (size_t)seeds * points * AIM_OBS_COUNT);
+    double *extra = malloc(sizeof(double) * (size_t)seeds * points * X);
+    int *reached = malloc(sizeof(int) * (size_t)seeds);
+    int rc = -1;
+    aim_tsv *tsv = NULL;
+    /* a tied student's moments: every word in S and S* of length 1..M
+     * with at least one S (the words the order-M hierarchy tracks) */
+    aim_sgd_moments mom = {0};
+    aim_wordset *ws = NULL;
+    int *words = NULL;
+    double *mmean = NULL, *mse = NULL;
+    if (!obs || !extra || !reached) {
+        fprintf(stderr, "aimdyn sgd: out of memory\n");
+        goto done;
+    }
+    if (aim_model_ops_of(cfg)->hierarchy) {
+        aim_alphabet ab;
+        aim_compare_alphabet(cfg, &ab);
+        ws = aim_wordset_create(&ab, cfg->order);
+        int count = ws ? aim_wordset_count(ws) : 0;
+        words = malloc(sizeof(int) * (size_t)(count + 1));
+        if (!ws || !words) {
+            fprintf(stderr, "aimdyn sgd: out of memory\n");
+            goto done;
+        }
+        for (int i = 1; i < count; i++)
+            if (strpbrk(aim_wordset_word(ws, i), "SABKk"))
+                words[mom.count++] = i;
+        mom.ws = ws;
+        mom.words = words;
+        size_t cells = (size_t)points * mom.count;
+        mom.values = malloc(sizeof(double) * cells * (size_t)seeds);
+        mmean = malloc(sizeof(double) * cells);
+        mse = malloc(sizeof(double) * cells);
+        if (!mom.values || !mmean || !mse) {
+            fprintf(stderr, "aimdyn sgd: out of memory\n");
+            goto done;
+        }
+    }
+    if (aim_compare_run_sgd_moments(cfg, d, tau, points, obs, extra, reached,
+                                    ws ? &mom : NULL))
+        goto done;
+    aim_compare_stats(seeds, points, obs, mean, se);
+    aim_compare_stats_n(seeds, points, X, extra, xmean, xse);
+    if (ws)
+        aim_compare_stats_n(seeds, points, mom.count, mom.values, mmean, mse);
+    double wr_error[2] = {NAN, NAN};
+    *median_wr = aim_cli_median_recovery(cfg, tau, obs, reached, recovered, wr_error);
+    int all_reached = points;
+    for (int s = 0; s < seeds; s++)
+        if (reached[s] < all_reached)
+            all_reached = reached[s];
+    for (size_t i = (size_t)all_reached * AIM_OBS_COUNT; i < (size_t)points * AIM_OBS_COUNT; i++)
+        mean[i] = se[i] = NAN;
+    for (size_t i = (size_t)all_reached * X; i < (size_t)points * X; i++)
+        xmean[i] = xse[i] = NAN;
+    for (size_t i = (size_t)all_reached * mom.count; ws && i < (size_t)points * mom.count; i++)
+        mmean[i] = mse[i] = NAN;
+
+    char suffix[64], path[1024];
+    snprintf(suffix, sizeof suffix, "sgd-d%d-seeds", d);
+    if (aim_tsv_path(path, sizeof path, cfg, suffix, "tsv") || !(tsv = aim_tsv_open(path)))
+        goto done;
+    FILE *f = aim_tsv_stream(tsv);
+    aim_tsv_metadata(tsv, "sgd", cfg);
+    fprintf(f, "# sgd: d = %d, seeds %llu .. %llu\n", d, (unsigned long long)cfg->seed,
+            (unsigned long long)(cfg->seed + (uint64_t)seeds - 1));
+    fprintf(f, "# risk: measured on %d held-out samples per seed; risk_holdout_se: its "
+               "standard error over them; risk_gauss: the Gaussian formula on the seed's "
+               "order parameters (theory/measurement.md)\n", cfg->holdout);
+    fputs("seed\ttau\tn", f);
+    for (int k = 0; k < AIM_OBS_COUNT; k++)
+        fprintf(f, "\t%s", aim_obs_names[k]);
+    for (int k = 0; k < X; k++)
+        fprintf(f, "\t%s", aim_sgd_extra_names[k]);
+    for (int k = 0; k < mom.count; k++)
+        fprintf(f, "\tm(%s)", aim_wordset_word(ws, words[k]));
+    fputc('\n', f);
+    for (int s = 0; s < seeds; s++)
+        for (int i = 0; i < reached[s]; i++) {
+            fprintf(f, "%llu\t%.10g\t%ld", (unsigned long long)(cfg->seed + (uint64_t)s),
+                    tau[i], aim_sgd_steps_for(cfg, d, tau[i]));
+            for (int k = 0; k < AIM_OBS_COUNT; k++)
+                fprintf(f, "\t%.10g", obs[((size_t)s * points + i) * AIM_OBS_COUNT + k]);
+            for (int k = 0; k < X; k++)
+                fprintf(f, "\t%.10g", extra[((size_t)s * points + i) * X + k]);
+            for (int k = 0; k < mom.count; k++)
+                fprintf(f, "\t%.10g", mom.values[((size_t)s * points + i) * mom.count + k]);
+            fputc('\n', f);
+        }
+    int added = aim_tsv_add_to(tsv, set);
+    tsv = NULL;
+    if (added)
+        goto done;
+
+    snprintf(suffix, sizeof suffix, "sgd-d%d", d);
+    if (aim_tsv_path(summary_path, pathlen, cfg, suffix, "tsv") ||
+        !(tsv = aim_tsv_open(summary_path)))
+        goto done;
+    f = aim_tsv_stream(tsv);
+    aim_tsv_metadata(tsv, "sgd", cfg);
+    fprintf(f, "# sgd: d = %d, %d seeds from %llu; mean and standard error over the seeds\n",
+            d, seeds, (unsigned long long)cfg->seed);
+    fprintf(f, "# weak recovery (|overlap| >= %g): %d of %d seeds, median tau = %.6g; each "
+               "seed's crossing linearly interpolated between grid points, error at most the "
+               "spacing around it (largest %.3g), estimated h^2 |f''|/(8 |f'|) <= %.3g "
+               "(theory/stops.md sec. 5)\n",
+            cfg->recovery_threshold, *recovered, seeds, *median_wr, wr_error[0], wr_error[1]);
+    fprintf(f, "# risk: measured on %d held-out samples per seed (risk_se includes their "
+               "noise); risk_gauss: the Gaussian formula on the measured order parameters; "
+               "risk_holdout_se: the seeds' held-out standard errors (theory/measurement.md)\n",
+            cfg->holdout);
+    for (int s = 0; s < seeds; s++)
+        if (reached[s] < points)
+            fprintf(f, "# seed %llu blew up after tau = %g\n",
+                    (unsigned long long)(cfg->seed + (uint64_t)s), tau[reached[s] - 1]);
+    fputs("tau\tn", f);
+    for (int k = 0; k < AIM_OBS_COUNT; k++)
+        fprintf(f, "\t%s_mean\t%s_se", aim_obs_names[k], aim_obs_names[k]);
+    for (int k = 0; k < X; k++)
+        fprintf(f, "\t%s_mean\t%s_se", aim_sgd_extra_names[k], aim_sgd_extra_names[k]);
+    for (int k = 0; k < mom.count; k++)
+        fprintf(f, "\tm(%s)_mean\tm(%s)_se", aim_wordset_word(ws, words[k]),
+                aim_wordset_word(ws, words[k]));
+    fputc('\n', f);
+    for (int i = 0; i < points; i++) {
+        fprintf(f, "%.10g\t%ld", tau[i], aim_sgd_steps_for(cfg, d, tau[i]));
+        for (int k = 0; k < AIM_OBS_COUNT; k++)
+            fprintf(f, "\t%.10g\t%.10g", mean[(size_t)i * AIM_OBS_COUNT + k],
+                    se[(size_t)i * AIM_OBS_COUNT + k]);
+        for (int k = 0; k < X; k++)
+            fprintf(f, "\t%.10g\t%.10g", xmean[(size_t)i * X + k], xse[(size_t)i * X + k]);
+        for (int k = 0; k < mom.count; k++)
+            fprintf(f, "\t%.10g\t%.10g", mmean[(size_t)i * mom.count + k],
+                    mse[(size_t)i * mom.count + k]);
+        fputc('\n', f);
+    }
+    rc = aim_tsv_add_to(tsv, set);
+    tsv = NULL;
+    if (rc == 0 && all_reached < points)
+        rc = 1;
+done:
+    if (tsv)
+        aim_tsv_abort(tsv);
+    free(obs);
+    free(extra);
+    free(reached);
+    free(mom.values);
+    free(mmean);
+    free(mse);
+    free(words);
+    aim_wordset_free(ws);
+    return rc;
+}

@@ -1,0 +1,175 @@
+/* The help texts of the aimdyn commands. */
+#include <stdio.h>
+#include <string.h>
+
+#include "cli.h"
+#include "version.h"
+
+static const char *const usage_main =
+    "aimdyn " AIM_VERSION " - how fast, and whether at all, an attention layer learns\n"
+    "\n"
+    "usage: aimdyn COMMAND [CONFIG.ini] [options]\n"
+    "\n"
+    "commands:\n"
+    "  ode      integrate the high-dimensional limit ODE (SUNDIALS CVODE)\n"
+    "  sgd      run online SGD at finite d over several seeds\n"
+    "  compare  both, plus the agreement table and the figure\n"
+    "  hierarchy print the generated moment hierarchy (tied and untied students)\n"
+    "  agreement the agreement table of existing ode and sgd result files\n"
+    "  plot     draw the figure from existing ode/sgd result files\n"
+    "  recovery will it learn, and after how many samples: escape conditions,\n"
+    "           weak-recovery time, the finite-d escape and its scaling in d\n"
+    "  sweep    predicted weak-recovery times over a grid of configurations\n"
+    "           (parallel, resumable) and their heatmap\n"
+    "  scaling  weak-recovery samples against d from SGD runs: fitted\n"
+    "           exponents, the laws they support, the figure\n"
+    "  keys     print every configuration key with its default and range\n"
+    "\n"
+    "Without CONFIG.ini the built-in default example is used (direct\n"
+    "attention, centred, T = 2, sigma = He1 + He2/sqrt 2). Every key can be\n"
+    "overridden with --set section.key=value; see `aimdyn keys` and\n"
+    "docs/config.md. `aimdyn COMMAND --help` lists the command's options.\n"
+    "\n"
+    "Examples:\n"
+    "  aimdyn compare                              # the default example\n"
+    "  aimdyn ode examples/direct_he2.ini --set training.eta=0.05\n"
+    "  aimdyn compare examples/direct_he1he2_T2.ini --d 400 --d 800\n"
+    "  aimdyn compare examples/tied_softmax_T4.ini --order 1 --order 2 --order 3\n"
+    "  aimdyn hierarchy examples/tied_softmax_T4.ini --order 3 --latex\n"
+    "\n"
+    "Exit status: 0 done, 1 bad usage or configuration, or another run writing\n"
+    "into the same output.dir and output.name (nothing written), 2 run-time\n"
+    "failure (the files of an earlier run left as they were) or gnuplot failed\n"
+    "(the tables written, no figure), 3 blow-up (recorded), 128 + N ended by\n"
+    "signal N (SIGINT 130, SIGTERM 143: nothing temporary left; a run killed\n"
+    "with SIGKILL is cleaned up after by the next run of the same name).\n"
+    "A run's files replace those of an earlier run together or not at all\n"
+    "(README.md, \"Failures and interruptions\").\n";
+
+void aim_cli_usage(FILE *out, const char *cmd)
+{
+    if (!cmd) {
+        fputs(usage_main, out);
+        return;
+    }
+    if (!strcmp(cmd, "ode"))
+        fprintf(out,
+                "usage: aimdyn ode [CONFIG.ini] [options]\n\n"
+                "Integrates the limit ODE on the training grid (training.points\n"
+                "points up to training.horizon in tau = n eta / d^2) and writes\n"
+                "DIR/NAME-ode.tsv: tau, n, t, risk, teacher overlap and all order\n"
+                "parameters. Prints the weak-recovery time (first tau with\n"
+                "|overlap| >= output.recovery_threshold, by root finding). A run that\n"
+                "stops early (blow-up, or a hierarchy that left the valid moments) keeps\n"
+                "its rows, says why in the file's # status line, and exits 3\n"
+                "(theory/stops.md).\n\n"
+                "options:\n"
+                "  --d D                    dimension for the sample count n = tau d^2/eta\n"
+                "                           and for the raw-mode mean (default sgd.d;\n"
+                "                           ode.d overrides it for the mean)\n"
+                "  --generic                quasi-random rule for every output map\n"
+                "                           (ode.rule = generic)\n"
+                "                           (default: Gauss-Hermite for elementwise maps)\n"
+                "  --order M                tied, untied: truncation order (hierarchy.order)\n"
+                "Tied and untied students also get one column per tracked moment m(w) = Tr(w)/d.\n"
+                "%s",
+                aim_cli_usage_common);
+    else if (!strcmp(cmd, "sgd"))
+        fprintf(out,
+                "usage: aimdyn sgd [CONFIG.ini] [options]\n\n"
+                "Runs online SGD (theory/model.md sec. 5) for sgd.seeds seeds at dimension\n"
+                "sgd.d, measuring every observable on the training grid: the order\n"
+                "parameters exactly from the matrices, the risk on sgd.holdout held-out\n"
+                "samples per seed (risk_gauss: the Gaussian formula on the measured\n"
+                "order parameters, for comparison). Writes DIR/NAME-sgd-dD.tsv (mean\n"
+                "and standard error per observable) and DIR/NAME-sgd-dD-seeds.tsv\n"
+                "(every seed).\n\n"
+                "options:\n"
+                "  --d D                    dimension (sgd.d, default 200)\n"
+                "  --seeds N                number of seeds (sgd.seeds, default 8)\n"
+                "%s",
+                aim_cli_usage_common);
+    else if (!strcmp(cmd, "compare"))
+        fprintf(out,
+                "usage: aimdyn compare [CONFIG.ini] [options]\n\n"
+                "Runs the ODE and SGD at each dimension, writes their files (as\n"
+                "`ode` and `sgd` do), the agreement table DIR/NAME-agreement.tsv\n"
+                "(largest gap per observable in absolute terms and in SGD standard\n"
+                "errors, weak-recovery times) and the figures\n"
+                "DIR/NAME-compare-dD.png/.svg (risk and overlap: ODE over SGD).\n"
+                "All these files replace those of an earlier run together, once every d\n"
+                "is done: a compare that fails or is interrupted changes nothing. If gnuplot\n"
+                "fails, the tables are written, an old figure of the name removed, and the\n"
+                "exit status is 2; without gnuplot the same with a warning, status 0.\n\n"
+                "options:\n"
+                "  --d D                    a dimension (repeatable; default sgd.d)\n"
+                "  --seeds N                seeds per dimension (sgd.seeds)\n"
+                "  --generic                quasi-random rule for every output map\n"
+                "                           (ode.rule = generic)\n"
+                "  --order M                tied, untied: a truncation order (repeatable, increasing;\n"
+                "                           default hierarchy.order): one ODE per order,\n"
+                "                           files NAME-MM-..., every order in the figure\n"
+                "                           and in the agreement table\n"
+                "  --students LIST          several students of the same teacher, data, seeds\n"
+                "                           and learning rate, LIST a comma-separated subset of\n"
+                "                           direct,tied,untied (model.decomposition of each):\n"
+                "                           the files of each as above under NAME-STUDENT, and\n"
+                "                           per d the figure NAME-students-dD (each student's\n"
+                "                           ODE of the last order over its SGD). Tied students\n"
+                "                           need a symmetric teacher and centred indices, e.g.\n"
+                "                           examples/students_he1he2.ini\n"
+                "%s",
+                aim_cli_usage_common);
+    else if (!strcmp(cmd, "hierarchy"))
+        fprintf(out,
+                "usage: aimdyn hierarchy [CONFIG.ini] [--order M] [--latex] [--set ...]\n\n"
+                "Prints the moment hierarchy that `ode` integrates for a tied student\n"
+                "(S = W W^T, letters S and T = S*) or an untied one (S = U V^T, letters\n"
+                "A = U U^T, B = V V^T, K = U V^T, k = V U^T, T and t = S*^T): for every\n"
+                "tracked word w (length 1..M, at least one student letter) the\n"
+                "generated right-hand side of d m(w)/dtau, m(w) = Tr(w)/d, in terms of\n"
+                "the scalar kernels of the expectation engine (lambda: the raw mean),\n"
+                "and the number of equations and terms. Words of length M + 1 are\n"
+                "closed with hierarchy.closure. Derivation: theory/tied.md,\n"
+                "theory/untied.md.\n\n"
+                "options:\n"
+                "  --order M                truncation order (hierarchy.order, default 4)\n"
+                "  --latex                  LaTeX (align*) instead of plain text\n"
+                "  --set section.key=value  override one configuration key (repeatable)\n");
+    else if (!strcmp(cmd, "plot"))
+        fprintf(out,
+                "usage: aimdyn plot [--ode FILE [--label L]]... [--sgd FILE]... --figure STEM\n"
+                "                   [--log-tau] [--samples D] [--mean]\n\n"
+                "Draws risk and teacher overlap against tau from existing result\n"
+                "files (either may be omitted) into STEM.png and STEM.svg; several\n"
+                "--ode files (e.g. one per hierarchy order) share the figure, each\n"
+                "with its --label if given, over one SGD summary; with one --sgd per\n"
+                "--ode (paired in order, e.g. one per activation) each pair is a case\n"
+                "in its own colour;\n"
+                "--log-tau puts tau on a log axis (for log grids: the fast phase);\n"
+                "--samples D puts the samples n / d^2 on a log axis, the files being\n"
+                "for d = D (NAME-ode.tsv written with --d D, NAME-sgd-dD.tsv);\n"
+                "--mean adds a panel with the student mean (raw centring).\n"
+                "The PNG and SVG replace the old pair together, once gnuplot has drawn\n"
+                "both completely; if it fails (exit status 2) the old figure stays.\n"
+                "STEM and the files may not start with '|' or '<'.\n"
+                "example (the paper's Figure 3 from validate/campaign_untied.sh):\n"
+                "  aimdyn plot --samples 400 --figure fig3 \\\n"
+                "      --ode fig3-he1-M4-d400-ode.tsv --sgd fig3-he1-sgd-d400.tsv --label He1 \\\n"
+                "      --ode fig3-he2-M4-d400-ode.tsv --sgd fig3-he2-sgd-d400.tsv --label He2\n");
+    else if (!strcmp(cmd, "agreement"))
+        fprintf(out,
+                "usage: aimdyn agreement --sgd FILE --ode FILE [--ode FILE]... [--upto TAU]\n\n"
+                "Prints, for each ODE result file, the largest gap of every observable\n"
+                "to the SGD mean of an SGD summary file (NAME-sgd-dD.tsv) on their\n"
+                "common tau grid: absolute, in SGD standard errors and relative to the\n"
+                "ODE's largest value (risk: against the risk measured on held-out\n"
+                "samples; risk_gauss, where the file has it: against the Gaussian\n"
+                "formula on SGD's order parameters). --upto limits the comparison to\n"
+                "tau <= TAU. An ODE that stopped early (blow-up, or a hierarchy that\n"
+                "left the valid moments) has an infinite gap where SGD goes on. Used\n"
+                "to compare several hierarchy orders or closures with one set of SGD\n"
+                "runs.\n");
+    else if (!strcmp(cmd, "keys"))
+        fprintf(out, "usage: aimdyn keys\n\nPrints every configuration key.\n");
+}
