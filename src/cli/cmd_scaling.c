@@ -23,6 +23,7 @@
 #include "cli.h"
 #include "config.h"
 #include "plot.h"
+#include "recovery.h"
 #include "trajectory.h"
 #include "tsv.h"
 
@@ -566,16 +567,6 @@ static int read_predictions(const options *o, prediction **pred, int *n)
 
 /* ---- statistics ---- */
 
-/* Median of sorted[0 .. n-1] whose first k are finite (the rest +inf,
- * censored): NaN unless more than half are finite, so that both middle
- * order statistics are measured. */
-static double median_sorted(int n, const double *sorted, int k)
-{
-    if (2 * k <= n)
-        return NAN;
-    return n % 2 ? sorted[n / 2] : 0.5 * (sorted[n / 2 - 1] + sorted[n / 2]);
-}
-
 /* Order-statistic interval of the median of n seeds: [X_(l), X_(n+1-l)]
  * covers it with probability 1 - 2 P(B <= l-1), B ~ Binomial(n, 1/2),
  * whatever the distribution. The largest l with coverage >= LEVEL; 0
@@ -624,36 +615,31 @@ static double order_statistic(const seed_value *v, int known, int k, double to_n
 static int dim_statistics(const sgd_run *run, dim_stats *st)
 {
     const int n = run->nseeds;
-    double *tau = malloc(sizeof(double) * (size_t)n);
     seed_value *v = malloc(sizeof *v * (size_t)n);
-    if (!tau || !v) {
+    if (!v) {
         fprintf(stderr, CMD ": out of memory\n");
-        free(tau);
-        free(v);
         return -1;
     }
     for (int s = 0; s < n; s++) {
         const int censored = isnan(run->tau_wr[s]);
-        tau[s] = censored ? INFINITY : run->tau_wr[s];
         v[s] = (seed_value){censored ? run->tau_end[s] : run->tau_wr[s], censored};
     }
-    qsort(tau, (size_t)n, sizeof *tau, compare_doubles);
     qsort(v, (size_t)n, sizeof *v, compare_seed_values);
     int known = 0; /* the order statistics measured: X_(1) .. X_(known) */
     while (known < n && !v[known].censored)
         known++;
     const double to_n = (double)run->d * run->d / run->eta; /* n = tau d^2 / eta */
-    /* the median were every censored seed beyond the horizon; it stands
-     * when both middle order statistics, up to X_(n/2 + 1), are measured */
-    const double candidate = median_sorted(n, tau, run->recovered);
-    const int measured = known >= n / 2 + 1;
-    st->median_tau = measured ? candidate : NAN;
+    /* the median stands when both middle order statistics, up to
+     * X_(n/2 + 1), are measured (aim_recovery_median: every seed that did
+     * not recover was followed beyond them); else what it would be were
+     * every censored seed beyond the horizon */
+    st->median_tau = aim_recovery_median(n, run->tau_wr, run->tau_end);
     st->median_n = st->median_tau * to_n;
-    st->candidate_n = measured ? NAN : candidate * to_n;
+    st->candidate_n =
+        isnan(st->median_tau) ? aim_recovery_median(n, run->tau_wr, NULL) * to_n : NAN;
     const int l = median_interval(n, &st->ci_level);
     st->ci_lo = l ? order_statistic(v, known, l, to_n, &st->lo_bound) : NAN;
     st->ci_hi = l ? order_statistic(v, known, n + 1 - l, to_n, &st->hi_bound) : NAN;
-    free(tau);
     free(v);
     return 0;
 }
