@@ -26,11 +26,13 @@ exe=$root/build/aimdyn
 ex=$root/examples
 export OPENBLAS_NUM_THREADS=1
 
+# The functions' variables are global in sh: their names must not be the
+# loop's ($d, $e, $dim, ...), or a call would redirect the later steps.
 sgd() { # dir, name, example, d, extra arguments...
-    dir=$1 name=$2 example=$3 d=$4
+    dir=$1 name=$2 example=$3 sgd_d=$4
     shift 4
-    [ -f "$dir/$name-sgd-d$d.tsv" ] && return 0
-    "$exe" sgd "$ex/$example" --d "$d" --out "$dir" --name "$name" --set sgd.holdout=10000 \
+    [ -f "$dir/$name-sgd-d$sgd_d.tsv" ] && return 0
+    "$exe" sgd "$ex/$example" --d "$sgd_d" --out "$dir" --name "$name" --set sgd.holdout=10000 \
         "$@" || [ $? -eq 3 ]
 }
 
@@ -40,9 +42,11 @@ odes() { # dir, example, name prefix, closures, orders, extra arguments...
     for cl in $closures; do
         for M in $orders; do
             [ -f "$dir/$prefix$cl-M$M-ode.tsv" ] && continue
-            # exit 3: the hierarchy left the valid moments; recorded
+            # exit 3: the hierarchy left the valid moments; recorded.
+            # hierarchy.tol = 0: every order runs as far as its moments stay
+            # valid, since the tables compare the orders over whole windows
             "$exe" ode "$ex/$example" --order "$M" --set hierarchy.closure="$cl" \
-                --out "$dir" --name "$prefix$cl-M$M" "$@" || [ $? -eq 3 ]
+                --set hierarchy.tol=0 --out "$dir" --name "$prefix$cl-M$M" "$@" || [ $? -eq 3 ]
         done
     done
 }
