@@ -7,7 +7,8 @@
 # Usage: [DIMS="400 800"] sh validate/campaign_tied.sh [OUTDIR] [EXPERIMENT ...]
 #   OUTDIR defaults to validation-tied/ (not tracked); experiments default
 #   to all of: fig1 rho05 he2 he3. DIMS: the dimensions of Figure 1's SGD
-#   runs (default 400 800; "400" skips the costly d = 800 runs).
+#   runs (default 400 800; "400" skips the costly d = 800 runs). AIMDYN:
+#   the executable (default build/aimdyn).
 # Cost on 2 cores (single-threaded BLAS per process, two processes):
 #   fig1: SGD d = 400 (8 seeds x 320000 steps) about 30 min, d = 800
 #   (8 seeds x 512000 steps) about 1 h 40 min, 14 ODE runs about 15 min;
@@ -21,7 +22,7 @@ out=${1:-$root/validation-tied}
 [ $# -gt 0 ] && shift
 experiments=${*:-fig1 rho05 he2 he3}
 dims=${DIMS:-400 800}
-exe=$root/build/aimdyn
+exe=${AIMDYN:-$root/build/aimdyn}
 [ -x "$exe" ] || sh "$root/scripts/setup.sh" build
 ex=$root/examples
 export OPENBLAS_NUM_THREADS=1
