@@ -4,8 +4,9 @@
 # arguments and creates the result files the campaigns look for: each
 # experiment's ODE files land in that experiment's directory (a campaign
 # function once overwrote the loop's directory variable and sent them to
-# ./400), and every ODE runs with hierarchy.tol = 0 (the tables compare the
-# orders over windows longer than the truncation estimate would allow).
+# ./400), every ODE runs with hierarchy.tol = 0 (the tables compare the
+# orders over windows longer than the truncation estimate would allow),
+# and no agreement table gets more ODE files than aimdyn takes.
 set -u
 root="${AIMDYN_SOURCE_ROOT:-$(dirname "$0")/..}"
 root=$(cd "$root" && pwd)
@@ -17,6 +18,7 @@ trap 'rm -rf "$work"' EXIT
 cat >"$work/aimdyn" <<'EOF'
 #!/bin/sh
 echo "$*" >>"$STUB_LOG"
+echo " $* " >"$STUB_LOG.last"
 cmd=$1
 shift
 out=. name=aimdyn d=0
@@ -30,6 +32,8 @@ while [ $# -gt 0 ]; do
 done
 mkdir -p "$out"
 case $cmd in
+agreement) # aimdyn agreement takes at most 10 --ode (MAX_ORDERS)
+    [ "$(grep -o -- ' --ode ' "$STUB_LOG.last" | wc -l)" -le 10 ] || exit 1 ;;
 sgd) : >"$out/$name-sgd-d$d.tsv"; : >"$out/$name-sgd-d$d-seeds.tsv" ;;
 ode) : >"$out/$name-ode.tsv" ;;
 esac
@@ -57,10 +61,18 @@ for g in 0 5; do
     [ -f "$work/tied/he2/agreement-g$g.txt" ]
     check "campaign_tied: he2 gamma = $g agreement table in its directory" $?
 done
+# fig1: 22 ODE files, compared in tables of one closure each
+(cd "$work/cwd" && DIMS=400 AIMDYN="$work/aimdyn" sh "$root/validate/campaign_tied.sh" \
+    "$work/tied" fig1 >"$work/out" 2>&1)
+check "campaign_tied fig1: runs with the stand-in" $?
+for cl in aligned cumulant free initial; do
+    [ -f "$work/tied/fig1/agreement-d400-upto0.4-$cl.txt" ]
+    check "campaign_tied fig1: $cl agreement table" $?
+done
 [ -z "$(ls -A "$work/cwd")" ]
 check "campaign_tied: nothing written to the working directory" $?
-[ "$(grep -c '^ode ' "$STUB_LOG")" -eq 14 ] && [ "$(ode_calls_without_tol)" -eq 0 ]
-check "campaign_tied: all 14 ODE runs with hierarchy.tol=0" $?
+[ "$(grep -c '^ode ' "$STUB_LOG")" -eq 33 ] && [ "$(ode_calls_without_tol)" -eq 0 ]
+check "campaign_tied: all 33 ODE runs with hierarchy.tol=0" $?
 
 : >"$STUB_LOG"
 (cd "$work/cwd" && OUT="$work/untied" AIMDYN="$work/aimdyn" \

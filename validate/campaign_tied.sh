@@ -88,8 +88,11 @@ for e in $experiments; do
         odes "$d" tied_softmax_T4.ini "" "free initial" "2 3 4" $grid
         for dim in $dims; do
             for upto in 0.2 0.3 0.4; do
-                table "$d" "fig1-sgd-d$dim.tsv" "$upto" "$d"/*-M*-ode.tsv \
-                    > "$d/agreement-d$dim-upto$upto.txt"
+                # one table per closure: agreement takes at most 10 ODE files
+                for cl in aligned cumulant free initial; do
+                    table "$d" "fig1-sgd-d$dim.tsv" "$upto" "$d/$cl"-M*-ode.tsv \
+                        > "$d/agreement-d$dim-upto$upto-$cl.txt"
+                done
             done
             "$exe" plot --sgd "$d/fig1-sgd-d$dim.tsv" --figure "$d/figure1-d$dim" \
                 $(for M in 1 2 3 4 5 6; do echo --ode "$d/aligned-M$M-ode.tsv" --label "M=$M"; done)
