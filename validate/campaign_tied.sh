@@ -7,7 +7,8 @@
 # Usage: [DIMS="400 800"] sh validate/campaign_tied.sh [OUTDIR] [EXPERIMENT ...]
 #   OUTDIR defaults to validation-tied/ (not tracked); experiments default
 #   to all of: fig1 rho05 he2 he3. DIMS: the dimensions of Figure 1's SGD
-#   runs (default 400 800; "400" skips the costly d = 800 runs).
+#   runs (default 400 800; "400" skips the costly d = 800 runs). AIMDYN:
+#   the executable (default build/aimdyn).
 # Cost on 2 cores (single-threaded BLAS per process, two processes):
 #   fig1: SGD d = 400 (8 seeds x 320000 steps) about 30 min, d = 800
 #   (8 seeds x 512000 steps) about 1 h 40 min, 14 ODE runs about 15 min;
@@ -21,16 +22,18 @@ out=${1:-$root/validation-tied}
 [ $# -gt 0 ] && shift
 experiments=${*:-fig1 rho05 he2 he3}
 dims=${DIMS:-400 800}
-exe=$root/build/aimdyn
+exe=${AIMDYN:-$root/build/aimdyn}
 [ -x "$exe" ] || sh "$root/scripts/setup.sh" build
 ex=$root/examples
 export OPENBLAS_NUM_THREADS=1
 
+# The functions' variables are global in sh: their names must not be the
+# loop's ($d, $e, $dim, ...), or a call would redirect the later steps.
 sgd() { # dir, name, example, d, extra arguments...
-    dir=$1 name=$2 example=$3 d=$4
+    dir=$1 name=$2 example=$3 sgd_d=$4
     shift 4
-    [ -f "$dir/$name-sgd-d$d.tsv" ] && return 0
-    "$exe" sgd "$ex/$example" --d "$d" --out "$dir" --name "$name" --set sgd.holdout=10000 \
+    [ -f "$dir/$name-sgd-d$sgd_d.tsv" ] && return 0
+    "$exe" sgd "$ex/$example" --d "$sgd_d" --out "$dir" --name "$name" --set sgd.holdout=10000 \
         "$@" || [ $? -eq 3 ]
 }
 
@@ -40,9 +43,11 @@ odes() { # dir, example, name prefix, closures, orders, extra arguments...
     for cl in $closures; do
         for M in $orders; do
             [ -f "$dir/$prefix$cl-M$M-ode.tsv" ] && continue
-            # exit 3: the hierarchy left the valid moments; recorded
+            # exit 3: the hierarchy left the valid moments; recorded.
+            # hierarchy.tol = 0: every order runs as far as its moments stay
+            # valid, since the tables compare the orders over whole windows
             "$exe" ode "$ex/$example" --order "$M" --set hierarchy.closure="$cl" \
-                --out "$dir" --name "$prefix$cl-M$M" "$@" || [ $? -eq 3 ]
+                --set hierarchy.tol=0 --out "$dir" --name "$prefix$cl-M$M" "$@" || [ $? -eq 3 ]
         done
     done
 }
@@ -83,8 +88,11 @@ for e in $experiments; do
         odes "$d" tied_softmax_T4.ini "" "free initial" "2 3 4" $grid
         for dim in $dims; do
             for upto in 0.2 0.3 0.4; do
-                table "$d" "fig1-sgd-d$dim.tsv" "$upto" "$d"/*-M*-ode.tsv \
-                    > "$d/agreement-d$dim-upto$upto.txt"
+                # one table per closure: agreement takes at most 10 ODE files
+                for cl in aligned cumulant free initial; do
+                    table "$d" "fig1-sgd-d$dim.tsv" "$upto" "$d/$cl"-M*-ode.tsv \
+                        > "$d/agreement-d$dim-upto$upto-$cl.txt"
+                done
             done
             "$exe" plot --sgd "$d/fig1-sgd-d$dim.tsv" --figure "$d/figure1-d$dim" \
                 $(for M in 1 2 3 4 5 6; do echo --ode "$d/aligned-M$M-ode.tsv" --label "M=$M"; done)
