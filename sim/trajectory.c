@@ -301,9 +301,21 @@ static int keep_moments(aim_trajectory_moments *moments, int points, int n, int 
     return 0;
 }
 
+/* The engine's point count and, when estimate, its kernel error
+ * estimate into the report (an out-of-memory failure leaves NAN). */
+static void engine_accuracy(aim_gauss *g, int estimate, aim_ode_report *report)
+{
+    report->kernel_points = aim_gauss_points(g);
+    report->kernel_error = NAN;
+    if (estimate && aim_gauss_kernel_error(g, &report->kernel_error))
+        report->kernel_error = NAN;
+}
+
+/* estimate: the engine's kernel error wanted in the report (not for the
+ * truncation estimate's second run). */
 static aim_ode_status run_tied(const aim_config *cfg, const double *tau,
                                const double *start, double *obs,
-                               aim_trajectory_moments *moments,
+                               aim_trajectory_moments *moments, int estimate,
                                aim_ode_report *report)
 {
     const int points = cfg->points;
@@ -343,6 +355,7 @@ static aim_ode_status run_tied(const aim_config *cfg, const double *tau,
                               .overlap = tied_overlap,
                               .terms = tied_terms};
     aim_ode_integrate(cfg, &om, y0, tau, points, states, report);
+    engine_accuracy(aim_tied_gauss(model), estimate, report);
     /* A truncated hierarchy can leave the moments of real matrices (its
      * closure error grows with time): the rest is not a prediction. */
     hierarchy_stop(cfg, report);
@@ -436,7 +449,8 @@ done:
 
 static aim_ode_status run_untied(const aim_config *cfg, int d, const double *tau,
                                  const double *start, double *obs,
-                                 aim_trajectory_moments *moments, aim_ode_report *report)
+                                 aim_trajectory_moments *moments, int estimate,
+                                 aim_ode_report *report)
 {
     const int points = cfg->points;
     const double d_out = cfg->ode_d > 0 ? cfg->ode_d : (double)d;
@@ -487,6 +501,7 @@ static aim_ode_status run_untied(const aim_config *cfg, int d, const double *tau
                               .overlap = untied_overlap,
                               .terms = untied_terms};
     aim_ode_integrate(cfg, &om, y0, tau, points, states, report);
+    engine_accuracy(aim_untied_gauss(model), estimate, report);
     report->start_mean = mean0;
     memcpy(report->warning, warning, sizeof warning);
     if (report->stop == AIM_STOP_DIVERGED)
@@ -548,6 +563,7 @@ static aim_ode_status run_direct(const aim_config *cfg, int d, const double *tau
                               .overlap = direct_overlap,
                               .terms = direct_terms};
     aim_ode_integrate(cfg, &om, y0, tau, points, states, report);
+    engine_accuracy(aim_direct_gauss(model), 1, report);
     fill_observables(points, tau, states, n, obs, report, model, direct_observables,
                      direct_error);
 done:
@@ -721,11 +737,12 @@ done:
 
 static aim_ode_status run_hierarchy(const aim_config *cfg, int d, const double *tau,
                                     const double *start, double *obs,
-                                    aim_trajectory_moments *moments, aim_ode_report *report)
+                                    aim_trajectory_moments *moments, int estimate,
+                                    aim_ode_report *report)
 {
     return cfg->decomposition == AIM_TIED
-               ? run_tied(cfg, tau, start, obs, moments, report)
-               : run_untied(cfg, d, tau, start, obs, moments, report);
+               ? run_tied(cfg, tau, start, obs, moments, estimate, report)
+               : run_untied(cfg, d, tau, start, obs, moments, estimate, report);
 }
 
 /* The truncation error estimate (theory/matrix.md sec. 6): the same run at
@@ -746,7 +763,7 @@ static void truncation_estimate(const aim_config *cfg, int d, const double *tau,
     double *est = malloc(sizeof *est * (size_t)points * 2);
     aim_ode_report rep;
     if (!low || !est ||
-        run_hierarchy(&lower, d, tau, start, low, NULL, &rep) == AIM_ODE_FAILED) {
+        run_hierarchy(&lower, d, tau, start, low, NULL, 0, &rep) == AIM_ODE_FAILED) {
         free(low);
         free(est);
         report->status = AIM_ODE_FAILED;
@@ -800,6 +817,27 @@ static void truncation_estimate(const aim_config *cfg, int d, const double *tau,
     free(low);
 }
 
+void aim_trajectory_kernel_line(FILE *f, const aim_config *cfg, const aim_ode_report *report)
+{
+    if (cfg->method == AIM_METHOD_MATRIX)
+        return;
+    if (report->kernel_points == 0) {
+        fprintf(f, "# kernels: Gauss-Hermite product rules (ode.quad_nodes; exact for Hermite "
+                   "series), no quasi-random error\n");
+        return;
+    }
+    fprintf(f, "# kernels: quasi-random rule, %d points and their antithetic images; estimated "
+               "relative kernel error %.2g at the start (spread of 8 randomly shifted copies of "
+               "the rule)",
+            report->kernel_points, report->kernel_error);
+    if (cfg->kernel_tol > 0.0)
+        fprintf(f, "; points chosen for ode.kernel_tol = %g%s", cfg->kernel_tol,
+                report->kernel_error > cfg->kernel_tol ? ", not reached below the cap on the "
+                                                         "point set (2^25 numbers)"
+                                                       : "");
+    fputc('\n', f);
+}
+
 aim_ode_status aim_trajectory_run(const aim_config *cfg, int d,
                                   const double *tau, double *obs,
                                   aim_ode_report *report)
@@ -814,14 +852,14 @@ aim_ode_status aim_trajectory_run_full(const aim_config *cfg, int d,
 {
     memset(report, 0, sizeof *report);
     report->status = AIM_ODE_FAILED;
-    report->tau_wr = report->tau_wr_se = report->noise_share = NAN;
+    report->tau_wr = report->tau_wr_se = report->noise_share = report->kernel_error = NAN;
     if (moments)
         memset(moments, 0, sizeof *moments);
     if (cfg->method == AIM_METHOD_MATRIX)
         return run_matrix(cfg, d, tau, obs, moments, report);
     if (cfg->decomposition == AIM_DIRECT)
         return run_direct(cfg, d, tau, NULL, obs, report);
-    run_hierarchy(cfg, d, tau, start, obs, moments, report);
+    run_hierarchy(cfg, d, tau, start, obs, moments, 1, report);
     if (report->status != AIM_ODE_FAILED && cfg->order >= 3)
         truncation_estimate(cfg, d, tau, start, obs, moments, report);
     return report->status;

@@ -4,6 +4,8 @@
 #ifndef AIM_TRAJECTORY_H
 #define AIM_TRAJECTORY_H
 
+#include <stdio.h>
+
 #include "config.h"
 #include "gauss.h"
 #include "ode.h"
@@ -62,6 +64,11 @@ aim_ode_status aim_trajectory_run_direct_from(const aim_config *cfg, int d,
  * in err (size n). */
 int aim_trajectory_start_drift(const aim_config *cfg, int d, double obs0[AIM_OBS_COUNT],
                                double *drift, char *err, size_t n);
+
+/* The metadata line "# kernels: ..." of a result file: the expectation
+ * rule, its point count and estimated kernel error (report's
+ * kernel_points, kernel_error); nothing for ode.method = matrix. */
+void aim_trajectory_kernel_line(FILE *f, const aim_config *cfg, const aim_ode_report *report);
 
 /* First tau at which |overlap| reaches threshold, linearly interpolated
  * between grid points; NaN when never (or NaN first). overlap[i * stride].

@@ -12,6 +12,7 @@
 #include <gsl/gsl_integration.h>
 #include <gsl/gsl_linalg.h>
 #include <gsl/gsl_qrng.h>
+#include <gsl/gsl_rng.h>
 
 #define MAXT AIM_MAX_TOKENS
 #define MAXT2 (MAXT * MAXT)
@@ -26,6 +27,15 @@
 /* Points per dgemm of the generic rule's E[e Y] accumulation: the
  * block's work space stays in cache. */
 #define QMC_BLOCK 256
+/* Randomly shifted copies of the point set whose spread estimates the
+ * rule's error, and the seed of their shifts (fixed: the estimate is
+ * reproducible). 8 copies give the spread to about 25 %. */
+#define REPLICATES 8
+#define REPLICATE_SEED 15
+/* ode.kernel_tol: the point counts tried, 1024 4^k, and the cap on the
+ * stored point set (points x 2 T^2 doubles: 256 MiB). */
+#define TOL_FIRST_POINTS 1024
+#define MAX_STORED (1L << 25)
 
 struct aim_gauss {
     int T, T2;
@@ -48,11 +58,18 @@ struct aim_gauss {
      * yc[2 nsym + k' nanti + anti_at[q]] (k = 2 + k'). */
     int npts, nlat, nsym, nanti;
     double *yc;                   /* npts x nlat */
+    double *pack;                 /* nlat x nlat: z -> packed Y (qmc_rule) */
     int sym_at[MAXT2], anti_at[MAXT2];
     double anti_sign[MAXT2];
     int c_diagonal;               /* C diagonal: the noise kernels in O(T^2) */
     double *diff;                 /* QMC_BLOCK x T^2: e(z) - e(-z) */
     double *eyc;                  /* T^2 x nlat: sum of diff_p yc_j */
+    /* Kernel error (aim_gauss_kernel_error) at the first state evaluated,
+     * where the point count is also chosen when kernel_tol > 0; NAN until
+     * estimated. */
+    double kernel_tol, kernel_err;
+    aim_overlaps first; /* the first state evaluated */
+    int have_first;
 
     /* Results of the last evaluation. */
     double risk, k_omega, k_psi;
@@ -165,6 +182,7 @@ static int polynomial_nodes(const aim_config *cfg)
 }
 
 static int generic_setup(aim_gauss *g, int npts);
+static int first_points(const aim_gauss *g);
 
 aim_gauss *aim_gauss_create(const aim_config *cfg, aim_gauss_rule rule)
 {
@@ -173,6 +191,8 @@ aim_gauss *aim_gauss_create(const aim_config *cfg, aim_gauss_rule rule)
         return NULL;
     g->T = cfg->tokens;
     g->T2 = g->T * g->T;
+    g->kernel_tol = cfg->kernel_tol;
+    g->kernel_err = NAN;
     g->noise = cfg->noise;
     memcpy(g->C, cfg->cov, sizeof g->C);
     gsl_matrix_view Lv = gsl_matrix_view_array(g->L, (size_t)g->T, (size_t)g->T);
@@ -201,7 +221,7 @@ aim_gauss *aim_gauss_create(const aim_config *cfg, aim_gauss_rule rule)
         if (hermite_rule(g->n2, &g->x2, &g->w2) || hermite_rule(g->n4, &g->x4, &g->w4))
             goto fail;
     } else {
-        if (generic_setup(g, cfg->qmc_points))
+        if (generic_setup(g, g->kernel_tol > 0.0 ? first_points(g) : cfg->qmc_points))
             goto fail;
     }
     return g;
@@ -220,6 +240,7 @@ void aim_gauss_free(aim_gauss *g)
     free(g->x4);
     free(g->w4);
     free(g->yc);
+    free(g->pack);
     free(g->ey);
     free(g->diff);
     free(g->eyc);
@@ -410,17 +431,16 @@ static void congruence(int T, const double *L, const double *M, double *out)
  * identity, which makes the rule exact for the linear-in-index parts of
  * the integrands (the whole integrand for a linear output map). shift
  * (dim numbers in [0, 1), or NULL) rotates the unit cube first
- * (u -> frac(u + shift)): a randomised copy of the same rule. NULL on
- * failure. */
-static double *qmc_points(int dim, int npts, const double *shift)
+ * (u -> frac(u + shift)): a randomised copy of the same rule. Into
+ * points; returns 0 or -1. */
+static int qmc_points(int dim, int npts, const double *shift, double *points)
 {
     /* GSL's Sobol generator stops at 40 dimensions; Halton goes on. */
     const gsl_qrng_type *type = dim <= 40 ? gsl_qrng_sobol : gsl_qrng_halton;
     gsl_qrng *q = gsl_qrng_alloc(type, (unsigned)dim);
-    gsl_matrix *cov = gsl_matrix_calloc((size_t)dim, (size_t)dim);
-    double *points = malloc(sizeof(double) * (size_t)npts * (size_t)dim);
-    int ok = 0;
-    if (!q || !cov || !points)
+    double *cov = calloc((size_t)dim * (size_t)dim, sizeof(double));
+    int rc = -1;
+    if (!q || !cov)
         goto done;
     double u[4 * MAXT2];
     gsl_qrng_get(q, u); /* the first point has zero coordinates: skip it */
@@ -438,60 +458,82 @@ static double *qmc_points(int dim, int npts, const double *shift)
             }
             z[j] = gsl_cdf_ugaussian_Pinv(v);
         }
-        for (int a = 0; a < dim; a++)
-            for (int b = 0; b <= a; b++)
-                *gsl_matrix_ptr(cov, (size_t)a, (size_t)b) += z[a] * z[b] / npts;
     }
-    if (gsl_linalg_cholesky_decomp1(cov) != GSL_SUCCESS)
+    /* second moments Z^T Z / npts (lower triangle), their Cholesky factor
+     * K, and the whitened points Z K^-T */
+    cblas_dsyrk(CblasRowMajor, CblasLower, CblasTrans, dim, npts, 1.0 / npts, points, dim,
+                0.0, cov, dim);
+    gsl_matrix_view K = gsl_matrix_view_array(cov, (size_t)dim, (size_t)dim);
+    if (gsl_linalg_cholesky_decomp1(&K.matrix) != GSL_SUCCESS)
         goto done;
-    for (int i = 0; i < npts; i++) {
-        gsl_vector_view z = gsl_vector_view_array(points + (size_t)i * dim, (size_t)dim);
-        if (gsl_blas_dtrsv(CblasLower, CblasNoTrans, CblasNonUnit, cov, &z.vector) !=
-            GSL_SUCCESS)
-            goto done;
-    }
-    ok = 1;
+    cblas_dtrsm(CblasRowMajor, CblasRight, CblasLower, CblasTrans, CblasNonUnit, npts, dim,
+                1.0, cov, dim, points, dim);
+    rc = 0;
 done:
-    gsl_matrix_free(cov);
+    free(cov);
     if (q)
         gsl_qrng_free(q);
-    if (!ok) {
-        free(points);
-        points = NULL;
-    }
-    return points;
+    return rc;
 }
 
-/* The point set as the generic rule uses it: each point z replaced, in
- * place, by the independent entries of Y_k = L Z_k L^T (k = 0..3), which
- * are as many (nlat). NULL on failure. */
-static double *qmc_rule(const aim_gauss *g, int npts, const double *shift)
+/* The point set as the generic rule uses it: the packed entries of
+ * Y_k = L Z_k L^T (k = 0..3) per point, as many as z has (nlat), into yc
+ * (npts x nlat); they are linear in z, yc = Z g->pack, one dgemm. work:
+ * npts x nlat numbers. Returns 0 or -1. */
+static int qmc_rule(const aim_gauss *g, int npts, const double *shift, double *work,
+                    double *yc)
 {
-    const int T = g->T, nlat = g->nlat;
-    double *yc = qmc_points(nlat, npts, shift);
-    if (!yc)
-        return NULL;
-    double Z[4][MAXT2], Y[4][MAXT2];
-    for (int pt = 0; pt < npts; pt++) {
-        double *y = yc + (size_t)pt * nlat;
-        latent_matrices(T, y, Z);
-        for (int k = 0; k < 4; k++)
-            congruence(T, g->L, Z[k], Y[k]);
-        int j = 0;
-        for (int k = 0; k < 2; k++)
-            for (int e = 0; e < T; e++)
-                for (int f = e; f < T; f++)
-                    y[j++] = Y[k][e * T + f];
-        for (int k = 2; k < 4; k++)
-            for (int e = 0; e < T; e++)
-                for (int f = e + 1; f < T; f++)
-                    y[j++] = Y[k][e * T + f];
+    const int nlat = g->nlat;
+    if (qmc_points(nlat, npts, shift, work))
+        return -1;
+    cblas_dgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, npts, nlat, nlat, 1.0, work, nlat,
+                g->pack, nlat, 0.0, yc, nlat);
+    return 0;
+}
+
+/* A new point set of npts points (qmc_rule), NULL on failure. */
+static double *new_rule(const aim_gauss *g, int npts, const double *shift)
+{
+    double *work = malloc(sizeof(double) * (size_t)npts * g->nlat);
+    double *yc = malloc(sizeof(double) * (size_t)npts * g->nlat);
+    if (!work || !yc || qmc_rule(g, npts, shift, work, yc)) {
+        free(yc);
+        yc = NULL;
     }
+    free(work);
     return yc;
 }
 
+/* g->pack: row j is the packed Y of the unit latent vector e_j. */
+static int packing_matrix(aim_gauss *g)
+{
+    const int T = g->T, nlat = g->nlat;
+    g->pack = calloc((size_t)nlat * nlat, sizeof(double));
+    if (!g->pack)
+        return -1;
+    double unit[4 * MAXT2] = {0}, Z[4][MAXT2], Y[4][MAXT2];
+    for (int j = 0; j < nlat; j++) {
+        unit[j] = 1.0;
+        latent_matrices(T, unit, Z);
+        unit[j] = 0.0;
+        for (int k = 0; k < 4; k++)
+            congruence(T, g->L, Z[k], Y[k]);
+        double *y = g->pack + (size_t)j * nlat;
+        int i = 0;
+        for (int k = 0; k < 2; k++)
+            for (int e = 0; e < T; e++)
+                for (int f = e; f < T; f++)
+                    y[i++] = Y[k][e * T + f];
+        for (int k = 2; k < 4; k++)
+            for (int e = 0; e < T; e++)
+                for (int f = e + 1; f < T; f++)
+                    y[i++] = Y[k][e * T + f];
+    }
+    return 0;
+}
+
 /* Index tables of the packed entries (see struct aim_gauss), the
- * work space, and the point set. Returns 0 or -1. */
+ * work space, and the point set of npts points. Returns 0 or -1. */
 static int generic_setup(aim_gauss *g, int npts)
 {
     const int T = g->T, T2 = g->T2;
@@ -519,7 +561,9 @@ static int generic_setup(aim_gauss *g, int npts)
     g->eyc = malloc(sizeof(double) * (size_t)T2 * g->nlat);
     if (!g->ey || !g->diff || !g->eyc)
         return -1;
-    g->yc = qmc_rule(g, npts, NULL);
+    if (packing_matrix(g))
+        return -1;
+    g->yc = new_rule(g, npts, NULL);
     return g->yc ? 0 : -1;
 }
 
@@ -572,13 +616,12 @@ typedef struct {
 } qmc_estimate;
 
 /* The generic rule over the point set yc (npts x nlat, qmc_rule) at the
- * state with factors Fs, Fa (eval_generic). Every point z is used with
+ * state q with factors Fs, Fa (state_factors). Every point z is used with
  * -z: h = mu +- D. */
 static int qmc_sum(aim_gauss *g, const double *yc, int npts, const aim_overlaps *q,
-                   qmc_estimate *out)
+                   const double Fs[4], const double Fa[4], qmc_estimate *out)
 {
     const int T2 = g->T2, nlat = g->nlat, nsym = g->nsym, nanti = g->nanti;
-    const double *Fs = g->Fs, *Fa = g->Fa;
     double risk = 0, ko = 0, kp = 0, err[MAXT2] = {0};
     double mu[2][MAXT2], D[2][MAXT2], f[2][MAXT2], fs[2][MAXT2], deriv[2][MAXT2],
         r[MAXT2], e[MAXT2];
@@ -644,9 +687,85 @@ static int qmc_sum(aim_gauss *g, const double *yc, int npts, const aim_overlaps 
     return 0;
 }
 
-static int eval_generic(aim_gauss *g, const aim_overlaps *q)
+/* The estimated relative error of the rule at npts points, state q
+ * (factors Fs, Fa): REPLICATES randomly shifted copies of the rule
+ * (qmc_points), each as good as the unshifted rule the engine uses, whose
+ * spread (standard deviation) is that rule's typical error. Per group of
+ * kernels (the risk; K_omega; K_psi; the drift kernels E[e] and E[e Y]),
+ * the spread relative to the group's largest value in ref, the unshifted
+ * estimate; the largest over the groups in *out. Returns 0 or -1. */
+static int kernel_spread(aim_gauss *g, int npts, const aim_overlaps *q, const double Fs[4],
+                         const double Fa[4], const qmc_estimate *ref, double *out)
 {
-    const int T2 = g->T2, nsym = g->nsym, nanti = g->nanti, nlat = g->nlat;
+    const int T2 = g->T2, nlat = g->nlat, ndrift = T2 + T2 * nlat, nvec = 3 + ndrift;
+    double *vals = malloc(sizeof(double) * (size_t)REPLICATES * nvec);
+    double *eyc = malloc(sizeof(double) * (size_t)T2 * nlat);
+    double *work = malloc(sizeof(double) * (size_t)npts * nlat);
+    double *yc = malloc(sizeof(double) * (size_t)npts * nlat);
+    gsl_rng *rng = gsl_rng_alloc(gsl_rng_mt19937);
+    int rc = -1;
+    if (!vals || !eyc || !work || !yc || !rng)
+        goto done;
+    gsl_rng_set(rng, REPLICATE_SEED);
+    for (int r = 0; r < REPLICATES; r++) {
+        double shift[4 * MAXT2];
+        for (int j = 0; j < nlat; j++)
+            shift[j] = gsl_rng_uniform(rng);
+        qmc_estimate est = {.eyc = eyc};
+        if (qmc_rule(g, npts, shift, work, yc) || qmc_sum(g, yc, npts, q, Fs, Fa, &est))
+            goto done;
+        double *v = vals + (size_t)r * nvec;
+        v[0] = est.risk;
+        v[1] = est.k_omega;
+        v[2] = est.k_psi;
+        memcpy(v + 3, est.err, sizeof(double) * (size_t)T2);
+        memcpy(v + 3 + T2, eyc, sizeof(double) * (size_t)T2 * nlat);
+    }
+    double scale[4] = {fabs(ref->risk), fabs(ref->k_omega), fabs(ref->k_psi), 0.0};
+    for (int p = 0; p < T2; p++)
+        scale[3] = fmax(scale[3], fabs(ref->err[p]));
+    for (int j = 0; j < T2 * nlat; j++)
+        scale[3] = fmax(scale[3], fabs(ref->eyc[j]));
+    double worst = 0.0;
+    for (int j = 0; j < nvec; j++) {
+        double mean = 0.0, var = 0.0;
+        for (int r = 0; r < REPLICATES; r++)
+            mean += vals[(size_t)r * nvec + j] / REPLICATES;
+        for (int r = 0; r < REPLICATES; r++) {
+            const double dev = vals[(size_t)r * nvec + j] - mean;
+            var += dev * dev / (REPLICATES - 1);
+        }
+        const double sd = sqrt(var), sc = scale[j < 3 ? j : 3];
+        if (sd > 0.0)
+            worst = fmax(worst, sc > 0.0 ? sd / sc : INFINITY);
+    }
+    *out = worst;
+    rc = 0;
+done:
+    free(vals);
+    free(eyc);
+    free(work);
+    free(yc);
+    if (rng)
+        gsl_rng_free(rng);
+    return rc;
+}
+
+/* The point count for ode.kernel_tol to start from: 1024 4^k, at least
+ * the 64 T^2 that whitening needs (config.c). */
+static int first_points(const aim_gauss *g)
+{
+    int n = TOL_FIRST_POINTS;
+    while (n < 64 * g->T2)
+        n *= 4;
+    return n;
+}
+
+/* The factors of the symmetric and antisymmetric parts of the latent
+ * law at q (2 x 2, lower, row-major). Returns 0, or -1 when q is not a
+ * valid covariance. */
+static int state_factors(const aim_overlaps *q, double Fs[4], double Fa[4])
+{
     double Vs[4], Va[4];
     for (int i = 0; i < 2; i++)
         for (int j = 0; j < 2; j++) {
@@ -654,12 +773,52 @@ static int eval_generic(aim_gauss *g, const aim_overlaps *q)
             Va[i * 2 + j] = 0.5 * (q->omega[i][j] - q->psi[i][j]);
         }
     const double scale = fmax(fabs(q->omega[0][0]), fabs(q->omega[1][1]));
-    if (chol_semidefinite_scaled(2, Vs, g->Fs, scale) ||
-        chol_semidefinite_scaled(2, Va, g->Fa, scale))
+    return chol_semidefinite_scaled(2, Vs, Fs, scale) ||
+                   chol_semidefinite_scaled(2, Va, Fa, scale)
+               ? -1
+               : 0;
+}
+
+/* ode.kernel_tol at the first state evaluated (est the unshifted
+ * estimate there at the current point count): 4 times the points until
+ * the estimated error is at most kernel_tol, or the point set would pass
+ * MAX_STORED numbers; est then recomputed, the estimate kept in
+ * g->kernel_err. The point set stays fixed from here on, so that the
+ * right-hand side stays a smooth function of the state. */
+static int choose_points(aim_gauss *g, const aim_overlaps *q, qmc_estimate *est)
+{
+    double err;
+    if (kernel_spread(g, g->npts, q, g->Fs, g->Fa, est, &err))
+        return -1;
+    while (err > g->kernel_tol && 4L * g->npts * g->nlat <= MAX_STORED) {
+        double *yc = new_rule(g, 4 * g->npts, NULL);
+        if (!yc)
+            return -1;
+        free(g->yc);
+        g->yc = yc;
+        g->npts *= 4;
+        if (qmc_sum(g, g->yc, g->npts, q, g->Fs, g->Fa, est) ||
+            kernel_spread(g, g->npts, q, g->Fs, g->Fa, est, &err))
+            return -1;
+    }
+    g->kernel_err = err;
+    return 0;
+}
+
+static int eval_generic(aim_gauss *g, const aim_overlaps *q)
+{
+    const int T2 = g->T2, nsym = g->nsym, nanti = g->nanti, nlat = g->nlat;
+    if (state_factors(q, g->Fs, g->Fa))
         return -1;
     qmc_estimate est = {.eyc = g->eyc};
-    if (qmc_sum(g, g->yc, g->npts, q, &est))
+    if (qmc_sum(g, g->yc, g->npts, q, g->Fs, g->Fa, &est))
         return -1;
+    if (!g->have_first) {
+        g->first = *q;
+        g->have_first = 1;
+        if (g->kernel_tol > 0.0 && choose_points(g, q, &est))
+            return -1;
+    }
     g->risk = est.risk;
     g->k_omega = est.k_omega;
     g->k_psi = est.k_psi;
@@ -707,6 +866,28 @@ int aim_gauss_eval(aim_gauss *g, const aim_overlaps *q)
 }
 
 double aim_gauss_risk(const aim_gauss *g) { return g->risk; }
+int aim_gauss_points(const aim_gauss *g) { return g->elementwise ? 0 : g->npts; }
+int aim_gauss_kernel_error(aim_gauss *g, double *err)
+{
+    *err = NAN;
+    if (g->elementwise || !g->have_first)
+        return 0;
+    if (isnan(g->kernel_err)) {
+        double Fs[4], Fa[4];
+        qmc_estimate ref = {.eyc = malloc(sizeof(double) * (size_t)g->T2 * g->nlat)};
+        const int rc = !ref.eyc || state_factors(&g->first, Fs, Fa) ||
+                       qmc_sum(g, g->yc, g->npts, &g->first, Fs, Fa, &ref) ||
+                       kernel_spread(g, g->npts, &g->first, Fs, Fa, &ref, &g->kernel_err);
+        free(ref.eyc);
+        if (rc) {
+            g->kernel_err = NAN;
+            snprintf(g->error, sizeof g->error, "out of memory for the kernel error estimate");
+            return -1;
+        }
+    }
+    *err = g->kernel_err;
+    return 0;
+}
 double aim_gauss_noise_omega(const aim_gauss *g) { return g->k_omega; }
 double aim_gauss_noise_psi(const aim_gauss *g) { return g->k_psi; }
 

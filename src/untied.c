@@ -217,6 +217,8 @@ static void set_start_cumulants(aim_untied *m)
     aim_freecum_cumulants(m->fc, m->start, m->start_cum, aim_hierarchy_order(m->h) + 1);
 }
 
+aim_gauss *aim_untied_gauss(aim_untied *m) { return m->gauss; }
+
 void aim_untied_free(aim_untied *m)
 {
     if (!m)

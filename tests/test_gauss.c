@@ -449,6 +449,74 @@ static void test_closed_forms_vs_dense(void **state)
     gsl_rng_free(rng);
 }
 
+/* The kernel error estimate of the quasi-random rule (the spread of 8
+ * randomly shifted copies) against the error the rule actually makes,
+ * measured against a rule of 2^18 points (itself about 8 times more
+ * accurate than 4096 points: the error falls about 3 times per 4 times
+ * more points): at T = 2 and 3 with correlated tokens, Psi != Omega, raw
+ * means and label noise, the estimate must be positive, at least the
+ * actual error of the risk, K_omega, K_psi and E[sum e C] relative to
+ * their size (the estimate is conservative: 2 to 7 times the actual
+ * error here), and fall with 4 times the points. And
+ * ode.kernel_tol must choose enough points for its tolerance. */
+static void test_kernel_error_estimate(void **state)
+{
+    (void)state;
+    for (int T = 2; T <= 3; T++) {
+        aim_config cfg;
+        base_config(&cfg, T);
+        equicorrelated(&cfg, 0.2);
+        cfg.output = AIM_SOFTMAX;
+        cfg.beta = 1.5;
+        cfg.noise = 0.05;
+        const aim_overlaps q = some_state(1);
+        double ref[4], est[2];
+        const int counts[3] = {1 << 18, 4096, 16384};
+        for (int k = 0; k < 3; k++) {
+            cfg.qmc_points = counts[k];
+            aim_gauss *g = aim_gauss_create(&cfg, AIM_RULE_AUTO);
+            assert_non_null(g);
+            double err;
+            assert_int_equal(aim_gauss_kernel_error(g, &err), 0);
+            assert_true(isnan(err)); /* nothing evaluated yet */
+            assert_int_equal(aim_gauss_eval(g, &q), 0);
+            assert_int_equal(aim_gauss_points(g), counts[k]);
+            const double v[4] = {aim_gauss_risk(g), aim_gauss_noise_omega(g),
+                                 aim_gauss_noise_psi(g), aim_gauss_error_mean(g)};
+            if (k == 0) {
+                memcpy(ref, v, sizeof ref);
+            } else {
+                assert_int_equal(aim_gauss_kernel_error(g, &est[k - 1]), 0);
+                double actual = 0.0;
+                for (int j = 0; j < 4; j++)
+                    actual = fmax(actual, fabs(v[j] - ref[j]) / fabs(ref[j]));
+                print_message("T = %d, %d points: estimated %.3g, actual %.3g\n", T, counts[k],
+                              est[k - 1], actual);
+                assert_true(est[k - 1] > 0.0 && est[k - 1] >= actual);
+            }
+            aim_gauss_free(g);
+        }
+        assert_true(est[1] < est[0]);
+        const double tols[2] = {0.02, 0.005};
+        int chosen[2];
+        for (int k = 0; k < 2; k++) {
+            cfg.kernel_tol = tols[k];
+            aim_gauss *g = aim_gauss_create(&cfg, AIM_RULE_AUTO);
+            assert_non_null(g);
+            assert_int_equal(aim_gauss_eval(g, &q), 0);
+            double err;
+            assert_int_equal(aim_gauss_kernel_error(g, &err), 0);
+            chosen[k] = aim_gauss_points(g);
+            print_message("T = %d, kernel_tol %g: %d points, estimated %.3g\n", T, tols[k],
+                          chosen[k], err);
+            assert_true(err <= tols[k]);
+            aim_gauss_free(g);
+        }
+        assert_true(chosen[1] > chosen[0]);
+        cfg.kernel_tol = 0.0;
+    }
+}
+
 static void test_invalid_covariance(void **state)
 {
     (void)state;
@@ -471,6 +539,7 @@ int main(void)
         cmocka_unit_test(test_generic_matches_elementwise),
         cmocka_unit_test(test_invalid_covariance),
         cmocka_unit_test(test_closed_forms_vs_dense),
+        cmocka_unit_test(test_kernel_error_estimate),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -111,5 +111,5 @@ file == 1 { for (i = 1; i <= NF; i++) old[row, name[1, i]] = $i; next }
     }
 }
 END { printf "largest relative difference of the -ode.tsv columns: %.2e%s\n", worst,
-      worst > 0 ? " (" at ")" : "" }' \
+      (worst > 0 ? " (" at ")" : "") }' \
     "$tmp/ode-old/tied_softmax_T4-ode.tsv" "$tmp/ode-new/tied_softmax_T4-ode.tsv"
