@@ -817,11 +817,11 @@ static void truncation_estimate(const aim_config *cfg, int d, const double *tau,
     free(low);
 }
 
-void aim_trajectory_kernel_line(FILE *f, const aim_config *cfg, const aim_ode_report *report)
+void aim_trajectory_kernel_line(FILE *f, const aim_config *cfg, int points, double error)
 {
     if (cfg->method == AIM_METHOD_MATRIX)
         return;
-    if (report->kernel_points == 0) {
+    if (points == 0) {
         fprintf(f, "# kernels: Gauss-Hermite product rules (ode.quad_nodes; exact for Hermite "
                    "series), no quasi-random error\n");
         return;
@@ -829,10 +829,10 @@ void aim_trajectory_kernel_line(FILE *f, const aim_config *cfg, const aim_ode_re
     fprintf(f, "# kernels: quasi-random rule, %d points and their antithetic images; estimated "
                "relative kernel error %.2g at the start (spread of 8 randomly shifted copies of "
                "the rule)",
-            report->kernel_points, report->kernel_error);
+            points, error);
     if (cfg->kernel_tol > 0.0)
         fprintf(f, "; points chosen for ode.kernel_tol = %g%s", cfg->kernel_tol,
-                report->kernel_error > cfg->kernel_tol ? ", not reached below the cap on the "
+                error > cfg->kernel_tol ? ", not reached below the cap on the "
                                                          "point set (2^25 numbers)"
                                                        : "");
     fputc('\n', f);

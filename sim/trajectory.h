@@ -66,9 +66,9 @@ int aim_trajectory_start_drift(const aim_config *cfg, int d, double obs0[AIM_OBS
                                double *drift, char *err, size_t n);
 
 /* The metadata line "# kernels: ..." of a result file: the expectation
- * rule, its point count and estimated kernel error (report's
+ * rule, its point count and estimated kernel error (an aim_ode_report's
  * kernel_points, kernel_error); nothing for ode.method = matrix. */
-void aim_trajectory_kernel_line(FILE *f, const aim_config *cfg, const aim_ode_report *report);
+void aim_trajectory_kernel_line(FILE *f, const aim_config *cfg, int points, double error);
 
 /* First tau at which |overlap| reaches threshold, linearly interpolated
  * between grid points; NaN when never (or NaN first). overlap[i * stride].
