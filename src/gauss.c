@@ -567,6 +567,19 @@ static int generic_setup(aim_gauss *g, int npts)
     return g->yc ? 0 : -1;
 }
 
+/* out = A B for T x T matrices (per point, where a BLAS call would cost
+ * more than the product). */
+static void small_product(int T, const double *A, const double *B, double *out)
+{
+    for (int a = 0; a < T; a++)
+        for (int d = 0; d < T; d++) {
+            double t = 0.0;
+            for (int c = 0; c < T; c++)
+                t += A[a * T + c] * B[c * T + d];
+            out[a * T + d] = t;
+        }
+}
+
 /* The noise kernels' error part at one point, <E, C E C> and
  * <E, C E^T C> = <E, (C E C)^T>: O(T^3) (O(T^2) for a diagonal C) instead
  * of the sum over all T^4 pairs of entries. */
@@ -584,20 +597,8 @@ static void error_kernels(const aim_gauss *g, const double *e, double *ko, doubl
             }
     } else {
         double ec[MAXT2], cec[MAXT2];
-        for (int a = 0; a < T; a++)
-            for (int d = 0; d < T; d++) {
-                double t = 0.0;
-                for (int c = 0; c < T; c++)
-                    t += e[a * T + c] * C[c * T + d];
-                ec[a * T + d] = t;
-            }
-        for (int b = 0; b < T; b++)
-            for (int d = 0; d < T; d++) {
-                double t = 0.0;
-                for (int a = 0; a < T; a++)
-                    t += C[b * T + a] * ec[a * T + d];
-                cec[b * T + d] = t;
-            }
+        small_product(T, e, C, ec);
+        small_product(T, C, ec, cec);
         for (int a = 0; a < T; a++)
             for (int b = 0; b < T; b++) {
                 so += e[a * T + b] * cec[a * T + b];

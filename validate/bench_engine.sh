@@ -57,8 +57,10 @@ done
 echo "engine of $(git -C "$root" describe --always --dirty) against $ref," \
      "CPU time, OPENBLAS_NUM_THREADS=1, best of $rounds"
 echo
-# per case and T: best time of each build, their ratio, and the largest
-# relative difference of the engine's values (columns 4..)
+# per case and T: best time per call of each build, their ratio, the
+# set-up (engine creation and first call, where this tree estimates its
+# kernel error once), and the largest relative difference of the
+# engine's values (those of magnitude above 1e-12)
 cat "$tmp"/calls-old-* | awk -v tag=old '$1 != "case" { print tag, $0 }' > "$tmp/calls"
 cat "$tmp"/calls-new-* | awk -v tag=new '$1 != "case" { print tag, $0 }' >> "$tmp/calls"
 awk '
@@ -68,23 +70,25 @@ function abs(x) { return x < 0 ? -x : x }
     if (!(key in seen)) { seen[key] = 1; order[++n] = key }
     t = $1 "," key
     if (!(t in best) || $4 < best[t]) best[t] = $4
-    for (i = 5; i <= NF; i++) val[t, i] = $i
+    if (!(t in setup) || $5 < setup[t]) setup[t] = $5
+    for (i = 6; i <= NF; i++) val[t, i] = $i
     nf = NF
 }
 END {
-    printf "%-8s %3s %14s %14s %8s %22s\n", "case", "T", "old ms/call", "new ms/call",
-        "ratio", "max rel diff (values)"
+    printf "%-8s %3s %12s %12s %7s %13s %13s %22s\n", "case", "T", "old ms/call",
+        "new ms/call", "ratio", "old set-up ms", "new set-up ms", "max rel diff (values)"
     for (k = 1; k <= n; k++) {
         key = order[k]
         worst = 0
-        for (i = 5; i <= nf; i++) {
+        for (i = 6; i <= nf; i++) {
             a = val["old," key, i]; b = val["new," key, i]
             s = abs(a) > abs(b) ? abs(a) : abs(b)
             if (s > 1e-12 && abs(a - b) / s > worst) worst = abs(a - b) / s
         }
         split(key, kt, " ")
-        printf "%-8s %3d %14.3f %14.3f %8.2f %22.2e\n", kt[1], kt[2], best["old," key],
-            best["new," key], best["old," key] / best["new," key], worst
+        printf "%-8s %3d %12.3f %12.3f %7.2f %13.1f %13.1f %22.2e\n", kt[1], kt[2],
+            best["old," key], best["new," key], best["old," key] / best["new," key],
+            setup["old," key], setup["new," key], worst
     }
 }' "$tmp/calls"
 
