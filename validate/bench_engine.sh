@@ -58,9 +58,9 @@ echo "engine of $(git -C "$root" describe --always --dirty) against $ref," \
      "CPU time, OPENBLAS_NUM_THREADS=1, best of $rounds"
 echo
 # per case and T: best time per call of each build, their ratio, the
-# set-up (engine creation and first call, where this tree estimates its
-# kernel error once), and the largest relative difference of the
-# engine's values (those of magnitude above 1e-12)
+# set-up (engine creation and first call: the point set), and the largest
+# relative difference of the engine's values (those of magnitude above
+# 1e-12)
 cat "$tmp"/calls-old-* | awk -v tag=old '$1 != "case" { print tag, $0 }' > "$tmp/calls"
 cat "$tmp"/calls-new-* | awk -v tag=new '$1 != "case" { print tag, $0 }' >> "$tmp/calls"
 awk '
