@@ -88,6 +88,12 @@ typedef struct {
      * (NAN otherwise) */
     double tau_wr_se;
     double start_mean;   /* untied, raw: the student mean it started from */
+    /* the expectation engine: its quasi-random point count (0: the
+     * Gauss-Hermite rule, or no engine) and its estimated relative kernel
+     * error at the start (aim_gauss_kernel_error; NAN: not estimated).
+     * Filled by aim_trajectory, not by aim_ode_integrate. */
+    int kernel_points;
+    double kernel_error;
     char warning[512];   /* a diagnostic that does not stop the run (the
                             untied balance condition), "" if none */
     char reason[512];    /* at a stop: the condition or quantity, without

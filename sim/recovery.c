@@ -176,6 +176,8 @@ static int limit_run(const aim_config *cfg, int d, aim_recovery_limit *out, char
     aim_ode_report rep;
     out->status = aim_trajectory_run(cfg, d, tau, obs, &rep);
     snprintf(out->message, sizeof out->message, "%s", rep.message);
+    out->kernel_points = rep.kernel_points;
+    out->kernel_error = rep.kernel_error;
     const int rc = out->status == AIM_ODE_FAILED || rep.reached < 1 ? -1 : 0;
     if (rc) {
         snprintf(err, n, "the limit ODE: %s", rep.message);

@@ -49,6 +49,8 @@ typedef struct {
     double tau_wr;  /* NAN: not reached */
     double tau_end; /* the last tau reached */
     double overlap_end;
+    int kernel_points;   /* the engine's (aim_ode_report) */
+    double kernel_error;
 } aim_recovery_limit;
 
 /* Analyses the exact large-d start of cfg and integrates the limit ODE

@@ -233,11 +233,24 @@ static int integrate_fast(const aim_config *cfg, aim_model *m, double d, const d
     return rc;
 }
 
+/* The engine's point count and, when estimate, its kernel error
+ * estimate into the report (an out-of-memory failure leaves NAN). */
+static void engine_accuracy(aim_gauss *g, int estimate, aim_ode_report *report)
+{
+    report->kernel_points = aim_gauss_points(g);
+    report->kernel_error = NAN;
+    if (estimate && aim_gauss_kernel_error(g, &report->kernel_error))
+        report->kernel_error = NAN;
+}
+
 /* cfg's model (exact start, or start) integrated on tau: observables per
- * grid point into obs, its tracked moments into moments (may be NULL). */
+ * grid point into obs, its tracked moments into moments (may be NULL);
+ * estimate: the engine's kernel error wanted in the report (not for the
+ * truncation estimate's second run). */
 static aim_ode_status run_model(const aim_config *cfg, int d, const double *tau,
                                 const aim_measured_start *start, double *obs,
-                                aim_trajectory_moments *moments, aim_ode_report *report)
+                                aim_trajectory_moments *moments, int estimate,
+                                aim_ode_report *report)
 {
     const int points = cfg->points;
     char err[sizeof report->message];
@@ -268,6 +281,7 @@ static aim_ode_status run_model(const aim_config *cfg, int d, const double *tau,
                               .overlap = model_overlap,
                               .terms = aim_model_has_terms(m) ? model_terms : NULL};
     aim_ode_integrate(cfg, &om, y0, tau, points, states, report);
+    engine_accuracy(aim_model_engine(m), estimate, report);
     if (!isnan(aim_model_start_mean(m)))
         report->start_mean = aim_model_start_mean(m);
     snprintf(report->warning, sizeof report->warning, "%s", aim_model_warning(m));
@@ -476,7 +490,7 @@ static void truncation_estimate(const aim_config *cfg, int d, const double *tau,
     double *est = malloc(sizeof *est * (size_t)points * 2);
     aim_ode_report rep;
     if (!low || !est ||
-        run_model(&lower, d, tau, start, low, NULL, &rep) == AIM_ODE_FAILED) {
+        run_model(&lower, d, tau, start, low, NULL, 0, &rep) == AIM_ODE_FAILED) {
         free(low);
         free(est);
         report->status = AIM_ODE_FAILED;
@@ -530,6 +544,27 @@ static void truncation_estimate(const aim_config *cfg, int d, const double *tau,
     free(low);
 }
 
+void aim_trajectory_kernel_line(FILE *f, const aim_config *cfg, int points, double error)
+{
+    if (cfg->method == AIM_METHOD_MATRIX)
+        return;
+    if (points == 0) {
+        fprintf(f, "# kernels: Gauss-Hermite product rules (ode.quad_nodes; exact for Hermite "
+                   "series), no quasi-random error\n");
+        return;
+    }
+    fprintf(f, "# kernels: quasi-random rule, %d points and their antithetic images; estimated "
+               "relative kernel error %.2g at the start (spread of 8 randomly shifted copies of "
+               "the rule)",
+            points, error);
+    if (cfg->kernel_tol > 0.0)
+        fprintf(f, "; points chosen for ode.kernel_tol = %g%s", cfg->kernel_tol,
+                error > cfg->kernel_tol ? ", not reached below the cap on the "
+                                          "point set (2^25 numbers)"
+                                        : "");
+    fputc('\n', f);
+}
+
 aim_ode_status aim_trajectory_run(const aim_config *cfg, int d,
                                   const double *tau, double *obs,
                                   aim_ode_report *report)
@@ -544,12 +579,12 @@ aim_ode_status aim_trajectory_run_full(const aim_config *cfg, int d,
 {
     memset(report, 0, sizeof *report);
     report->status = AIM_ODE_FAILED;
-    report->tau_wr = report->tau_wr_se = report->noise_share = NAN;
+    report->tau_wr = report->tau_wr_se = report->noise_share = report->kernel_error = NAN;
     if (moments)
         memset(moments, 0, sizeof *moments);
     if (cfg->method == AIM_METHOD_MATRIX)
         return run_matrix(cfg, d, tau, obs, moments, report);
-    run_model(cfg, d, tau, start, obs, moments, report);
+    run_model(cfg, d, tau, start, obs, moments, 1, report);
     if (report->status != AIM_ODE_FAILED && aim_model_ops_of(cfg)->hierarchy && cfg->order >= 3)
         truncation_estimate(cfg, d, tau, start, obs, moments, report);
     return report->status;

@@ -4,6 +4,8 @@
 #ifndef AIM_TRAJECTORY_H
 #define AIM_TRAJECTORY_H
 
+#include <stdio.h>
+
 #include "config.h"
 #include "gauss.h"
 #include "model.h"
@@ -56,6 +58,11 @@ aim_ode_status aim_trajectory_run_full(const aim_config *cfg, int d,
  * in err (size n). */
 int aim_trajectory_start_drift(const aim_config *cfg, int d, double obs0[AIM_OBS_COUNT],
                                double *drift, char *err, size_t n);
+
+/* The metadata line "# kernels: ..." of a result file: the expectation
+ * rule, its point count and estimated kernel error (an aim_ode_report's
+ * kernel_points, kernel_error); nothing for ode.method = matrix. */
+void aim_trajectory_kernel_line(FILE *f, const aim_config *cfg, int points, double error);
 
 /* First tau at which |overlap| reaches threshold, linearly interpolated
  * between grid points; NaN when never (or NaN first). overlap[i * stride].

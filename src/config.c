@@ -826,6 +826,10 @@ static const key_def keys[] = {
         "Gauss-Hermite nodes per dimension (elementwise outputs)"),
     INT("ode", "qmc_points", qmc_points, "16384", 256, 4194304, 0,
         "an integer in 256..4194304", "quasi-random points (row softmax)"),
+    REAL("ode", "kernel_tol", kernel_tol, "0", 1e-6, 0.1, ZERO_OK,
+         "0 (use ode.qmc_points) or a real number in [1e-6, 0.1]",
+         "relative kernel error of the quasi-random rule: its point count is "
+         "chosen for it at the start (1024 x 4^k points)"),
     REAL("ode", "d", ode_d, "0", 1, 0, ZERO_OK | NO_HI,
          "0 (take sgd.d) or a real number >= 1",
          "finite d of the stiff raw-mode mean equation"),

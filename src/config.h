@@ -94,6 +94,8 @@ typedef struct {
     double rtol, atol;
     int quad_nodes;  /* Gauss-Hermite nodes per dimension (elementwise) */
     int qmc_points;  /* quasi-random points (row softmax) */
+    double kernel_tol; /* > 0: the points chosen for this relative kernel
+                          error (qmc_points then unused) */
     double ode_d;    /* finite d for the raw-mode mean; 0 = from sgd.d */
     double blowup;   /* |order parameter| that counts as a blow-up */
     aim_gauss_rule rule;

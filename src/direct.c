@@ -60,6 +60,8 @@ aim_direct *aim_direct_create(const aim_config *cfg, double d,
     return m;
 }
 
+aim_gauss *aim_direct_gauss(aim_direct *m) { return m->gauss; }
+
 void aim_direct_free(aim_direct *m)
 {
     if (!m)

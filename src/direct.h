@@ -19,6 +19,8 @@ typedef struct aim_direct aim_direct;
 aim_direct *aim_direct_create(const aim_config *cfg, double d,
                               aim_gauss_rule rule);
 void aim_direct_free(aim_direct *m);
+/* The expectation engine (its point count and kernel error estimate). */
+aim_gauss *aim_direct_gauss(aim_direct *m);
 
 /* Names of the state components, for output headers. */
 const char *aim_direct_state_name(void *ctx, int i);

@@ -12,6 +12,7 @@
 #include <gsl/gsl_integration.h>
 #include <gsl/gsl_linalg.h>
 #include <gsl/gsl_qrng.h>
+#include <gsl/gsl_rng.h>
 
 #define MAXT AIM_MAX_TOKENS
 #define MAXT2 (MAXT * MAXT)
@@ -23,6 +24,18 @@
 /* Cap of the pair rule: n^4 points per pair. 16 nodes keep it exact for
  * every allowed Hermite series (degree <= 8) and bound its cost. */
 #define MAX_NODES_4D 16
+/* Points per dgemm of the generic rule's E[e Y] accumulation: the
+ * block's work space stays in cache. */
+#define QMC_BLOCK 256
+/* Randomly shifted copies of the point set whose spread estimates the
+ * rule's error, and the seed of their shifts (fixed: the estimate is
+ * reproducible). 8 copies give the spread to about 25 %. */
+#define REPLICATES 8
+#define REPLICATE_SEED 15
+/* ode.kernel_tol: the point counts tried, 1024 4^k, and the cap on the
+ * stored point set (points x 2 T^2 doubles: 256 MiB). */
+#define TOL_FIRST_POINTS 1024
+#define MAX_STORED (1L << 25)
 
 struct aim_gauss {
     int T, T2;
@@ -36,18 +49,34 @@ struct aim_gauss {
     int n2, n4;
     double *x2, *w2, *x4, *w4;
 
-    /* Generic rule: npts standard normal points of dimension 2 T^2, and
-     * work space for one evaluation. */
-    int npts, nlat;
-    double *points;
-    double *ez, *jac, *jj; /* T^2 x nlat, T^2 x T^2, T^2 x T^2 */
+    /* Generic rule: npts standard normal points z of dimension
+     * nlat = 2 T^2, stored as what they become, Y_k = L Z_k L^T (which
+     * does not depend on the state): per point the nsym independent
+     * entries of the symmetric Y_0 and Y_1, then the nanti of the
+     * antisymmetric Y_2 and Y_3 (latent_matrices' order). Entry q of Y_k
+     * is yc[sym_at[q]] (k = 0, 1, plus k nsym) or anti_sign[q] times
+     * yc[2 nsym + k' nanti + anti_at[q]] (k = 2 + k'). */
+    int npts, nlat, nsym, nanti;
+    double *yc;                   /* npts x nlat */
+    double *pack;                 /* nlat x nlat: z -> packed Y (qmc_rule) */
+    int sym_at[MAXT2], anti_at[MAXT2];
+    double anti_sign[MAXT2];
+    int c_diagonal;               /* C diagonal: the noise kernels in O(T^2) */
+    double *diff;                 /* QMC_BLOCK x T^2: e(z) - e(-z) */
+    double *eyc;                  /* T^2 x nlat: sum of diff_p yc_j */
+    /* Kernel error (aim_gauss_kernel_error) at the first state evaluated,
+     * where the point count is also chosen when kernel_tol > 0; NAN until
+     * estimated. */
+    double kernel_tol, kernel_err;
+    aim_overlaps first; /* the first state evaluated */
+    int have_first;
 
     /* Results of the last evaluation. */
     double risk, k_omega, k_psi;
     double err[MAXT2];          /* E[e_p] */
     /* generic: E[e_p Y_k,q] for Y = L Z L^T, Z the symmetric (k = 0, 1)
      * or antisymmetric (k = 2, 3) latent matrices */
-    double *ey;                 /* [4][T2][T2] */
+    double *ey;                 /* [4][T2][T2], expanded from eyc */
     double Fs[4], Fa[4];        /* 2 x 2 lower factors, row-major */
     /* elementwise: per entry, 2 x 2 factor and E[e_p z_j] */
     double F2[MAXT2][4];
@@ -144,51 +173,6 @@ static int hermite_rule(int n, double **x, double **w)
     return 0;
 }
 
-/* Fixed quasi-random standard normal points. The point set is used with
- * its antithetic image (z, -z), which makes every odd moment exact; it is
- * then whitened so that its second moments are exactly the identity, which
- * makes the rule exact for the linear-in-index parts of the integrands
- * (the whole integrand for a linear output map). */
-static int qmc_points(aim_gauss *g, int npts)
-{
-    const int dim = g->nlat;
-    /* GSL's Sobol generator stops at 40 dimensions; Halton goes on. */
-    const gsl_qrng_type *type = dim <= 40 ? gsl_qrng_sobol : gsl_qrng_halton;
-    gsl_qrng *q = gsl_qrng_alloc(type, (unsigned)dim);
-    gsl_matrix *cov = gsl_matrix_calloc((size_t)dim, (size_t)dim);
-    g->npts = npts;
-    g->points = malloc(sizeof(double) * (size_t)npts * (size_t)dim);
-    int rc = -1;
-    if (!q || !cov || !g->points)
-        goto done;
-    double u[4 * MAXT2];
-    gsl_qrng_get(q, u); /* the first point has zero coordinates: skip it */
-    for (int i = 0; i < npts; i++) {
-        if (gsl_qrng_get(q, u) != 0)
-            goto done;
-        double *z = g->points + (size_t)i * dim;
-        for (int j = 0; j < dim; j++)
-            z[j] = gsl_cdf_ugaussian_Pinv(u[j]);
-        for (int a = 0; a < dim; a++)
-            for (int b = 0; b <= a; b++)
-                *gsl_matrix_ptr(cov, (size_t)a, (size_t)b) += z[a] * z[b] / npts;
-    }
-    if (gsl_linalg_cholesky_decomp1(cov) != GSL_SUCCESS)
-        goto done;
-    for (int i = 0; i < npts; i++) {
-        gsl_vector_view z = gsl_vector_view_array(g->points + (size_t)i * dim, (size_t)dim);
-        if (gsl_blas_dtrsv(CblasLower, CblasNoTrans, CblasNonUnit, cov, &z.vector) !=
-            GSL_SUCCESS)
-            goto done;
-    }
-    rc = 0;
-done:
-    gsl_matrix_free(cov);
-    if (q)
-        gsl_qrng_free(q);
-    return rc;
-}
-
 static int polynomial_nodes(const aim_config *cfg)
 {
     /* e_p e_q has degree 4D - 2 for a degree-D series; n nodes integrate
@@ -197,6 +181,9 @@ static int polynomial_nodes(const aim_config *cfg)
     return n < 2 ? 2 : n;
 }
 
+static int generic_setup(aim_gauss *g, int npts);
+static int first_points(const aim_gauss *g);
+
 aim_gauss *aim_gauss_create(const aim_config *cfg, aim_gauss_rule rule)
 {
     aim_gauss *g = calloc(1, sizeof *g);
@@ -204,6 +191,8 @@ aim_gauss *aim_gauss_create(const aim_config *cfg, aim_gauss_rule rule)
         return NULL;
     g->T = cfg->tokens;
     g->T2 = g->T * g->T;
+    g->kernel_tol = cfg->kernel_tol;
+    g->kernel_err = NAN;
     g->noise = cfg->noise;
     memcpy(g->C, cfg->cov, sizeof g->C);
     gsl_matrix_view Lv = gsl_matrix_view_array(g->L, (size_t)g->T, (size_t)g->T);
@@ -232,12 +221,7 @@ aim_gauss *aim_gauss_create(const aim_config *cfg, aim_gauss_rule rule)
         if (hermite_rule(g->n2, &g->x2, &g->w2) || hermite_rule(g->n4, &g->x4, &g->w4))
             goto fail;
     } else {
-        g->nlat = 2 * g->T2;
-        g->ey = calloc((size_t)4 * g->T2 * g->T2, sizeof(double));
-        g->ez = malloc(sizeof(double) * (size_t)g->T2 * g->nlat);
-        g->jac = malloc(sizeof(double) * (size_t)g->T2 * g->T2);
-        g->jj = malloc(sizeof(double) * (size_t)g->T2 * g->T2);
-        if (!g->ey || !g->ez || !g->jac || !g->jj || qmc_points(g, cfg->qmc_points))
+        if (generic_setup(g, g->kernel_tol > 0.0 ? first_points(g) : cfg->qmc_points))
             goto fail;
     }
     return g;
@@ -255,11 +239,11 @@ void aim_gauss_free(aim_gauss *g)
     free(g->w2);
     free(g->x4);
     free(g->w4);
-    free(g->points);
+    free(g->yc);
+    free(g->pack);
     free(g->ey);
-    free(g->ez);
-    free(g->jac);
-    free(g->jj);
+    free(g->diff);
+    free(g->eyc);
     free(g);
 }
 
@@ -441,9 +425,348 @@ static void congruence(int T, const double *L, const double *M, double *out)
         }
 }
 
-static int eval_generic(aim_gauss *g, const aim_overlaps *q)
+/* Fixed quasi-random standard normal points (npts x dim). The point set
+ * is used with its antithetic image (z, -z), which makes every odd moment
+ * exact; it is then whitened so that its second moments are exactly the
+ * identity, which makes the rule exact for the linear-in-index parts of
+ * the integrands (the whole integrand for a linear output map). shift
+ * (dim numbers in [0, 1), or NULL) rotates the unit cube first
+ * (u -> frac(u + shift)): a randomised copy of the same rule. Into
+ * points; returns 0 or -1. */
+static int qmc_points(int dim, int npts, const double *shift, double *points)
 {
-    const int T = g->T, T2 = g->T2, nlat = g->nlat;
+    /* GSL's Sobol generator stops at 40 dimensions; Halton goes on. */
+    const gsl_qrng_type *type = dim <= 40 ? gsl_qrng_sobol : gsl_qrng_halton;
+    gsl_qrng *q = gsl_qrng_alloc(type, (unsigned)dim);
+    double *cov = calloc((size_t)dim * (size_t)dim, sizeof(double));
+    int rc = -1;
+    if (!q || !cov)
+        goto done;
+    double u[4 * MAXT2];
+    gsl_qrng_get(q, u); /* the first point has zero coordinates: skip it */
+    for (int i = 0; i < npts; i++) {
+        if (gsl_qrng_get(q, u) != 0)
+            goto done;
+        double *z = points + (size_t)i * dim;
+        for (int j = 0; j < dim; j++) {
+            double v = u[j];
+            if (shift) {
+                v += shift[j];
+                v -= floor(v);
+                if (v <= 0.0) /* the quantile needs (0, 1) */
+                    v = 0.5 / npts;
+            }
+            z[j] = gsl_cdf_ugaussian_Pinv(v);
+        }
+    }
+    /* second moments Z^T Z / npts (lower triangle), their Cholesky factor
+     * K, and the whitened points Z K^-T */
+    cblas_dsyrk(CblasRowMajor, CblasLower, CblasTrans, dim, npts, 1.0 / npts, points, dim,
+                0.0, cov, dim);
+    gsl_matrix_view K = gsl_matrix_view_array(cov, (size_t)dim, (size_t)dim);
+    if (gsl_linalg_cholesky_decomp1(&K.matrix) != GSL_SUCCESS)
+        goto done;
+    cblas_dtrsm(CblasRowMajor, CblasRight, CblasLower, CblasTrans, CblasNonUnit, npts, dim,
+                1.0, cov, dim, points, dim);
+    rc = 0;
+done:
+    free(cov);
+    if (q)
+        gsl_qrng_free(q);
+    return rc;
+}
+
+/* The point set as the generic rule uses it: the packed entries of
+ * Y_k = L Z_k L^T (k = 0..3) per point, as many as z has (nlat), into yc
+ * (npts x nlat); they are linear in z, yc = Z g->pack, one dgemm. work:
+ * npts x nlat numbers. Returns 0 or -1. */
+static int qmc_rule(const aim_gauss *g, int npts, const double *shift, double *work,
+                    double *yc)
+{
+    const int nlat = g->nlat;
+    if (qmc_points(nlat, npts, shift, work))
+        return -1;
+    cblas_dgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, npts, nlat, nlat, 1.0, work, nlat,
+                g->pack, nlat, 0.0, yc, nlat);
+    return 0;
+}
+
+/* A new point set of npts points (qmc_rule), NULL on failure. */
+static double *new_rule(const aim_gauss *g, int npts, const double *shift)
+{
+    double *work = malloc(sizeof(double) * (size_t)npts * g->nlat);
+    double *yc = malloc(sizeof(double) * (size_t)npts * g->nlat);
+    if (!work || !yc || qmc_rule(g, npts, shift, work, yc)) {
+        free(yc);
+        yc = NULL;
+    }
+    free(work);
+    return yc;
+}
+
+/* g->pack: row j is the packed Y of the unit latent vector e_j. */
+static int packing_matrix(aim_gauss *g)
+{
+    const int T = g->T, nlat = g->nlat;
+    g->pack = calloc((size_t)nlat * nlat, sizeof(double));
+    if (!g->pack)
+        return -1;
+    double unit[4 * MAXT2] = {0}, Z[4][MAXT2], Y[4][MAXT2];
+    for (int j = 0; j < nlat; j++) {
+        unit[j] = 1.0;
+        latent_matrices(T, unit, Z);
+        unit[j] = 0.0;
+        for (int k = 0; k < 4; k++)
+            congruence(T, g->L, Z[k], Y[k]);
+        double *y = g->pack + (size_t)j * nlat;
+        int i = 0;
+        for (int k = 0; k < 2; k++)
+            for (int e = 0; e < T; e++)
+                for (int f = e; f < T; f++)
+                    y[i++] = Y[k][e * T + f];
+        for (int k = 2; k < 4; k++)
+            for (int e = 0; e < T; e++)
+                for (int f = e + 1; f < T; f++)
+                    y[i++] = Y[k][e * T + f];
+    }
+    return 0;
+}
+
+/* Index tables of the packed entries (see struct aim_gauss), the
+ * work space, and the point set of npts points. Returns 0 or -1. */
+static int generic_setup(aim_gauss *g, int npts)
+{
+    const int T = g->T, T2 = g->T2;
+    g->nlat = 2 * T2;
+    g->nsym = T * (T + 1) / 2;
+    g->nanti = T * (T - 1) / 2;
+    int is = 0, ia = 0;
+    for (int e = 0; e < T; e++)
+        for (int f = e; f < T; f++, is++) {
+            g->sym_at[e * T + f] = g->sym_at[f * T + e] = is;
+            g->anti_at[e * T + f] = g->anti_at[f * T + e] = f > e ? ia : 0;
+            g->anti_sign[e * T + f] = f > e ? 1.0 : 0.0;
+            g->anti_sign[f * T + e] = f > e ? -1.0 : 0.0;
+            if (f > e)
+                ia++;
+        }
+    g->c_diagonal = 1;
+    for (int a = 0; a < T; a++)
+        for (int b = 0; b < T; b++)
+            if (a != b && g->C[a * T + b] != 0.0)
+                g->c_diagonal = 0;
+    g->npts = npts;
+    g->ey = calloc((size_t)4 * T2 * T2, sizeof(double));
+    g->diff = malloc(sizeof(double) * (size_t)QMC_BLOCK * T2);
+    g->eyc = malloc(sizeof(double) * (size_t)T2 * g->nlat);
+    if (!g->ey || !g->diff || !g->eyc)
+        return -1;
+    if (packing_matrix(g))
+        return -1;
+    g->yc = new_rule(g, npts, NULL);
+    return g->yc ? 0 : -1;
+}
+
+/* out = A B for T x T matrices (per point, where a BLAS call would cost
+ * more than the product). */
+static void small_product(int T, const double *A, const double *B, double *out)
+{
+    for (int a = 0; a < T; a++)
+        for (int d = 0; d < T; d++) {
+            double t = 0.0;
+            for (int c = 0; c < T; c++)
+                t += A[a * T + c] * B[c * T + d];
+            out[a * T + d] = t;
+        }
+}
+
+/* The noise kernels' error part at one point, <E, C E C> and
+ * <E, C E^T C> = <E, (C E C)^T>: O(T^3) (O(T^2) for a diagonal C) instead
+ * of the sum over all T^4 pairs of entries. */
+static void error_kernels(const aim_gauss *g, const double *e, double *ko, double *kp)
+{
+    const int T = g->T;
+    const double *C = g->C;
+    double so = 0.0, sp = 0.0;
+    if (g->c_diagonal) {
+        for (int a = 0; a < T; a++)
+            for (int b = 0; b < T; b++) {
+                const double w = C[a * T + a] * C[b * T + b] * e[a * T + b];
+                so += w * e[a * T + b];
+                sp += w * e[b * T + a];
+            }
+    } else {
+        double ec[MAXT2], cec[MAXT2];
+        small_product(T, e, C, ec);
+        small_product(T, C, ec, cec);
+        for (int a = 0; a < T; a++)
+            for (int b = 0; b < T; b++) {
+                so += e[a * T + b] * cec[a * T + b];
+                sp += e[a * T + b] * cec[b * T + a];
+            }
+    }
+    *ko = so;
+    *kp = sp;
+}
+
+/* What one point set gives at one state (the rule's sums, weighted). */
+typedef struct {
+    double risk, k_omega, k_psi;
+    double err[MAXT2];
+    double *eyc; /* T^2 x nlat: E[e_p yc_j] */
+} qmc_estimate;
+
+/* The generic rule over the point set yc (npts x nlat, qmc_rule) at the
+ * state q with factors Fs, Fa (state_factors). Every point z is used with
+ * -z: h = mu +- D. */
+static int qmc_sum(aim_gauss *g, const double *yc, int npts, const aim_overlaps *q,
+                   const double Fs[4], const double Fa[4], qmc_estimate *out)
+{
+    const int T2 = g->T2, nlat = g->nlat, nsym = g->nsym, nanti = g->nanti;
+    double risk = 0, ko = 0, kp = 0, err[MAXT2] = {0};
+    double mu[2][MAXT2], D[2][MAXT2], f[2][MAXT2], fs[2][MAXT2], deriv[2][MAXT2],
+        r[MAXT2], e[MAXT2];
+    for (int i = 0; i < 2; i++)
+        for (int p = 0; p < T2; p++)
+            mu[i][p] = g->C[p] * q->mean[i];
+    for (int start = 0; start < npts; start += QMC_BLOCK) {
+        const int nb = npts - start < QMC_BLOCK ? npts - start : QMC_BLOCK;
+        for (int b = 0; b < nb; b++) {
+            const double *y = yc + (size_t)(start + b) * nlat;
+            for (int p = 0; p < T2; p++) {
+                const double ys0 = y[g->sym_at[p]], ys1 = y[nsym + g->sym_at[p]];
+                double ya0 = 0.0, ya1 = 0.0;
+                if (g->anti_sign[p] != 0.0) {
+                    ya0 = g->anti_sign[p] * y[2 * nsym + g->anti_at[p]];
+                    ya1 = g->anti_sign[p] * y[2 * nsym + nanti + g->anti_at[p]];
+                }
+                for (int i = 0; i < 2; i++)
+                    D[i][p] = Fs[i * 2 + 0] * ys0 + Fs[i * 2 + 1] * ys1 +
+                              Fa[i * 2 + 0] * ya0 + Fa[i * 2 + 1] * ya1;
+            }
+            /* the points z (index 0) and -z (index 1) */
+            aim_outmap_forward_pair(g->map, mu[1], D[1], fs[0], fs[1], NULL, NULL);
+            aim_outmap_forward_pair(g->map, mu[0], D[0], f[0], f[1], deriv[0], deriv[1]);
+            double *dif = g->diff + (size_t)b * T2;
+            for (int side = 0; side < 2; side++) {
+                double rr = 0.0;
+                for (int c = 0; c < T2; c++) {
+                    r[c] = f[side][c] - fs[side][c];
+                    rr += r[c] * r[c];
+                }
+                aim_outmap_pullback(g->map, f[side], deriv[side], r, e);
+                double ko_pt, kp_pt;
+                error_kernels(g, e, &ko_pt, &kp_pt);
+                if (g->noise > 0.0) { /* J^T J carries the label noise */
+                    double go, gp;
+                    aim_outmap_gram(g->map, f[side], deriv[side], g->C, &go, &gp);
+                    ko_pt += g->noise * go;
+                    kp_pt += g->noise * gp;
+                }
+                risk += 0.5 * rr;
+                ko += ko_pt;
+                kp += kp_pt;
+                for (int p = 0; p < T2; p++) {
+                    err[p] += e[p];
+                    dif[p] = side ? dif[p] - e[p] : e[p];
+                }
+            }
+        }
+        /* E[e_p Y(z)] over z and -z: (e(z) - e(-z)) Y(z), since Y is
+         * linear in z; for the block, diff^T yc. */
+        cblas_dgemm(CblasRowMajor, CblasTrans, CblasNoTrans, T2, nlat, nb, 1.0, g->diff,
+                    T2, yc + (size_t)start * nlat, nlat, start ? 1.0 : 0.0, out->eyc, nlat);
+    }
+    const double weight = 1.0 / (2.0 * npts);
+    out->risk = risk * weight;
+    out->k_omega = ko * weight;
+    out->k_psi = kp * weight;
+    for (int p = 0; p < T2; p++)
+        out->err[p] = err[p] * weight;
+    for (int i = 0; i < T2 * nlat; i++)
+        out->eyc[i] *= weight;
+    return 0;
+}
+
+/* The estimated relative error of the rule at npts points, state q
+ * (factors Fs, Fa): REPLICATES randomly shifted copies of the rule
+ * (qmc_points), each as good as the unshifted rule the engine uses, whose
+ * spread (standard deviation) is that rule's typical error. Per group of
+ * kernels (the risk; K_omega; K_psi; the drift kernels E[e] and E[e Y]),
+ * the spread relative to the group's largest value in ref, the unshifted
+ * estimate; the largest over the groups in *out. Returns 0 or -1. */
+static int kernel_spread(aim_gauss *g, int npts, const aim_overlaps *q, const double Fs[4],
+                         const double Fa[4], const qmc_estimate *ref, double *out)
+{
+    const int T2 = g->T2, nlat = g->nlat, ndrift = T2 + T2 * nlat, nvec = 3 + ndrift;
+    double *vals = malloc(sizeof(double) * (size_t)REPLICATES * nvec);
+    double *eyc = malloc(sizeof(double) * (size_t)T2 * nlat);
+    double *work = malloc(sizeof(double) * (size_t)npts * nlat);
+    double *yc = malloc(sizeof(double) * (size_t)npts * nlat);
+    gsl_rng *rng = gsl_rng_alloc(gsl_rng_mt19937);
+    int rc = -1;
+    if (!vals || !eyc || !work || !yc || !rng)
+        goto done;
+    gsl_rng_set(rng, REPLICATE_SEED);
+    for (int r = 0; r < REPLICATES; r++) {
+        double shift[4 * MAXT2];
+        for (int j = 0; j < nlat; j++)
+            shift[j] = gsl_rng_uniform(rng);
+        qmc_estimate est = {.eyc = eyc};
+        if (qmc_rule(g, npts, shift, work, yc) || qmc_sum(g, yc, npts, q, Fs, Fa, &est))
+            goto done;
+        double *v = vals + (size_t)r * nvec;
+        v[0] = est.risk;
+        v[1] = est.k_omega;
+        v[2] = est.k_psi;
+        memcpy(v + 3, est.err, sizeof(double) * (size_t)T2);
+        memcpy(v + 3 + T2, eyc, sizeof(double) * (size_t)T2 * nlat);
+    }
+    double scale[4] = {fabs(ref->risk), fabs(ref->k_omega), fabs(ref->k_psi), 0.0};
+    for (int p = 0; p < T2; p++)
+        scale[3] = fmax(scale[3], fabs(ref->err[p]));
+    for (int j = 0; j < T2 * nlat; j++)
+        scale[3] = fmax(scale[3], fabs(ref->eyc[j]));
+    double worst = 0.0;
+    for (int j = 0; j < nvec; j++) {
+        double mean = 0.0, var = 0.0;
+        for (int r = 0; r < REPLICATES; r++)
+            mean += vals[(size_t)r * nvec + j] / REPLICATES;
+        for (int r = 0; r < REPLICATES; r++) {
+            const double dev = vals[(size_t)r * nvec + j] - mean;
+            var += dev * dev / (REPLICATES - 1);
+        }
+        const double sd = sqrt(var), sc = scale[j < 3 ? j : 3];
+        if (sd > 0.0)
+            worst = fmax(worst, sc > 0.0 ? sd / sc : INFINITY);
+    }
+    *out = worst;
+    rc = 0;
+done:
+    free(vals);
+    free(eyc);
+    free(work);
+    free(yc);
+    if (rng)
+        gsl_rng_free(rng);
+    return rc;
+}
+
+/* The point count for ode.kernel_tol to start from: 1024 4^k, at least
+ * the 64 T^2 that whitening needs (config.c). */
+static int first_points(const aim_gauss *g)
+{
+    int n = TOL_FIRST_POINTS;
+    while (n < 64 * g->T2)
+        n *= 4;
+    return n;
+}
+
+/* The factors of the symmetric and antisymmetric parts of the latent
+ * law at q (2 x 2, lower, row-major). Returns 0, or -1 when q is not a
+ * valid covariance. */
+static int state_factors(const aim_overlaps *q, double Fs[4], double Fa[4])
+{
     double Vs[4], Va[4];
     for (int i = 0; i < 2; i++)
         for (int j = 0; j < 2; j++) {
@@ -451,92 +774,67 @@ static int eval_generic(aim_gauss *g, const aim_overlaps *q)
             Va[i * 2 + j] = 0.5 * (q->omega[i][j] - q->psi[i][j]);
         }
     const double scale = fmax(fabs(q->omega[0][0]), fabs(q->omega[1][1]));
-    if (chol_semidefinite_scaled(2, Vs, g->Fs, scale) ||
-        chol_semidefinite_scaled(2, Va, g->Fa, scale))
+    return chol_semidefinite_scaled(2, Vs, Fs, scale) ||
+                   chol_semidefinite_scaled(2, Va, Fa, scale)
+               ? -1
+               : 0;
+}
+
+/* ode.kernel_tol at the first state evaluated (est the unshifted
+ * estimate there at the current point count): 4 times the points until
+ * the estimated error is at most kernel_tol, or the point set would pass
+ * MAX_STORED numbers; est then recomputed, the estimate kept in
+ * g->kernel_err. The point set stays fixed from here on, so that the
+ * right-hand side stays a smooth function of the state. */
+static int choose_points(aim_gauss *g, const aim_overlaps *q, qmc_estimate *est)
+{
+    double err;
+    if (kernel_spread(g, g->npts, q, g->Fs, g->Fa, est, &err))
         return -1;
-
-    double *ez = g->ez, *jac = g->jac, *jj = g->jj;
-    memset(ez, 0, sizeof(double) * (size_t)T2 * nlat);
-    double risk = 0, ko = 0, kp = 0, err[MAXT2] = {0};
-    double Z[4][MAXT2], Y[4][MAXT2], h[2][MAXT2];
-    double f[MAXT2], fs[MAXT2], e[MAXT2];
-    const double weight = 1.0 / (2.0 * g->npts);
-    for (int pt = 0; pt < 2 * g->npts; pt++) {
-        /* antithetic pairs: z and -z */
-        const double sign = pt % 2 ? -1.0 : 1.0;
-        const double *z0 = g->points + (size_t)(pt / 2) * nlat;
-        double z[4 * MAXT2];
-        for (int j = 0; j < nlat; j++)
-            z[j] = sign * z0[j];
-        latent_matrices(T, z, Z);
-        for (int k = 0; k < 4; k++)
-            congruence(T, g->L, Z[k], Y[k]);
-        for (int i = 0; i < 2; i++)
-            for (int p = 0; p < T2; p++)
-                h[i][p] = g->C[p] * q->mean[i] +
-                          g->Fs[i * 2 + 0] * Y[0][p] + g->Fs[i * 2 + 1] * Y[1][p] +
-                          g->Fa[i * 2 + 0] * Y[2][p] + g->Fa[i * 2 + 1] * Y[3][p];
-        aim_outmap_apply(g->map, h[1], fs, NULL);
-        aim_outmap_apply(g->map, h[0], f, jac);
-        double r = 0.0;
-        for (int c = 0; c < T2; c++)
-            r += (f[c] - fs[c]) * (f[c] - fs[c]);
-        for (int p = 0; p < T2; p++) {
-            double s = 0.0;
-            for (int c = 0; c < T2; c++)
-                s += jac[c * T2 + p] * (f[c] - fs[c]);
-            e[p] = s;
-        }
-        if (g->noise > 0.0) /* (J^T J)_pq carries the label noise */
-            for (int p = 0; p < T2; p++)
-                for (int r2 = 0; r2 < T2; r2++) {
-                    double s = 0.0;
-                    for (int c = 0; c < T2; c++)
-                        s += jac[c * T2 + p] * jac[c * T2 + r2];
-                    jj[p * T2 + r2] = s;
-                }
-        double ko_pt = 0.0, kp_pt = 0.0;
-        for (int p = 0; p < T2; p++) {
-            const int a = p / T, b = p % T;
-            for (int r2 = 0; r2 < T2; r2++) {
-                const int c = r2 / T, d = r2 % T;
-                double m = e[p] * e[r2] + (g->noise > 0.0 ? g->noise * jj[p * T2 + r2] : 0.0);
-                ko_pt += g->C[a * T + c] * g->C[b * T + d] * m;
-                kp_pt += g->C[a * T + d] * g->C[b * T + c] * m;
-            }
-        }
-        risk += 0.5 * r;
-        ko += ko_pt;
-        kp += kp_pt;
-        for (int p = 0; p < T2; p++) {
-            err[p] += e[p];
-            double *row = ez + (size_t)p * nlat;
-            for (int j = 0; j < nlat; j++)
-                row[j] += e[p] * z[j];
-        }
+    while (err > g->kernel_tol && 4L * g->npts * g->nlat <= MAX_STORED) {
+        double *yc = new_rule(g, 4 * g->npts, NULL);
+        if (!yc)
+            return -1;
+        free(g->yc);
+        g->yc = yc;
+        g->npts *= 4;
+        if (qmc_sum(g, g->yc, g->npts, q, g->Fs, g->Fa, est) ||
+            kernel_spread(g, g->npts, q, g->Fs, g->Fa, est, &err))
+            return -1;
     }
-    g->risk = risk * weight;
-    g->k_omega = ko * weight;
-    g->k_psi = kp * weight;
-    for (int p = 0; p < T2; p++)
-        g->err[p] = err[p] * weight;
+    g->kernel_err = err;
+    return 0;
+}
 
-    /* E[e_p (L Z_k L^T)_q] from E[e_p z_j]: linear in the latent entries. */
-    double unit[4 * MAXT2];
-    for (int j = 0; j < nlat; j++) {
-        memset(unit, 0, sizeof(double) * (size_t)nlat);
-        unit[j] = 1.0;
-        latent_matrices(T, unit, Z);
-        for (int k = 0; k < 4; k++) {
-            congruence(T, g->L, Z[k], Y[k]);
-            for (int p = 0; p < T2; p++) {
-                double c = ez[(size_t)p * nlat + j] * weight;
-                if (c == 0.0)
-                    continue;
-                double *dst = g->ey + ((size_t)k * T2 + p) * T2;
-                for (int r2 = 0; r2 < T2; r2++)
-                    dst[r2] += c * Y[k][r2];
-            }
+static int eval_generic(aim_gauss *g, const aim_overlaps *q)
+{
+    const int T2 = g->T2, nsym = g->nsym, nanti = g->nanti, nlat = g->nlat;
+    if (state_factors(q, g->Fs, g->Fa))
+        return -1;
+    qmc_estimate est = {.eyc = g->eyc};
+    if (qmc_sum(g, g->yc, g->npts, q, g->Fs, g->Fa, &est))
+        return -1;
+    if (!g->have_first) {
+        g->first = *q;
+        g->have_first = 1;
+        if (g->kernel_tol > 0.0 && choose_points(g, q, &est))
+            return -1;
+    }
+    g->risk = est.risk;
+    g->k_omega = est.k_omega;
+    g->k_psi = est.k_psi;
+    memcpy(g->err, est.err, sizeof g->err);
+    /* unpack E[e_p Y_k,q] */
+    for (int p = 0; p < T2; p++) {
+        const double *row = g->eyc + (size_t)p * nlat;
+        for (int r = 0; r < T2; r++) {
+            const int is = g->sym_at[r], ia = g->anti_at[r];
+            const double sg = g->anti_sign[r];
+            g->ey[((size_t)0 * T2 + p) * T2 + r] = row[is];
+            g->ey[((size_t)1 * T2 + p) * T2 + r] = row[nsym + is];
+            g->ey[((size_t)2 * T2 + p) * T2 + r] = sg != 0.0 ? sg * row[2 * nsym + ia] : 0.0;
+            g->ey[((size_t)3 * T2 + p) * T2 + r] =
+                sg != 0.0 ? sg * row[2 * nsym + nanti + ia] : 0.0;
         }
     }
     return 0;
@@ -552,8 +850,6 @@ int aim_gauss_eval(aim_gauss *g, const aim_overlaps *q)
                          "non-finite order parameter (Omega or Psi [%d][%d])", i, j);
                 return -1;
             }
-    if (!g->elementwise)
-        memset(g->ey, 0, sizeof(double) * (size_t)4 * g->T2 * g->T2);
     int rc = g->elementwise ? eval_elementwise(g, q) : eval_generic(g, q);
     if (rc) {
         snprintf(g->error, sizeof g->error,
@@ -571,6 +867,28 @@ int aim_gauss_eval(aim_gauss *g, const aim_overlaps *q)
 }
 
 double aim_gauss_risk(const aim_gauss *g) { return g->risk; }
+int aim_gauss_points(const aim_gauss *g) { return g->elementwise ? 0 : g->npts; }
+int aim_gauss_kernel_error(aim_gauss *g, double *err)
+{
+    *err = NAN;
+    if (g->elementwise || !g->have_first)
+        return 0;
+    if (isnan(g->kernel_err)) {
+        double Fs[4], Fa[4];
+        qmc_estimate ref = {.eyc = malloc(sizeof(double) * (size_t)g->T2 * g->nlat)};
+        const int rc = !ref.eyc || state_factors(&g->first, Fs, Fa) ||
+                       qmc_sum(g, g->yc, g->npts, &g->first, Fs, Fa, &ref) ||
+                       kernel_spread(g, g->npts, &g->first, Fs, Fa, &ref, &g->kernel_err);
+        free(ref.eyc);
+        if (rc) {
+            g->kernel_err = NAN;
+            snprintf(g->error, sizeof g->error, "out of memory for the kernel error estimate");
+            return -1;
+        }
+    }
+    *err = g->kernel_err;
+    return 0;
+}
 double aim_gauss_noise_omega(const aim_gauss *g) { return g->k_omega; }
 double aim_gauss_noise_psi(const aim_gauss *g) { return g->k_psi; }
 

@@ -9,7 +9,9 @@
  *     Hermite series when quad_nodes >= 2 * degree;
  *   - row softmax: a fixed Sobol (or Halton, above 40 dimensions) point
  *     set, antithetic, mapped through the Cholesky factor of the index
- *     covariance; accuracy set by qmc_points.
+ *     covariance; accuracy set by qmc_points, or chosen for a given
+ *     relative kernel error kernel_tol. Its error is estimated at the
+ *     first state evaluated from randomly shifted copies of the rule.
  * The "generic" rule (the quasi-random one) can be forced for any map;
  * the tests use it to check the elementwise rule. */
 #ifndef AIM_GAUSS_H
@@ -43,6 +45,19 @@ double aim_gauss_error_mean(const aim_gauss *g);
 double aim_gauss_error_index(const aim_gauss *g, const double omega_b[2],
                              const double psi_b[2], double mean_b,
                              int transpose);
+
+/* The quasi-random rule's point count (0 for Gauss-Hermite), fixed at
+ * the first evaluation. */
+int aim_gauss_points(const aim_gauss *g);
+/* The estimated relative kernel error of the quasi-random rule at the
+ * first state evaluated, into *err: the largest over the risk, K_omega,
+ * K_psi and the drift kernels (E[e], E[e Y]) of the standard deviation of
+ * 8 randomly shifted copies of the rule (each as good as the rule used),
+ * relative to the kernel's size. Computed on the first request (about 8
+ * evaluations and point sets) unless ode.kernel_tol had it computed
+ * already. NAN for Gauss-Hermite or before any evaluation. Returns 0, or
+ * -1 (out of memory; message in aim_gauss_error). */
+int aim_gauss_kernel_error(aim_gauss *g, double *err);
 
 /* Every observable at q (risk included). Returns 0 or -1. */
 int aim_gauss_observables(aim_gauss *g, const aim_overlaps *q,

@@ -133,6 +133,8 @@ aim_model_failure aim_model_failure_of(const aim_model *m)
 
 const char *aim_model_divergence(const aim_model *m) { return m->ops->divergence; }
 
+aim_gauss *aim_model_engine(aim_model *m) { return m->ops->engine(m->content); }
+
 double aim_model_overlap(aim_model *m, const double *y)
 {
     return m->ops->overlap(m->content, y);

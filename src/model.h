@@ -91,6 +91,8 @@ typedef struct {
      * state; matrix: the run used ode.method = matrix, not the model's ODE */
     void (*describe)(const aim_config *cfg, int equations, double start_mean, int matrix,
                      FILE *out);
+    /* the expectation engine (its point count and kernel error estimate) */
+    aim_gauss *(*engine)(void *c);
     /* the teacher overlap at y */
     double (*overlap)(void *c, const double *y);
     /* optional: the rhs split into gradient, noise and decay terms */
@@ -150,6 +152,7 @@ const char *aim_model_margin_text(const aim_model *m, int k);
 aim_model_failure aim_model_failure_of(const aim_model *m);
 /* what diverged (for AIM_MODEL_FAILURE_DIVERGED), or NULL */
 const char *aim_model_divergence(const aim_model *m);
+aim_gauss *aim_model_engine(aim_model *m);
 double aim_model_overlap(aim_model *m, const double *y);
 /* 0, or -1 when the model cannot split its rhs */
 int aim_model_has_terms(const aim_model *m);

@@ -58,6 +58,8 @@ static const char *direct_margin_text(const void *c, int k)
     return aim_direct_margin_text(k);
 }
 
+static aim_gauss *direct_engine(void *c) { return aim_direct_gauss(c); }
+
 static double direct_overlap(void *c, const double *y)
 {
     aim_overlaps q;
@@ -88,6 +90,7 @@ const aim_model_ops aim_direct_model_ops = {
     .margin_count = direct_margin_count,
     .margins = direct_margins,
     .margin_text = direct_margin_text,
+    .engine = direct_engine,
     .overlap = direct_overlap,
     .terms = direct_terms,
     .observables = direct_observables,

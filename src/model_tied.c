@@ -78,6 +78,8 @@ static aim_model_failure tied_failure(const void *c)
     return aim_tied_left_valid(c) ? AIM_MODEL_FAILURE_INVALID : AIM_MODEL_FAILURE_NONE;
 }
 
+static aim_gauss *tied_engine(void *c) { return aim_tied_gauss(c); }
+
 static double tied_overlap(void *c, const double *y) { return aim_tied_overlap(c, y); }
 
 static int tied_terms(void *c, const double *y, double *gradient, double *noise, double *decay)
@@ -115,6 +117,7 @@ const aim_model_ops aim_tied_model_ops = {
     .margins = tied_margins,
     .margin_text = tied_margin_text,
     .failure = tied_failure,
+    .engine = tied_engine,
     .overlap = tied_overlap,
     .terms = tied_terms,
     .observables = tied_observables,

@@ -152,6 +152,8 @@ static aim_model_failure untied_failure(const void *c)
                                      : AIM_MODEL_FAILURE_NONE;
 }
 
+static aim_gauss *untied_engine(void *c) { return aim_untied_gauss(((untied_model *)c)->h); }
+
 static double untied_overlap(void *c, const double *y)
 {
     return aim_untied_overlap(((untied_model *)c)->h, y);
@@ -255,6 +257,7 @@ const aim_model_ops aim_untied_model_ops = {
     .margin_text = untied_margin_text,
     .failure = untied_failure,
     .divergence = "student mean",
+    .engine = untied_engine,
     .overlap = untied_overlap,
     .terms = untied_terms,
     .observables = untied_observables,

@@ -1,5 +1,6 @@
 #include "outmap.h"
 
+#include <float.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -80,12 +81,10 @@ double aim_outmap_dsigma(const aim_outmap *map, double x)
     return s;
 }
 
-/* Row softmax: f_ac = exp(beta h_ac) / sum_c' exp(beta h_ac'), and
- * d f_ac / d h_ab = beta f_ac (delta_cb - f_ab), zero across rows. */
-static void softmax_apply(const aim_outmap *map, const double *h, double *f,
-                          double *jac)
+/* Row softmax: f_ac = exp(beta h_ac) / sum_c' exp(beta h_ac'). */
+static void softmax_forward(const aim_outmap *map, const double *h, double *f)
 {
-    const int T = map->tokens, n = T * T;
+    const int T = map->tokens;
     for (int a = 0; a < T; a++) {
         const double *row = h + a * T;
         double top = row[0];
@@ -97,11 +96,44 @@ static void softmax_apply(const aim_outmap *map, const double *h, double *f,
             f[a * T + c] = exp(map->beta * (row[c] - top));
             norm += f[a * T + c];
         }
+        const double inv = 1.0 / norm;
         for (int c = 0; c < T; c++)
-            f[a * T + c] /= norm;
+            f[a * T + c] *= inv;
     }
-    if (!jac)
-        return;
+}
+
+/* fm = softmax(-D) from fp = softmax(D) without exponentials: row by
+ * row, exp(-beta D_c) is proportional to 1 / fp_c, scaled here by the
+ * row's smallest fp so that it stays <= 1. Returns -1 when an fp_c
+ * underflowed (a row range of beta D beyond about 700), where the
+ * reciprocal is not available. */
+static int softmax_reflect(const aim_outmap *map, const double *fp, double *fm)
+{
+    const int T = map->tokens;
+    for (int a = 0; a < T; a++) {
+        const double *pa = fp + a * T;
+        double low = pa[0];
+        for (int c = 1; c < T; c++)
+            if (pa[c] < low)
+                low = pa[c];
+        if (!(low >= DBL_MIN))
+            return -1;
+        double norm = 0.0;
+        for (int c = 0; c < T; c++) {
+            fm[a * T + c] = low / pa[c];
+            norm += fm[a * T + c];
+        }
+        const double inv = 1.0 / norm;
+        for (int c = 0; c < T; c++)
+            fm[a * T + c] *= inv;
+    }
+    return 0;
+}
+
+/* d f_ac / d h_ab = beta f_ac (delta_cb - f_ab), zero across rows. */
+static void softmax_jacobian(const aim_outmap *map, const double *f, double *jac)
+{
+    const int T = map->tokens, n = T * T;
     memset(jac, 0, sizeof(double) * (size_t)n * (size_t)n);
     for (int a = 0; a < T; a++)
         for (int c = 0; c < T; c++)
@@ -112,12 +144,117 @@ static void softmax_apply(const aim_outmap *map, const double *h, double *f,
             }
 }
 
+void aim_outmap_forward(const aim_outmap *map, const double *h, double *f,
+                        double *deriv)
+{
+    const int n = map->tokens * map->tokens;
+    if (map->kind == AIM_SOFTMAX) {
+        softmax_forward(map, h, f);
+        return;
+    }
+    for (int i = 0; i < n; i++)
+        f[i] = aim_outmap_sigma(map, h[i]);
+    for (int i = 0; deriv && i < n; i++)
+        deriv[i] = aim_outmap_dsigma(map, h[i]);
+}
+
+void aim_outmap_forward_pair(const aim_outmap *map, const double *m, const double *D,
+                             double *fp, double *fm, double *derivp, double *derivm)
+{
+    const int n = map->tokens * map->tokens;
+    double h[AIM_MAX_TOKENS * AIM_MAX_TOKENS] = {0};
+    int centred = 1;
+    for (int i = 0; i < n; i++) {
+        h[i] = m[i] + D[i];
+        centred = centred && m[i] == 0.0;
+    }
+    aim_outmap_forward(map, h, fp, derivp);
+    if (map->kind == AIM_SOFTMAX && centred && softmax_reflect(map, fp, fm) == 0)
+        return;
+    for (int i = 0; i < n; i++)
+        h[i] = m[i] - D[i];
+    aim_outmap_forward(map, h, fm, derivm);
+}
+
+void aim_outmap_pullback(const aim_outmap *map, const double *f, const double *deriv,
+                         const double *r, double *e)
+{
+    const int T = map->tokens;
+    if (map->kind != AIM_SOFTMAX) {
+        for (int i = 0; i < T * T; i++)
+            e[i] = deriv[i] * r[i];
+        return;
+    }
+    /* row a: beta (diag f_a - f_a f_a^T) r_a */
+    for (int a = 0; a < T; a++) {
+        const double *fa = f + a * T, *ra = r + a * T;
+        double dot = 0.0;
+        for (int c = 0; c < T; c++)
+            dot += fa[c] * ra[c];
+        for (int b = 0; b < T; b++)
+            e[a * T + b] = map->beta * fa[b] * (ra[b] - dot);
+    }
+}
+
+void aim_outmap_gram(const aim_outmap *map, const double *f, const double *deriv,
+                     const double *C, double *omega, double *psi)
+{
+    const int T = map->tokens;
+    double so = 0.0, sp = 0.0;
+    if (map->kind != AIM_SOFTMAX) {
+        /* J^T J = diag(sigma'^2) */
+        for (int a = 0; a < T; a++)
+            for (int b = 0; b < T; b++) {
+                const double d2 = deriv[a * T + b] * deriv[a * T + b];
+                so += C[a * T + a] * C[b * T + b] * d2;
+                sp += C[a * T + b] * C[b * T + a] * d2;
+            }
+        *omega = so;
+        *psi = sp;
+        return;
+    }
+    /* Per row, J_a = beta (D - f f^T) with D = diag f_a is symmetric, and
+     * J_a^2 = beta^2 (D^2 - g f^T - f g^T + |f|^2 f f^T), g = D f:
+     * omega = sum_a C_aa tr(J_a^2 C), psi = sum_a |J_a c_a|^2 (c_a row a). */
+    const double b2 = map->beta * map->beta;
+    for (int a = 0; a < T; a++) {
+        const double *fa = f + a * T, *ca = C + a * T;
+        double g[AIM_MAX_TOKENS], Cf[AIM_MAX_TOKENS];
+        double ff = 0.0, dcf = 0.0, fcf = 0.0, gcf = 0.0, fc = 0.0;
+        for (int b = 0; b < T; b++) {
+            g[b] = fa[b] * fa[b];
+            ff += g[b];
+            dcf += g[b] * C[b * T + b];
+            fc += fa[b] * ca[b];
+            double s = 0.0;
+            for (int c = 0; c < T; c++)
+                s += C[b * T + c] * fa[c];
+            Cf[b] = s;
+        }
+        for (int b = 0; b < T; b++) {
+            fcf += fa[b] * Cf[b];
+            gcf += g[b] * Cf[b];
+        }
+        so += C[a * T + a] * b2 * (dcf - 2.0 * gcf + ff * fcf);
+        double jc2 = 0.0;
+        for (int b = 0; b < T; b++) {
+            const double jc = fa[b] * (ca[b] - fc);
+            jc2 += jc * jc;
+        }
+        sp += b2 * jc2;
+    }
+    *omega = so;
+    *psi = sp;
+}
+
 void aim_outmap_apply(const aim_outmap *map, const double *h, double *f,
                       double *jac)
 {
     const int n = map->tokens * map->tokens;
     if (map->kind == AIM_SOFTMAX) {
-        softmax_apply(map, h, f, jac);
+        softmax_forward(map, h, f);
+        if (jac)
+            softmax_jacobian(map, f, jac);
         return;
     }
     for (int i = 0; i < n; i++)

@@ -162,6 +162,8 @@ aim_tied *aim_tied_create(const aim_config *cfg, aim_gauss_rule rule,
     return m;
 }
 
+aim_gauss *aim_tied_gauss(aim_tied *m) { return m->gauss; }
+
 void aim_tied_free(aim_tied *m)
 {
     if (!m)

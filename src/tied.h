@@ -22,6 +22,8 @@ typedef struct aim_tied aim_tied;
 aim_tied *aim_tied_create(const aim_config *cfg, aim_gauss_rule rule,
                           char *err, size_t n);
 void aim_tied_free(aim_tied *m);
+/* The expectation engine (its point count and kernel error estimate). */
+aim_gauss *aim_tied_gauss(aim_tied *m);
 
 const aim_hierarchy *aim_tied_hierarchy(const aim_tied *m);
 int aim_tied_size(const aim_tied *m);

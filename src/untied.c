@@ -211,6 +211,8 @@ static int plan_closure(aim_untied *m)
     return 0;
 }
 
+aim_gauss *aim_untied_gauss(aim_untied *m) { return m->gauss; }
+
 void aim_untied_free(aim_untied *m)
 {
     if (!m)

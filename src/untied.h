@@ -40,6 +40,8 @@ void aim_untied_alphabet(const aim_config *cfg, aim_alphabet *ab);
 aim_untied *aim_untied_create(const aim_config *cfg, double d, aim_gauss_rule rule,
                               char *err, size_t n);
 void aim_untied_free(aim_untied *m);
+/* The expectation engine (its point count and kernel error estimate). */
+aim_gauss *aim_untied_gauss(aim_untied *m);
 
 const aim_hierarchy *aim_untied_hierarchy(const aim_untied *m);
 int aim_untied_size(const aim_untied *m);

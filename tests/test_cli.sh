@@ -53,6 +53,15 @@ expect_exit "output directory is a file" 1 "$exe" ode --out "$work/afile/sub"
 contains "output directory named" "$work/err" "afile"
 contains "output directory key named" "$work/err" "output.dir"
 
+# ode.kernel_tol: checked, and the quasi-random rule's point count and
+# kernel error in the ode file
+expect_exit "kernel_tol out of range" 1 "$exe" ode --out "$out" --set ode.kernel_tol=0.5
+contains "kernel_tol out of range named" "$work/err" "ode.kernel_tol"
+expect_exit "ode softmax with kernel_tol" 0 "$exe" ode --out "$work/k1" --set model.output=softmax \
+    --set training.points=3 --set training.horizon=0.1 --set ode.kernel_tol=0.02
+contains "ode file has the kernel error" "$work/k1/aimdyn-ode.tsv" \
+    "^# kernels: quasi-random rule, [0-9]* points and their antithetic images; estimated relative kernel error [0-9.e-]* at the start.*ode.kernel_tol = 0.02"
+
 # ode on the default example
 expect_exit "ode default" 0 "$exe" ode --out "$work/o2" --set training.points=11
 f="$work/o2/aimdyn-ode.tsv"
@@ -61,6 +70,7 @@ check "ode file exists" $?
 contains "ode file has version" "$f" "^# aimdyn "
 contains "ode file has configuration" "$f" "^# config training.eta = 0.1"
 contains "ode file has header" "$f" "^tau	n	t	risk	overlap"
+contains "ode file names its Gauss-Hermite rule" "$f" "^# kernels: Gauss-Hermite"
 rows=$(grep -v '^#' "$f" | wc -l)
 [ "$rows" -eq 12 ]
 check "ode file has 11 rows + header (got $rows)" $?

@@ -382,6 +382,141 @@ static void test_generic_matches_elementwise(void **state)
     }
 }
 
+/* The closed forms of the engine's generic rule (aim_outmap_pullback,
+ * aim_outmap_gram, aim_outmap_forward_pair) against the dense Jacobian
+ * and the direct map, at random indices up to a row range where softmax
+ * saturates (beta |h| ~ 30), for softmax and relu, T = 1..8, correlated
+ * and independent tokens. Round-off only: 1e-12 relative to the scale. */
+static void test_closed_forms_vs_dense(void **state)
+{
+    (void)state;
+    gsl_rng *rng = gsl_rng_alloc(gsl_rng_mt19937);
+    gsl_rng_set(rng, 7);
+    for (int T = 1; T <= 8; T++)
+        for (int kind = 0; kind < 4; kind++) {
+            aim_config cfg;
+            base_config(&cfg, T);
+            if (kind & 1 && T > 1)
+                equicorrelated(&cfg, 0.3);
+            cfg.output = kind < 2 ? AIM_SOFTMAX : AIM_ELEMENTWISE;
+            cfg.activation = AIM_ACT_RELU;
+            cfg.beta = 1.5;
+            aim_outmap *map = aim_outmap_create(&cfg);
+            const int T2 = T * T;
+            double h[64], hm[64], mzero[64] = {0}, r[64], f[64], fm[64], fp[64], fref[64],
+                deriv[64], dm[64], jac[64 * 64], e[64];
+            for (int rep = 0; rep < 20; rep++) {
+                const double spread = rep < 10 ? 1.0 : 10.0;
+                for (int p = 0; p < T2; p++) {
+                    h[p] = spread * gsl_ran_gaussian(rng, 1.0);
+                    hm[p] = -h[p];
+                    r[p] = gsl_ran_gaussian(rng, 1.0);
+                }
+                aim_outmap_apply(map, h, f, jac);
+                aim_outmap_forward(map, h, fp, deriv);
+                double ko = 0.0, kp = 0.0, go, gp;
+                for (int p = 0; p < T2; p++) {
+                    assert_true(fabs(fp[p] - f[p]) <= 1e-15);
+                    double want = 0.0;
+                    for (int c = 0; c < T2; c++)
+                        want += jac[c * T2 + p] * r[c];
+                    e[p] = want;
+                    for (int q = 0; q < T2; q++) {
+                        const int a = p / T, b = p % T, c = q / T, d = q % T;
+                        double jj = 0.0;
+                        for (int x = 0; x < T2; x++)
+                            jj += jac[x * T2 + p] * jac[x * T2 + q];
+                        ko += cfg.cov[a * T + c] * cfg.cov[b * T + d] * jj;
+                        kp += cfg.cov[a * T + d] * cfg.cov[b * T + c] * jj;
+                    }
+                }
+                double got[64];
+                aim_outmap_pullback(map, fp, deriv, r, got);
+                for (int p = 0; p < T2; p++)
+                    assert_true(fabs(got[p] - e[p]) <= 1e-12 * (1.0 + fabs(e[p])));
+                aim_outmap_gram(map, fp, deriv, cfg.cov, &go, &gp);
+                near_rel(go, ko, 1e-12, "J^T J against C_ac C_bd");
+                near_rel(gp, kp, 1e-12, "J^T J against C_ad C_bc");
+                aim_outmap_forward_pair(map, mzero, h, fp, fm, deriv, dm);
+                aim_outmap_apply(map, hm, fref, NULL);
+                for (int p = 0; p < T2; p++) {
+                    assert_true(fabs(fp[p] - f[p]) <= 1e-15);
+                    assert_true(fabs(fm[p] - fref[p]) <= 1e-13 * fmax(fref[p], 1e-300) + 1e-300);
+                }
+            }
+            aim_outmap_free(map);
+        }
+    gsl_rng_free(rng);
+}
+
+/* The kernel error estimate of the quasi-random rule (the spread of 8
+ * randomly shifted copies) against the error the rule actually makes,
+ * measured against a rule of 2^18 points (itself about 8 times more
+ * accurate than 4096 points: the error falls about 3 times per 4 times
+ * more points): at T = 2 and 3 with correlated tokens, Psi != Omega, raw
+ * means and label noise, the estimate must be positive, at least the
+ * actual error of the risk, K_omega, K_psi and E[sum e C] relative to
+ * their size (the estimate is conservative: 2 to 7 times the actual
+ * error here), and fall with 4 times the points. And
+ * ode.kernel_tol must choose enough points for its tolerance. */
+static void test_kernel_error_estimate(void **state)
+{
+    (void)state;
+    for (int T = 2; T <= 3; T++) {
+        aim_config cfg;
+        base_config(&cfg, T);
+        equicorrelated(&cfg, 0.2);
+        cfg.output = AIM_SOFTMAX;
+        cfg.beta = 1.5;
+        cfg.noise = 0.05;
+        const aim_overlaps q = some_state(1);
+        double ref[4], est[2];
+        const int counts[3] = {1 << 18, 4096, 16384};
+        for (int k = 0; k < 3; k++) {
+            cfg.qmc_points = counts[k];
+            aim_gauss *g = aim_gauss_create(&cfg, AIM_RULE_AUTO);
+            assert_non_null(g);
+            double err;
+            assert_int_equal(aim_gauss_kernel_error(g, &err), 0);
+            assert_true(isnan(err)); /* nothing evaluated yet */
+            assert_int_equal(aim_gauss_eval(g, &q), 0);
+            assert_int_equal(aim_gauss_points(g), counts[k]);
+            const double v[4] = {aim_gauss_risk(g), aim_gauss_noise_omega(g),
+                                 aim_gauss_noise_psi(g), aim_gauss_error_mean(g)};
+            if (k == 0) {
+                memcpy(ref, v, sizeof ref);
+            } else {
+                assert_int_equal(aim_gauss_kernel_error(g, &est[k - 1]), 0);
+                double actual = 0.0;
+                for (int j = 0; j < 4; j++)
+                    actual = fmax(actual, fabs(v[j] - ref[j]) / fabs(ref[j]));
+                print_message("T = %d, %d points: estimated %.3g, actual %.3g\n", T, counts[k],
+                              est[k - 1], actual);
+                assert_true(est[k - 1] > 0.0 && est[k - 1] >= actual);
+            }
+            aim_gauss_free(g);
+        }
+        assert_true(est[1] < est[0]);
+        const double tols[2] = {0.02, 0.005};
+        int chosen[2];
+        for (int k = 0; k < 2; k++) {
+            cfg.kernel_tol = tols[k];
+            aim_gauss *g = aim_gauss_create(&cfg, AIM_RULE_AUTO);
+            assert_non_null(g);
+            assert_int_equal(aim_gauss_eval(g, &q), 0);
+            double err;
+            assert_int_equal(aim_gauss_kernel_error(g, &err), 0);
+            chosen[k] = aim_gauss_points(g);
+            print_message("T = %d, kernel_tol %g: %d points, estimated %.3g\n", T, tols[k],
+                          chosen[k], err);
+            assert_true(err <= tols[k]);
+            aim_gauss_free(g);
+        }
+        assert_true(chosen[1] > chosen[0]);
+        cfg.kernel_tol = 0.0;
+    }
+}
+
 static void test_invalid_covariance(void **state)
 {
     (void)state;
@@ -403,6 +538,8 @@ int main(void)
         cmocka_unit_test(test_softmax_vs_mc),
         cmocka_unit_test(test_generic_matches_elementwise),
         cmocka_unit_test(test_invalid_covariance),
+        cmocka_unit_test(test_closed_forms_vs_dense),
+        cmocka_unit_test(test_kernel_error_estimate),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

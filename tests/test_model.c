@@ -147,6 +147,7 @@ static void test_contract(void **state)
         assert_true(aim_model_monitored(m) >= 0 && aim_model_monitored(m) <= n);
         for (int i = 0; i < n; i++)
             assert_true(aim_model_state_name(m, i)[0] != '\0');
+        assert_non_null(aim_model_engine(m));
         double *y = malloc(sizeof *y * (size_t)n * 2);
         assert_non_null(y);
         if (aim_model_initial(m, NULL, y, err, sizeof err))

@@ -467,6 +467,9 @@ static int write_files(const recovery_options *o, const aim_recovery_limit *lim,
             break;
         aim_tsv_metadata(tsv, "recovery", cfg);
         FILE *s = aim_tsv_stream(tsv);
+        /* the limit ODE's engine: the same rule at every d */
+        aim_trajectory_kernel_line(s, cfg, lim[nlim - 1].kernel_points,
+                                   lim[nlim - 1].kernel_error);
         if (k == 0)
             put_table(s, o, lim, nlim, f);
         else if (k == 1)

@@ -80,6 +80,8 @@ typedef struct {
     double tau_wr, n_wr, tau_end, overlap, risk;
     double seconds; /* the integration's wall time: this run's points only,
                        never in a file */
+    int kernel_points;   /* the engine's (aim_ode_report), for the */
+    double kernel_error; /* file's "# kernels:" line */
     char message[800]; /* "-" when none */
 } point_result;
 
@@ -689,6 +691,7 @@ static int write_point(const sweep *sw, int p, const point_result *r)
     if (tsv) {
         FILE *f = aim_tsv_stream(tsv);
         aim_tsv_metadata(tsv, "sweep", &sw->cfg[p]);
+        aim_trajectory_kernel_line(f, &sw->cfg[p], r->kernel_points, r->kernel_error);
         fprintf(f, "# sweep point %d of %d: %s\n%s\n", p + 1, sw->npoints, label,
                 result_header);
         put_result(f, r);
@@ -775,7 +778,7 @@ static void run_point(const aim_config *cfg, point_result *r)
     const double t0 = now();
     const int points = cfg->points;
     *r = (point_result){.tau_wr = NAN, .n_wr = NAN, .tau_end = NAN, .overlap = NAN,
-                        .risk = NAN};
+                        .risk = NAN, .kernel_error = NAN};
     double *tau = malloc(sizeof(double) * (size_t)points);
     double *obs = malloc(sizeof(double) * (size_t)points * AIM_OBS_COUNT);
     double *start = NULL;
@@ -790,6 +793,8 @@ static void run_point(const aim_config *cfg, point_result *r)
         aim_ode_status st =
             aim_trajectory_run_full(cfg, cfg->d, tau, start ? &(aim_measured_start){.moments = start} : NULL,
                                     obs, NULL, &rep);
+        r->kernel_points = rep.kernel_points;
+        r->kernel_error = rep.kernel_error;
         if (st == AIM_ODE_FAILED || rep.reached < 1) {
             set_outcome(r, "failed", rep.message);
         } else {

@@ -44,6 +44,7 @@ int aim_cli_write_ode_file(const aim_config *cfg, int d, const double *tau,
     if (rep->warning[0])
         fprintf(f, "# warning: balance condition (hierarchy.balance = %g) violated: %s\n",
                 cfg->balance, rep->warning);
+    aim_trajectory_kernel_line(f, cfg, rep->kernel_points, rep->kernel_error);
     if (rep->status == AIM_ODE_BLOWUP)
         fprintf(f, "# status: %s\n", rep->message);
     else
