@@ -952,5 +952,19 @@ for args in "keys" "--help" "ode --help" "hierarchy $work/tied2.ini --order 2" \
     contains "stdout full: $args explained" "$work/err" "cannot write to standard output: No space left on device"
 done
 
+# a run that never recovers says so, not "nan": the tied order-1 hierarchy
+# tracks no student-teacher moment; SGD (d = 64, overlap ~ 1/64 at the
+# start) over a horizon a tenth of its weak-recovery time stays below
+expect_exit "ode that never recovers" 0 "$exe" ode "$work/tied2.ini" --order 1 \
+    --set hierarchy.tol=0 --set training.horizon=0.005 --out "$work/nr" --name nr
+contains "ode file: weak recovery not reached" "$work/nr/nr-ode.tsv" \
+    "^# weak recovery (|overlap| >= 0.1) at tau = not reached$"
+expect_exit "sgd that never recovers" 0 "$exe" sgd --d 64 --seeds 2 --out "$work/nr" --name nrs \
+    --set training.horizon=0.001 --set training.points=3
+contains "sgd file: median not defined" "$work/nr/nrs-sgd-d64.tsv" "median tau = not defined;"
+contains "sgd stdout: median not defined" "$work/out" "median tau = not defined"
+! grep -q "tau = nan" "$work/nr/nr-ode.tsv" "$work/nr/nrs-sgd-d64.tsv" "$work/out"
+check "no 'tau = nan' for a run that never recovers" $?
+
 echo "$passes passed, $failures failed"
 [ "$failures" -eq 0 ]

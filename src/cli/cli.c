@@ -1,6 +1,7 @@
 /* aim_cli: configuration loading and checks shared by the commands. */
 #define _POSIX_C_SOURCE 200809L
 
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -119,4 +120,13 @@ int aim_cli_lock_figure(const char *stem, aim_atomic_set **set)
         rc = -1;
     free(dir);
     return rc;
+}
+
+const char *aim_cli_tau_text(char *buf, size_t n, double tau, const char *none)
+{
+    if (isnan(tau))
+        snprintf(buf, n, "%s", none);
+    else
+        snprintf(buf, n, "%.6g", tau);
+    return buf;
 }

@@ -110,6 +110,10 @@ int aim_cli_run_sgd(const aim_config *cfg, int d, const double *tau, double *mea
 
 void aim_cli_usage(FILE *out, const char *cmd);
 
+/* A weak-recovery time for a reader: tau in %.6g, or `none` (e.g. "not
+ * reached", "not defined") when it is NaN. Returns buf (size n). */
+const char *aim_cli_tau_text(char *buf, size_t n, double tau, const char *none);
+
 int aim_cmd_ode(int argc, char **argv);
 int aim_cmd_hierarchy(int argc, char **argv);
 int aim_cmd_sgd(int argc, char **argv);

@@ -165,12 +165,16 @@ static int compare_student(const run_options *ro, const aim_config *cfg, aim_ato
                "risk_gauss: the ODE risk against the Gaussian formula on the SGD's measured "
                "order parameters (theory/measurement.md)\n");
     for (int j = 0; j < ro->ndims; j++)
-        for (int q = 0; q < nord; q++)
-            fprintf(f, "# weak recovery (|overlap| >= %g) at d = %d, order %d: ODE tau = %.6g "
-                       "(root finding), SGD median tau = %.6g (%d of %d seeds recovered; "
+        for (int q = 0; q < nord; q++) {
+            char a[32], b[32];
+            fprintf(f, "# weak recovery (|overlap| >= %g) at d = %d, order %d: ODE tau = %s "
+                       "(root finding), SGD median tau = %s (%d of %d seeds recovered; "
                        "interpolated between grid points, its error in the SGD file)\n",
                     cfg->recovery_threshold, ro->dims[j], tied ? orders[q] : 0,
-                    twr_ode[j * nord + q], twr_sgd[j], recovered[j], cfg->seeds);
+                    aim_cli_tau_text(a, sizeof a, twr_ode[j * nord + q], "not reached"),
+                    aim_cli_tau_text(b, sizeof b, twr_sgd[j], "not defined"), recovered[j],
+                    cfg->seeds);
+        }
     fprintf(f, "observable\td\torder\tmax_gap\ttau_at_max_gap\tmax_gap_in_se\ttau_at_max_z"
                "\trel_gap\tgap_ratio\n");
     printf("\n%s\n%-10s %6s %5s %12s %10s %12s %10s %10s\n", cfg->name, "observable", "d", "M",
@@ -201,9 +205,12 @@ static int compare_student(const run_options *ro, const aim_config *cfg, aim_ato
             char order[32] = "";
             if (tied)
                 snprintf(order, sizeof order, ", M = %d", orders[q]);
-            printf("weak recovery (|overlap| >= %g) at d = %d%s: ODE tau = %.4g, SGD "
-                   "median tau = %.4g (%d of %d seeds)\n", cfg->recovery_threshold, ro->dims[j],
-                   order, twr_ode[j * nord + q], twr_sgd[j], recovered[j], cfg->seeds);
+            char a[32], b[32];
+            printf("weak recovery (|overlap| >= %g) at d = %d%s: ODE tau = %s, SGD "
+                   "median tau = %s (%d of %d seeds)\n", cfg->recovery_threshold, ro->dims[j],
+                   order, aim_cli_tau_text(a, sizeof a, twr_ode[j * nord + q], "not reached"),
+                   aim_cli_tau_text(b, sizeof b, twr_sgd[j], "not defined"), recovered[j],
+                   cfg->seeds);
         }
     rc = aim_tsv_add_to(tsv, set);
     tsv = NULL;

@@ -42,8 +42,10 @@ int aim_cmd_sgd(int argc, char **argv)
             printf("wrote %s\n", path);
             printf("tau = %g: risk = %.6g, teacher overlap = %.6g (means over %d seeds)\n",
                    tau[points - 1], last[AIM_OBS_RISK], last[AIM_OBS_OVERLAP], cfg->seeds);
-            printf("weak recovery (|overlap| >= %g): %d of %d seeds, median tau = %.4g\n",
-                   cfg->recovery_threshold, recovered, cfg->seeds, twr);
+            char med[32];
+            printf("weak recovery (|overlap| >= %g): %d of %d seeds, median tau = %s\n",
+                   cfg->recovery_threshold, recovered, cfg->seeds,
+                   aim_cli_tau_text(med, sizeof med, twr, "not defined"));
             exit_code = st > 0 ? AIM_EXIT_BLOWUP : 0;
         }
     }

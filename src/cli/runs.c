@@ -58,9 +58,10 @@ int aim_cli_write_ode_file(const aim_config *cfg, int d, const double *tau,
         fprintf(f, "# truncation error estimate: the order-%d run stopped at tau = %.6g (NaN "
                    "from there: no estimate)\n",
                 cfg->order - 1, mom->trunc_stop);
+    char twr[32];
     if (isnan(rep->tau_wr_se))
-        fprintf(f, "# weak recovery (|overlap| >= %g) at tau = %.6g\n", cfg->recovery_threshold,
-                rep->tau_wr);
+        fprintf(f, "# weak recovery (|overlap| >= %g) at tau = %s\n", cfg->recovery_threshold,
+                aim_cli_tau_text(twr, sizeof twr, rep->tau_wr, "not reached"));
     else
         fprintf(f, "# weak recovery (|overlap| >= %g) at tau = %.6g +- %.2g (mean crossing of "
                    "the replicas, with its standard error)\n",
@@ -239,11 +240,14 @@ int aim_cli_run_sgd(const aim_config *cfg, int d, const double *tau, double *mea
     aim_tsv_metadata(tsv, "sgd", cfg);
     fprintf(f, "# sgd: d = %d, %d seeds from %llu; mean and standard error over the seeds\n",
             d, seeds, (unsigned long long)cfg->seed);
-    fprintf(f, "# weak recovery (|overlap| >= %g): %d of %d seeds, median tau = %.6g; each "
+    char med[32];
+    fprintf(f, "# weak recovery (|overlap| >= %g): %d of %d seeds, median tau = %s; each "
                "seed's crossing linearly interpolated between grid points, error at most the "
                "spacing around it (largest %.3g), estimated h^2 |f''|/(8 |f'|) <= %.3g "
                "(theory/stops.md sec. 5)\n",
-            cfg->recovery_threshold, *recovered, seeds, *median_wr, wr_error[0], wr_error[1]);
+            cfg->recovery_threshold, *recovered, seeds,
+            aim_cli_tau_text(med, sizeof med, *median_wr, "not defined"), wr_error[0],
+            wr_error[1]);
     fprintf(f, "# risk: measured on %d held-out samples per seed (risk_se includes their "
                "noise); risk_gauss: the Gaussian formula on the measured order parameters; "
                "risk_holdout_se: the seeds' held-out standard errors (theory/measurement.md)\n",
