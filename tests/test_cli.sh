@@ -239,6 +239,8 @@ expect_exit "compare with held-out risk" 0 "$exe" compare --out "$work/h5" --d 2
     --set training.horizon=0.01 --set training.points=3 --set training.eta=0.02
 contains "agreement: risk row" "$work/h5/aimdyn-agreement.tsv" "^risk	24	0	"
 contains "agreement: risk_gauss row" "$work/h5/aimdyn-agreement.tsv" "^risk_gauss	24	0	"
+contains "compare warns below 8 seeds" "$work/err" "warning: only 2 seeds: the standard error is estimated from 1 degree of freedom"
+contains "agreement file warns below 8 seeds" "$work/h5/aimdyn-agreement.tsv" "^# warning: only 2 seeds: .*use sgd.seeds >= 8"
 expect_exit "agreement with held-out risk" 0 "$exe" agreement --sgd "$work/h5/aimdyn-sgd-d24.tsv" \
     --ode "$work/h5/aimdyn-ode.tsv"
 contains "agreement prints risk_gauss" "$work/out" " risk_gauss "

@@ -16,6 +16,21 @@
 #include "tsv.h"
 #include "words.h"
 
+/* Below this many seeds gap/se is not read as a standard score: the
+ * standard error itself comes from seeds - 1 degrees of freedom. */
+enum { MIN_SEEDS = 8 };
+
+static const char *few_seeds_text(char *buf, size_t n, int seeds)
+{
+    snprintf(buf, n,
+             "only %d seed%s: the standard error is estimated from %d degree%s of freedom "
+             "(its own relative error about 1/sqrt(2(seeds - 1)) = %.2g), so gap/se is no "
+             "standard score; use sgd.seeds >= %d",
+             seeds, seeds == 1 ? "" : "s", seeds - 1, seeds == 2 ? "" : "s",
+             seeds > 1 ? 1.0 / sqrt(2.0 * (seeds - 1)) : INFINITY, MIN_SEEDS);
+    return buf;
+}
+
 /* What one student's comparison leaves for the figure of all students:
  * per d, its ODE file (of the last order) and its SGD file, as the
  * temporary names the figure reads before the set is committed. */
@@ -158,6 +173,9 @@ static int compare_student(const run_options *ro, const aim_config *cfg, aim_ato
     aim_tsv_metadata(tsv, "compare", cfg);
     fprintf(f, "# agreement of the limit ODE with the SGD mean over %d seeds "
                "(theory/model.md sec. 9)\n", cfg->seeds);
+    char few[256];
+    if (cfg->seeds < MIN_SEEDS)
+        fprintf(f, "# warning: %s\n", few_seeds_text(few, sizeof few, cfg->seeds));
     fprintf(f, "# gap_ratio: this d's largest gap over the previous d's, same order "
                "(1/d bias: ~ d_prev/d)\n");
     fprintf(f, "# order: the hierarchy's truncation order M (tied, untied); 0 for a closed ODE\n");
@@ -267,6 +285,10 @@ int aim_cmd_compare(int argc, char **argv)
         return rc > 0 ? 0 : AIM_EXIT_USAGE;
     const aim_config *cfg = &ro.cfg;
     int exit_code = AIM_EXIT_RUNTIME;
+    char few[256];
+    if (cfg->seeds < MIN_SEEDS)
+        fprintf(stderr, "aimdyn compare: warning: %s\n",
+                few_seeds_text(few, sizeof few, cfg->seeds));
     /* every file of the run (ODE, SGD, agreement, figures; every student)
      * waits in the set and replaces the files of an earlier run together,
      * or none does; their names are said once they are in place */
