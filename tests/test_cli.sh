@@ -968,5 +968,23 @@ contains "sgd stdout: median not defined" "$work/out" "median tau = not defined"
 ! grep -q "tau = nan" "$work/nr/nr-ode.tsv" "$work/nr/nrs-sgd-d64.tsv" "$work/out"
 check "no 'tau = nan' for a run that never recovers" $?
 
+# conventions: help COMMAND, --set with a space, one --d for sgd, --out -
+expect_exit "help" 0 "$exe" help
+contains "help is the usage" "$work/out" "usage: aimdyn COMMAND"
+expect_exit "help COMMAND" 0 "$exe" help sweep
+contains "help sweep is sweep --help" "$work/out" "usage: aimdyn sweep"
+expect_exit "help of an unknown command" 1 "$exe" help nosuch
+contains "help of an unknown command names the commands" "$work/err" "unknown command 'nosuch'; allowed: ode"
+expect_exit "--set with a space" 1 "$exe" ode --set training.eta 0.1 --out "$work/sp"
+contains "--set with a space: the hint" "$work/err" "--set training.eta: no '='; allowed: one argument KEY=VALUE (e.g. --set training.eta=0.1"
+expect_exit "sgd --d twice" 1 "$exe" sgd --d 16 --d 24 --out "$work/dd"
+contains "sgd --d twice: one dimension" "$work/err" "--d given twice: sgd runs at one dimension"
+[ ! -e "$work/dd" ]
+check "sgd --d twice: nothing written" $?
+expect_exit "--out -" 1 sh -c 'cd "$1" && "$0" ode --out - --set training.points=3' "$exe" "$work"
+contains "--out -: a folder" "$work/err" "--out -: the results are several files, not a stream"
+[ ! -e "$work/-" ]
+check "--out -: no folder named -" $?
+
 echo "$passes passed, $failures failed"
 [ "$failures" -eq 0 ]

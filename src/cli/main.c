@@ -41,6 +41,14 @@ static int run_command(int argc, char **argv)
         return aim_cmd_sweep(argc - 1, argv + 1);
     if (!strcmp(cmd, "scaling"))
         return aim_cmd_scaling(argc - 1, argv + 1);
+    if (!strcmp(cmd, "help")) { /* aimdyn help [COMMAND]: COMMAND --help */
+        if (argc < 3) {
+            aim_cli_usage(stdout, NULL);
+            return 0;
+        }
+        char *help[] = {argv[0], argv[2], "--help", NULL};
+        return run_command(3, help);
+    }
     if (!strcmp(cmd, "keys")) {
         if (argc > 2) {
             aim_cli_usage(stdout, "keys");
@@ -49,7 +57,7 @@ static int run_command(int argc, char **argv)
         aim_config_describe(stdout);
         return 0;
     }
-    fprintf(stderr, "aimdyn: unknown command '%s'; allowed: ode, sgd, compare, hierarchy, agreement, plot, recovery, sweep, scaling, keys "
+    fprintf(stderr, "aimdyn: unknown command '%s'; allowed: ode, sgd, compare, hierarchy, agreement, plot, recovery, sweep, scaling, keys, help "
                     "(see aimdyn --help)\n", cmd);
     return AIM_EXIT_USAGE;
 }

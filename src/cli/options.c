@@ -140,7 +140,7 @@ int aim_cli_parse_run_options(const char *cmd, int argc, char **argv,
      * configuration written into every result file is the one that ran. */
     enum { MAX_SETS = 64, SET_LEN = 4096 };
     static char sets[MAX_SETS][SET_LEN];
-    int nsets = 0;
+    int nsets = 0, single_d = 0;
     memset(ro, 0, sizeof *ro);
     optind = 1;
     int c;
@@ -181,6 +181,23 @@ int aim_cli_parse_run_options(const char *cmd, int argc, char **argv,
                             MAX_ORDERS))
                 return -1;
             continue;
+        }
+        if (c == 's' && !strchr(optarg, '=')) {
+            fprintf(stderr, "aimdyn %s: --set %s: no '='; allowed: one argument KEY=VALUE "
+                            "(e.g. --set %s=%s; `aimdyn keys` lists the keys)\n",
+                    cmd, optarg, optarg,
+                    optind < argc && argv[optind][0] != '-' ? argv[optind] : "VALUE");
+            return -1;
+        }
+        if (c == 'o' && !strcmp(optarg, "-")) {
+            fprintf(stderr, "aimdyn %s: --out -: the results are several files, not a stream; "
+                            "allowed: a folder (created if missing)\n", cmd);
+            return -1;
+        }
+        if (c == 'd' && !is_compare && single_d++) {
+            fprintf(stderr, "aimdyn %s: --d given twice: %s runs at one dimension; allowed: "
+                            "one --d (compare takes several)\n", cmd, cmd);
+            return -1;
         }
         const char *key = c == 's'   ? ""
                           : c == 'o' ? "output.dir="

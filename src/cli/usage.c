@@ -24,6 +24,7 @@ static const char *const usage_main =
     "  scaling  weak-recovery samples against d from SGD runs: fitted\n"
     "           exponents, the laws they support, the figure\n"
     "  keys     print every configuration key with its default and range\n"
+    "  help     this text; help COMMAND: that command's options\n"
     "\n"
     "Without CONFIG.ini the built-in default example is used (direct\n"
     "attention, centred, T = 2, sigma = He1 + He2/sqrt 2). Every key can be\n"
