@@ -25,7 +25,7 @@ flags="-std=c17 -g -O1 -Wall -Wextra -Werror -D_XOPEN_SOURCE=700 -I$root/src -I$
 -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=all"
 libs="$(pkg-config --libs gsl inih) -lm"
 # tsv.c writes through atomic.c, which registers its files with guard.c
-sources="$root/src/config.c $root/src/lines.c $root/src/tsv.c $root/src/atomic.c $root/src/guard.c"
+sources="$root/src/config.c $root/src/config_keys.c $root/src/config_write.c $root/src/lines.c $root/src/tsv.c $root/src/atomic.c $root/src/guard.c"
 status=0
 for target in config table; do
     # shellcheck disable=SC2086 # word splitting of the flag lists is meant
