@@ -179,7 +179,7 @@ MUTANTS = [
            ["test_output"], "teacher overlap of the full, not the traceless, matrices"),
 
     # ---- the weak-recovery threshold and crossing (data: output.recovery_threshold)
-    Mutant("weak-recovery-default-0.11", "src/config.c",
+    Mutant("weak-recovery-default-0.11", "src/config_keys.c",
            'recovery_threshold, "0.1",', 'recovery_threshold, "0.11",',
            ["test_config", "test_cli"], "the documented default threshold 0.1 -> 0.11"),
     Mutant("ode-crossing-threshold-x1.1", "sim/ode.c",
