@@ -196,7 +196,7 @@ int aim_model_fast_rate(aim_model *m, double x, double *rate)
 int aim_model_path_observables(aim_model *m, const double *states, const double *fast,
                                int reached, double *obs, int *failed_row)
 {
-    if (m->ops->path_observables)
+    if (fast)
         return m->ops->path_observables(m->content, states, fast, reached, obs, failed_row);
     const int n = aim_model_size(m);
     for (int i = 0; i < reached; i++)

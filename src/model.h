@@ -112,7 +112,8 @@ typedef struct {
     /* optional: the start of the fast variable (NAN: the model has none),
      * its rate on t = d tau with the slow state frozen at the start, and
      * the observables of a path (slow states and fast values per grid
-     * point, `reached` of them) */
+     * point, `reached` of them; called only with the fast path, every
+     * other path is observed row by row with observables) */
     const char *fast_name; /* "mean" */
     double (*fast_start)(const void *c);
     int (*fast_rate)(void *c, double x, double *rate);
@@ -169,7 +170,8 @@ double aim_model_fast_start(const aim_model *m);
 const char *aim_model_fast_name(const aim_model *m);
 int aim_model_fast_rate(aim_model *m, double x, double *rate);
 /* Observables of `reached` grid points (points x AIM_OBS_COUNT, row i from
- * states[i * size ...] and, with a fast variable, fast[i]). Returns 0, or
+ * states[i * size ...] and, with a fast variable, fast[i]; fast NULL: row by
+ * row with aim_model_observables). Returns 0, or
  * non-zero with the row that failed in *failed_row and the reason in
  * aim_model_error. */
 int aim_model_path_observables(aim_model *m, const double *states, const double *fast,

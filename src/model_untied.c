@@ -210,15 +210,6 @@ static int untied_path_observables(void *c, const double *states, const double *
     untied_model *u = c;
     const int n = aim_untied_size(u->h);
     *failed_row = 0;
-    if (!u->adiabatic) {
-        for (int i = 0; i < reached; i++)
-            if (aim_untied_observables(u->h, states + (size_t)i * n,
-                                       obs + (size_t)i * AIM_OBS_COUNT)) {
-                *failed_row = i;
-                return -1;
-            }
-        return 0;
-    }
     if (aim_untied_settle(u->h, u->mean0))
         return -1;
     double root0 = NAN;
