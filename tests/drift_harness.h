@@ -1009,7 +1009,7 @@ static void drift_model_terms(const aim_config *cfg, const drift_model *dm, drif
 }
 
 /* AIMDYN_DRIFT_SAMPLES=f (an integer >= 1) multiplies the samples of
- * every case: the longer campaign (validate/campaign_drift.sh) runs the
+ * every case: the longer campaign (validate/campaigns/campaign_drift.sh) runs the
  * same cases with smaller standard errors. */
 static long drift_sample_factor(void)
 {

@@ -1,5 +1,5 @@
 #!/bin/sh
-# The validation campaigns' plumbing (validate/campaign_tied.sh,
+# The validation campaigns' plumbing (validate/campaigns/campaign_tied.sh,
 # campaign_untied.sh), run against a stand-in aimdyn that only records its
 # arguments and creates the result files the campaigns look for: each
 # experiment's ODE files land in that experiment's directory (a campaign
@@ -46,7 +46,7 @@ mkdir "$work/cwd"
 ode_calls_without_tol() { grep '^ode ' "$STUB_LOG" | grep -c -v -- '--set hierarchy.tol=0'; }
 
 # tied: rho05 and he2 call sgd in the foreground before their ODEs
-(cd "$work/cwd" && AIMDYN="$work/aimdyn" sh "$root/validate/campaign_tied.sh" "$work/tied" \
+(cd "$work/cwd" && AIMDYN="$work/aimdyn" sh "$root/validate/campaigns/campaign_tied.sh" "$work/tied" \
     rho05 he2 >"$work/out" 2>&1)
 check "campaign_tied: runs with the stand-in" $?
 for M in 1 2 3 4 5 6; do
@@ -62,7 +62,7 @@ for g in 0 5; do
     check "campaign_tied: he2 gamma = $g agreement table in its directory" $?
 done
 # fig1: 22 ODE files, compared in tables of one closure each
-(cd "$work/cwd" && DIMS=400 AIMDYN="$work/aimdyn" sh "$root/validate/campaign_tied.sh" \
+(cd "$work/cwd" && DIMS=400 AIMDYN="$work/aimdyn" sh "$root/validate/campaigns/campaign_tied.sh" \
     "$work/tied" fig1 >"$work/out" 2>&1)
 check "campaign_tied fig1: runs with the stand-in" $?
 for cl in aligned cumulant free initial; do
@@ -76,7 +76,7 @@ check "campaign_tied: all 33 ODE runs with hierarchy.tol=0" $?
 
 : >"$STUB_LOG"
 (cd "$work/cwd" && OUT="$work/untied" AIMDYN="$work/aimdyn" \
-    sh "$root/validate/campaign_untied.sh" ode >"$work/out" 2>&1)
+    sh "$root/validate/campaigns/campaign_untied.sh" ode >"$work/out" 2>&1)
 check "campaign_untied ode: runs with the stand-in" $?
 [ "$(grep -c '^ode ' "$STUB_LOG")" -gt 0 ] && [ "$(ode_calls_without_tol)" -eq 0 ]
 check "campaign_untied: every ODE run with hierarchy.tol=0" $?

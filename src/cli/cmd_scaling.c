@@ -106,7 +106,7 @@ static const char usage[] =
     "tau_wr and n_wr (or where it was censored, and whether it blew up), the\n"
     "medians not defined because of blow-ups, and the fits.\n"
     "\n"
-    "Example (the runs of `sh validate/campaign_recovery.sh scaling`):\n"
+    "Example (the runs of `sh validate/campaigns/campaign_recovery.sh scaling`):\n"
     "  aimdyn scaling --label \"tied He2, eta = 0.02\" \\\n"
     "      --sgd validate/runs_recovery/tied-he2-sgd-d100-seeds.tsv \\\n"
     "      --sgd validate/runs_recovery/tied-he2-sgd-d200-seeds.tsv \\\n"

@@ -154,7 +154,7 @@ void aim_cli_usage(FILE *out, const char *cmd)
                 "The PNG and SVG replace the old pair together, once gnuplot has drawn\n"
                 "both completely; if it fails (exit status 2) the old figure stays.\n"
                 "STEM and the files may not start with '|' or '<'.\n"
-                "example (the paper's Figure 3 from validate/campaign_untied.sh):\n"
+                "example (the paper's Figure 3 from validate/campaigns/campaign_untied.sh):\n"
                 "  aimdyn plot --samples 400 --figure fig3 \\\n"
                 "      --ode fig3-he1-M4-d400-ode.tsv --sgd fig3-he1-sgd-d400.tsv --label He1 \\\n"
                 "      --ode fig3-he2-M4-d400-ode.tsv --sgd fig3-he2-sgd-d400.tsv --label He2\n");

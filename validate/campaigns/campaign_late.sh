@@ -1,5 +1,5 @@
 #!/bin/sh
-# The late phase (issue 13; results in validate/RESULTS_late.md): every case
+# The late phase (issue 13; results in validate/results/RESULTS_late.md): every case
 # run to convergence, SGD at two dimensions (8 seeds, the risk on 10000
 # held-out samples per seed), the matrix limit process (the M = infinity
 # reference, theory/matrix.md) at D = 200 and 400 with 8 replicas, and the
@@ -14,12 +14,12 @@
 #   raw     untied raw centring, He2, teacher mean 1 (unlocked), tau <= 0.05,
 #           and teacher mean 0.7, tau <= 0.2, d = 200, 400
 # Resumable: a step whose result file exists is skipped. Usage:
-#   sh validate/campaign_late.sh [sgd|ode|report] [CASE ...]
+#   sh validate/campaigns/campaign_late.sh [sgd|ode|report] [CASE ...]
 # (default: sgd and ode of every case; report: agreement tables into
 # $OUT/*.agreement.txt). AIMDYN (default build/aimdyn) and OUT (default
 # validate/runs_late) can be set; one process at a time, BLAS on one thread.
 set -eu
-root=$(cd "$(dirname "$0")/.." && pwd)
+root=$(cd "$(dirname "$0")/../.." && pwd)
 B=${AIMDYN:-$root/build/aimdyn}
 OUT=${OUT:-$root/validate/runs_late}
 export OPENBLAS_NUM_THREADS=1

@@ -6,13 +6,13 @@
 # standard errors sqrt(FACTOR) times smaller than in the suite. Each test's
 # tables go to OUTDIR/<test>.log; a log that exists is not recomputed.
 #
-# Usage: sh validate/campaign_drift.sh [OUTDIR [FACTOR [TEST ...]]]
+# Usage: sh validate/campaigns/campaign_drift.sh [OUTDIR [FACTOR [TEST ...]]]
 #   OUTDIR defaults to validation-drift/ (not tracked), FACTOR to 8, the
 #   tests to test_drift test_drift_tied test_drift_untied.
 # Cost: FACTOR times the tests' own (about 2, 4 and 3 min of one core),
 # the two cores used by two tests at a time.
 set -eu
-root=$(cd "$(dirname "$0")/.." && pwd)
+root=$(cd "$(dirname "$0")/../.." && pwd)
 out=${1:-$root/validation-drift}
 factor=${2:-8}
 [ $# -gt 2 ] && shift 2 || set --

@@ -1,5 +1,5 @@
 #!/bin/sh
-# Untied attention campaign (issue 4; results in validate/RESULTS_untied.md):
+# Untied attention campaign (issue 4; results in validate/results/RESULTS_untied.md):
 #   fig3  - the paper's Figure 3: He1, He1 + He2/sqrt 2, He2, He3 at d = 400
 #           (8 seeds, tau <= 0.1); fig3-800: the same four at d = 800
 #           (tau <= 0.02);
@@ -8,14 +8,14 @@
 #           unlocked case at d = 800 (tau <= 0.015); stiff and adiabatic ODEs.
 # Resumable: a step whose result file exists is skipped, so an interrupted
 # run continues where it stopped. Usage:
-#   sh validate/campaign_untied.sh [fig3|fig3-800|raw|raw-800|ode|scan|report|all]
+#   sh validate/campaigns/campaign_untied.sh [fig3|fig3-800|raw|raw-800|ode|scan|report|all]
 # (default all; scan: stiff against adiabatic for d = 100 .. 6400, ODE
-# only, into $OUT/scan.txt; report: figures into validate/figures and
+# only, into $OUT/scan.txt; report: figures into validate/results/figures and
 # agreement tables into $OUT/*.agreement.txt)
 # AIMDYN (default build/aimdyn) and OUT (default validate/runs_untied) can
 # be set; SGD seeds run one after another on one core.
 set -eu
-root=$(cd "$(dirname "$0")/.." && pwd)
+root=$(cd "$(dirname "$0")/../.." && pwd)
 B=${AIMDYN:-$root/build/aimdyn}
 OUT=${OUT:-$root/validate/runs_untied}
 export OPENBLAS_NUM_THREADS=1
@@ -108,7 +108,7 @@ if [ "$what" = ode ] || [ "$what" = all ]; then
     done
 fi
 if [ "$what" = report ] || [ "$what" = all ]; then
-    fig=$root/validate/figures
+    fig=$root/validate/results/figures
     mkdir -p "$fig"
     for d in 400 800; do
         set --
@@ -137,7 +137,7 @@ if [ "$what" = report ] || [ "$what" = all ]; then
     for c in unlocked locked; do
         for d in 400 800; do
             [ -f "$OUT/raw-$c-sgd-d$d-seeds.tsv" ] || continue
-            sh "$root/validate/fold_mirror.sh" "$OUT/raw-$c-sgd-d$d-seeds.tsv" \
+            sh "$root/validate/campaigns/fold_mirror.sh" "$OUT/raw-$c-sgd-d$d-seeds.tsv" \
                 >"$OUT/raw-$c-folded-sgd-d$d.tsv"
             "$B" plot --log-tau --mean --figure "$fig/untied_raw_${c}_d$d" \
                 --sgd "$OUT/raw-$c-folded-sgd-d$d.tsv" \

@@ -1,10 +1,10 @@
 #!/bin/sh
 # The validation campaign of direct attention: every experiment whose
-# agreement table is reported in validate/RESULTS.md, at d = 400 and 800
+# agreement table is reported in validate/results/RESULTS.md, at d = 400 and 800
 # with 8 seeds. Resumable: an experiment whose agreement file exists is
 # skipped, so the campaign can be split over several sessions.
 #
-# Usage: sh validate/campaign.sh [OUTDIR] [EXPERIMENT ...]
+# Usage: sh validate/campaigns/campaign.sh [OUTDIR] [EXPERIMENT ...]
 #   OUTDIR defaults to validation/ (not tracked); experiments default to
 #   all of: t2 t4 he2 raw softmax.
 # Cost on 2 cores (OpenBLAS, 64-step blocks): t2 about 50 min, t4 about
@@ -12,7 +12,7 @@
 # held-out risk (10000 samples per seed, theory/measurement.md sec. 5),
 # which adds about 10 % at d = 800 and 50 % at d = 400.
 set -eu
-root=$(cd "$(dirname "$0")/.." && pwd)
+root=$(cd "$(dirname "$0")/../.." && pwd)
 out=${1:-$root/validation}
 [ $# -gt 0 ] && shift
 experiments=${*:-t2 t4 he2 raw softmax}

@@ -2,7 +2,7 @@
  * (aim_gauss_eval, row softmax, at its default point count) for
  * T = 2, 3, 4, 6, 8, with the values it computes, so that two builds of
  * the engine can be timed and compared in one run
- * (validate/bench_engine.sh builds an older commit beside this one; this
+ * (validate/bench/bench_engine.sh builds an older commit beside this one; this
  * file uses only the engine interface both have).
  *
  *   bench_engine [SECONDS]      per T and case, one line: case, T, CPU

@@ -1,10 +1,10 @@
 #!/bin/sh
-# The validation campaign of tied attention (validate/RESULTS_tied.md):
+# The validation campaign of tied attention (validate/results/RESULTS_tied.md):
 # SGD once per dimension, the ODE for every order M and closure, and the
 # agreement tables of every ODE against the same SGD runs (aimdyn
 # agreement). Resumable: a result file that exists is not recomputed.
 #
-# Usage: [DIMS="400 800"] sh validate/campaign_tied.sh [OUTDIR] [EXPERIMENT ...]
+# Usage: [DIMS="400 800"] sh validate/campaigns/campaign_tied.sh [OUTDIR] [EXPERIMENT ...]
 #   OUTDIR defaults to validation-tied/ (not tracked); experiments default
 #   to all of: fig1 rho05 he2 he3. DIMS: the dimensions of Figure 1's SGD
 #   runs (default 400 800; "400" skips the costly d = 800 runs). AIMDYN:
@@ -17,7 +17,7 @@
 # The SGD risk is measured on 10000 held-out samples per seed
 # (theory/measurement.md sec. 5).
 set -eu
-root=$(cd "$(dirname "$0")/.." && pwd)
+root=$(cd "$(dirname "$0")/../.." && pwd)
 out=${1:-$root/validation-tied}
 [ $# -gt 0 ] && shift
 experiments=${*:-fig1 rho05 he2 he3}

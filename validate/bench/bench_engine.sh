@@ -10,14 +10,14 @@
 # CPU time (user + system), one BLAS thread; the builds run interleaved,
 # ROUNDS times each, and the smallest time of each counts (the least
 # disturbed by other load on the machine). Nothing here is a test.
-# Usage: sh validate/bench_engine.sh [BUILD_DIR [REF [ROUNDS [SECONDS]]]]
+# Usage: sh validate/bench/bench_engine.sh [BUILD_DIR [REF [ROUNDS [SECONDS]]]]
 #   BUILD_DIR  this tree's build directory (default build)
 #   REF        the commit to compare with (default e88493a, the engine
 #              before its rewrite)
 #   ROUNDS     repetitions of each measurement (default 3)
 #   SECONDS    CPU seconds per engine timing (default 1)
 set -eu
-root=$(cd "$(dirname "$0")/.." && pwd)
+root=$(cd "$(dirname "$0")/../.." && pwd)
 build=$root/${1:-build}
 ref=${2:-e88493a}
 rounds=${3:-3}
@@ -29,11 +29,16 @@ trap 'rm -rf "$tmp"' EXIT INT TERM
 mkdir "$tmp/ref"
 git -C "$root" archive "$ref" | tar -x -C "$tmp/ref"
 # the reference tree gets this benchmark (it uses only the engine
-# interface both trees have)
-cp "$root/validate/bench_engine.c" "$tmp/ref/validate/bench_engine.c"
-grep -q "'bench_engine'" "$tmp/ref/meson.build" ||
-    echo "executable('bench_engine', 'validate/bench_engine.c', dependencies : aimdyn_dep)" \
+# interface both trees have), at the source path its meson.build names
+# (validate/bench_engine.c before validate/ was tidied), or added
+ref_src=$(sed -n "s/^executable('bench_engine', '\([^']*\)'.*/\1/p" "$tmp/ref/meson.build")
+if [ -z "$ref_src" ]; then
+    ref_src=validate/bench/bench_engine.c
+    echo "executable('bench_engine', '$ref_src', dependencies : aimdyn_dep)" \
         >> "$tmp/ref/meson.build"
+fi
+mkdir -p "$(dirname "$tmp/ref/$ref_src")"
+cp "$root/validate/bench/bench_engine.c" "$tmp/ref/$ref_src"
 echo "bench_engine: building $ref in $tmp/ref" >&2
 meson setup "$tmp/ref/build" "$tmp/ref" > "$tmp/setup.log"
 ninja -C "$tmp/ref/build" aimdyn bench_engine > "$tmp/ninja.log"

@@ -57,7 +57,7 @@ END {
         }
     }
     if (bad) exit 1
-    print "# folded by validate/fold_mirror.sh: seeds with a negative final " (by == "mean" ? "student mean" : "teacher overlap") " mirrored (S -> -S)"
+    print "# folded by validate/campaigns/fold_mirror.sh: seeds with a negative final " (by == "mean" ? "student mean" : "teacher overlap") " mirrored (S -> -S)"
     printf "tau\tn"
     for (i = 1; i <= ncol; i++)
         if (i != cseed && i != ctau && i != cn) printf "\t%s_mean\t%s_se", name[i], name[i]

@@ -1,5 +1,5 @@
 #!/bin/sh
-# Weak-recovery campaign (issue 5; results in validate/RESULTS_recovery.md):
+# Weak-recovery campaign (issue 5; results in validate/results/RESULTS_recovery.md):
 #   fig2     - the paper's Figure 2 at d = 400: He2 and He3, direct and
 #              tied students (the untied panels are campaign_untied.sh's
 #              fig3 runs of He2 and He3, same d and seeds);
@@ -10,15 +10,15 @@
 #              a fixed eta and at eta proportional to 1/log d; direct He2
 #              and He3 from their random start overlap;
 #   report   - `aimdyn recovery` predictions, the scaling fits and the
-#              figures (validate/figures).
+#              figures (validate/results/figures).
 # Resumable: a step whose result file exists is skipped. Usage:
-#   sh validate/campaign_recovery.sh [fig2|d800|d800-tied|d800-direct|scaling|report|all]
+#   sh validate/campaigns/campaign_recovery.sh [fig2|d800|d800-tied|d800-direct|scaling|report|all]
 # (scaling = scaling-main, then scaling-he3-800: the two can run on two cores)
 # AIMDYN (default build/aimdyn), OUT (default validate/runs_recovery) and
 # UNTIED (campaign_untied.sh's OUT, default validate/runs_untied) can be
 # set; SGD seeds run one after another on one core.
 set -eu
-root=$(cd "$(dirname "$0")/.." && pwd)
+root=$(cd "$(dirname "$0")/../.." && pwd)
 B=${AIMDYN:-$root/build/aimdyn}
 OUT=${OUT:-$root/validate/runs_recovery}
 UNTIED=${UNTIED:-$root/validate/runs_untied}
@@ -100,7 +100,7 @@ if [ "$what" = scaling ] || [ "$what" = scaling-he3-800 ] || [ "$what" = all ]; 
     direct_run he3 800 0.03 31 --set sgd.seeds=4
 fi
 if [ "$what" = report ] || [ "$what" = all ]; then
-    fig=$root/validate/figures
+    fig=$root/validate/results/figures
     mkdir -p "$fig"
     # predictions: `aimdyn recovery` at the campaign's settings
     pred() { # NAME CONFIG SETS... (--d lists included)
@@ -154,7 +154,7 @@ if [ "$what" = report ] || [ "$what" = all ]; then
     # direct He2 escapes towards +S* or -S* at random: fold the mirror seeds
     for d in 100 200 400 800; do
         s=$OUT/direct-he2-sgd-d$d-seeds.tsv
-        [ -f "$s" ] && sh "$root/validate/fold_mirror.sh" --by overlap "$s" \
+        [ -f "$s" ] && sh "$root/validate/campaigns/fold_mirror.sh" --by overlap "$s" \
             >"$OUT/direct-he2-folded-sgd-d$d.tsv"
     done
     for a in he2 he3; do
@@ -202,7 +202,6 @@ if [ "$what" = report ] || [ "$what" = all ]; then
             --vary model.decomposition=direct,tied,untied \
             --vary training.eta=0.005,0.01,0.02,0.05 >"$OUT/phase-sweep.txt" || [ $? -eq 3 ]
     fi
-    for ext in png svg; do
-        cp "$OUT/phase-sweep.$ext" "$fig/recovery_sweep.$ext"
-    done
+    # the repository keeps the PNG only (validate/results/figures/README.md)
+    cp "$OUT/phase-sweep.png" "$fig/recovery_sweep.png"
 fi

@@ -1,19 +1,19 @@
 #!/bin/sh
 # The SGD risk measured on held-out samples against the Gaussian risk
 # formula on the same seeds' order parameters (theory/measurement.md;
-# table in validate/RESULTS.md sec. 5), at tau = 0 (the seeds' initial
+# table in validate/results/RESULTS.md sec. 5), at tau = 0 (the seeds' initial
 # matrices, no training) for d = 200, 400, 800, 64 seeds of 8000 held-out
 # samples each. Each run's grid has a second point a few steps later,
 # since a grid has at least two points; the table reads the tau = 0 rows.
 # Resumable: a run whose summary file exists is skipped. Ends by printing
 # the table (markdown) from the runs in OUTDIR.
 #
-# Usage: sh validate/campaign_risk.sh [OUTDIR] [CASE ...]
+# Usage: sh validate/campaigns/campaign_risk.sh [OUTDIR] [CASE ...]
 #   OUTDIR defaults to validation/risk (not tracked); cases default to all
 #   of: direct tied softmax. Cost (one core, OpenBLAS single-threaded):
 #   about 30 s per case at d = 200, 2 min at 400, 8 min at 800.
 set -eu
-root=$(cd "$(dirname "$0")/.." && pwd)
+root=$(cd "$(dirname "$0")/../.." && pwd)
 out=${1:-$root/validation/risk}
 [ $# -gt 0 ] && shift
 cases=${*:-direct tied softmax}
@@ -52,7 +52,7 @@ for d in 200 400 800; do
     done
 done
 
-# The table of validate/RESULTS.md sec. 5, from the seeds' tau = 0 rows:
+# The table of validate/results/RESULTS.md sec. 5, from the seeds' tau = 0 rows:
 # the mean over the seeds of the measured risk and of the formula, and
 # their difference taken per seed (paired: the seeds' common spread
 # cancels), each +- its standard error over the seeds; z = difference /
