@@ -12,7 +12,10 @@ the tree without build folders when it is not a git checkout):
      two exceptions);
   4. the example configurations copied into the fuzzing corpus are identical
      to the examples;
-  5. the license is the same in meson.build, LICENSE and CITATION.cff.
+  5. the license is the same in meson.build, LICENSE and CITATION.cff;
+  6. the table of validate/results/figures/README.md lists every figure of
+     that folder and only those, each with its size, and none exceeds
+     FIGURE_CAP_KIB (the README says why).
 Usage: test_docs.py SOURCE_ROOT. Prints "FAIL: ..." per problem, exits 1 if any.
 Python rather than shell: markdown links, headings and path resolution are
 plain string work here, and meson guarantees a python3.
@@ -32,6 +35,10 @@ NOT_FILES = {
     "src/version.h": "generated into the build folder by meson.build",
     "examples/x.ini": "a made-up file name in an example error message (docs/config.md)",
 }
+
+FIGURES = "validate/results/figures/"
+FIGURE_CAP_KIB = 300
+FIGURE_ROW_RE = re.compile(r"^\|\s*`([^`/]+)`\s*\|\s*(\d+)\s*\|")
 
 PATH_RE = re.compile(r"(?<![\w./$-])((?:examples|theory|docs|validate|src|sim|tests|scripts|plots)"
                      r"/[\w./-]*\w\.(?:md|ini|c|h|sh|py|cff))\b")
@@ -123,6 +130,31 @@ def check_links(root, name, text, tracked, folders):
                         fail(where, f"link {target}: no heading #{anchor} in {resolved}")
 
 
+def check_figures(root, tracked):
+    """The figure list cannot go stale: every committed figure is listed with
+    its size (KiB, rounded up), every listed figure is committed, none is
+    larger than the cap."""
+    readme = FIGURES + "README.md"
+    if readme not in tracked:
+        fail(readme, "missing: it lists the committed figures")
+        return
+    with open(os.path.join(root, readme), encoding="utf-8") as f:
+        listed = {m.group(1): int(m.group(2)) for _, line in markdown_lines(f.read())
+                  for m in [FIGURE_ROW_RE.match(line)] if m}
+    committed = {name[len(FIGURES):] for name in tracked
+                 if name.startswith(FIGURES) and name != readme}
+    for name in sorted(committed - listed.keys()):
+        fail(FIGURES + name, f"not listed in {readme}")
+    for name in sorted(listed.keys() - committed):
+        fail(readme, f"lists {name}, which is not a file of {FIGURES}")
+    for name in sorted(committed & listed.keys()):
+        kib = -(-os.path.getsize(os.path.join(root, FIGURES + name)) // 1024)
+        if kib != listed[name]:
+            fail(readme, f"lists {name} at {listed[name]} KiB; it has {kib} KiB")
+        if kib > FIGURE_CAP_KIB:
+            fail(FIGURES + name, f"{kib} KiB, above the cap of {FIGURE_CAP_KIB} KiB")
+
+
 def main():
     root = sys.argv[1] if len(sys.argv) > 1 else os.path.join(os.path.dirname(__file__), "..")
     files = tracked_files(root)
@@ -174,6 +206,8 @@ def main():
             fail("CITATION.cff", "missing or without the MIT license that meson.build declares")
     else:
         fail("meson.build", f"declares {licence.group(1)}; this test knows the MIT texts only")
+
+    check_figures(root, tracked)
 
     for line in failures:
         print("FAIL: " + line)

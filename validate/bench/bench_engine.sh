@@ -30,7 +30,7 @@ mkdir "$tmp/ref"
 git -C "$root" archive "$ref" | tar -x -C "$tmp/ref"
 # the reference tree gets this benchmark (it uses only the engine
 # interface both trees have), at the source path its meson.build names
-# (validate/bench_engine.c before validate/ was tidied), or added
+# (before validate/ was tidied, one in validate/ itself), or added at ours
 ref_src=$(sed -n "s/^executable('bench_engine', '\([^']*\)'.*/\1/p" "$tmp/ref/meson.build")
 if [ -z "$ref_src" ]; then
     ref_src=validate/bench/bench_engine.c
