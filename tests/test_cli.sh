@@ -887,6 +887,12 @@ awk -F'\t' -v OFS='\t' '/^recovered/ {$3 = 2 * $3} {print}' "$rb/point.tsv" >"$p
 expect_exit "readback: sweep refuses a wrong n_wr" 1 "$exe" sweep --out "$rs" \
     $sweep_cheap --vary training.eta=0.05,0.1
 contains "readback: the wrong n_wr explained" "$work/err" "n_wr is not tau_wr sgd.d^2 / training.eta"
+# a point file that is not a regular file (a FIFO would block the reader)
+rm -f "$pf" && mkfifo "$pf"
+expect_exit "readback: sweep refuses a point file that is a FIFO" 1 "$exe" sweep --out "$rs" \
+    $sweep_cheap --vary training.eta=0.05,0.1
+contains "readback: the FIFO point file named" "$work/err" "point-0001.tsv: not a regular file"
+rm -f "$pf"
 cp "$rb/point.tsv" "$pf"
 expect_exit "readback: sweep resumes from sound point files" 0 "$exe" sweep --out "$rs" \
     $sweep_cheap --vary training.eta=0.05,0.1

@@ -206,12 +206,15 @@ chmod +x "$work/fail/gnuplot" "$work/trunc/gnuplot"
 for fake in fail trunc; do
     for cs in compare plot sweep; do
         reset_case $cs
-        PATH="$work/$fake:$PATH" run_case $cs B >/dev/null 2>"$work/err" </dev/null
+        PATH="$work/$fake:$PATH" run_case $cs B >"$work/stdout" 2>"$work/err" </dev/null
         st=$?
         [ $st -eq 2 ]
         r=$?
         [ $r -ne 0 ] && echo "  $cs, gnuplot $fake: exit $st; $(cat "$work/err")"
         check "$cs, gnuplot $fake: exit 2" $r
+        # a figure that was not drawn is not announced as written
+        ! grep -q 'wrote .*\.png' "$work/stdout"
+        check "$cs, gnuplot $fake: no 'wrote' line for the figure" $?
         if [ $cs = plot ]; then
             expect_state "$cs, gnuplot $fake" $cs old # the old figure kept
         else
@@ -286,6 +289,19 @@ if command -v strace >/dev/null 2>&1; then
             no_leftovers "$name, then a full run"
         done
     done
+    # After its last rename a run syncs the folder, so that the renames
+    # themselves survive a power cut: an fsync of the output folder follows
+    # the last rename of the set (strace -y names each descriptor's path).
+    reset_case recovery
+    env ASAN_OPTIONS=${ASAN_OPTIONS:+$ASAN_OPTIONS:}detect_leaks=0 strace -f -y \
+        -o "$work/trace" -e trace=rename,renameat,renameat2,fsync \
+        "$exe" recovery --out "$out" --set model.activation=he2 --set training.horizon=0.6 \
+        --d 16 --seeds 2 --finite always --set sgd.seed=2 >/dev/null 2>"$work/err" </dev/null
+    check "recovery under strace: exit 0" $?
+    last_rename=$(grep -n 'rename' "$work/trace" | tail -n 1 | cut -d: -f1)
+    synced=$(tail -n +"${last_rename:-1}" "$work/trace" | grep -c "fsync([0-9]*<$(cd "$out" && pwd -P)>")
+    [ -n "$last_rename" ] && [ "$synced" -ge 1 ]
+    check "the folder is synced after the last rename (renames traced: ${last_rename:+yes})" $?
 else
     echo "  recovery: no strace to inject the faults with (scripts/setup.sh installs it)"
     check "recovery: strace found" 1

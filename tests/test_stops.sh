@@ -118,6 +118,12 @@ expect_exit "sgd states the interpolation error" 0 "$exe" sgd --d 40 --seeds 2 \
     --set training.points=11 --out "$work/s5" --name sgd
 contains "sgd file: interpolation error" "$work/s5/sgd-sgd-d40.tsv" \
     "linearly interpolated between grid points, error at most the spacing around it (largest 0.03)"
+expect_exit "compare states where the interpolation error is" 0 "$exe" compare --d 40 --seeds 2 \
+    --set training.points=11 --out "$work/s5" --name cmp
+contains "agreement file: SGD median interpolated, error in the SGD file" \
+    "$work/s5/cmp-agreement.tsv" "SGD median tau = .*interpolated between grid points, its error in the SGD file"
+contains "compare's SGD file: interpolation error" "$work/s5/cmp-sgd-d40.tsv" \
+    "linearly interpolated between grid points, error at most the spacing around it (largest 0.03)"
 
 # 6. One seed does not sink recovery: seeds whose start lies beyond the
 # blow-up level fail, are marked with their reason, the others are kept.
