@@ -315,44 +315,37 @@ static int parse_options(int argc, char **argv, options *o)
 
 /* ---- reading the SGD files ---- */
 
-/* d and eta from the recorded "# config sgd.d = ..." and "# config
- * training.eta = ..." lines, parsed and range-checked by the
- * configuration's own rules, the horizon (training.horizon; -inf when
- * the line is absent: then the rows give it) and the weak-recovery
- * threshold (output.recovery_threshold; its default when absent, as in
- * files made before the key). Returns 0, or -1 after a message. */
+/* d and eta from the recorded configuration (aim_table_config: every
+ * "# config" line parsed and range-checked by the configuration's own
+ * rules; sgd.d and training.eta must be there), the horizon
+ * (training.horizon; -inf when the line is absent: then the rows give
+ * it) and the weak-recovery threshold (output.recovery_threshold; its
+ * default when absent, as in files made before the key). Returns 0, or -1
+ * after a message. */
 static int recorded_config(const aim_table *t, const char *path, int *d, double *eta,
                            double *horizon, double *threshold)
 {
-    static const char *const keys[] = {"sgd.d", "training.eta", "training.horizon",
-                                       "output.recovery_threshold"};
-    aim_config cfg;
-    aim_config_defaults(&cfg);
+    static const char *const needed[] = {"sgd.d", "training.eta"};
     *horizon = -INFINITY;
-    for (int k = 0; k < 4; k++) {
+    for (int k = 0; k < 2; k++) {
         char prefix[64];
-        snprintf(prefix, sizeof prefix, "# config %s = ", keys[k]);
-        const char *value = aim_table_meta(t, prefix);
-        if (!value && k < 2) {
+        snprintf(prefix, sizeof prefix, "# config %s = ", needed[k]);
+        if (!aim_table_meta(t, prefix)) {
             fprintf(stderr, CMD ": --sgd %s: no '# config %s = ...' line; allowed: a per-seed "
                             "file NAME-sgd-dD-seeds.tsv written by `aimdyn sgd`\n", path,
-                    keys[k]);
+                    needed[k]);
             return -1;
         }
-        if (!value)
-            continue;
-        char set[256];
-        aim_config_error err;
-        snprintf(set, sizeof set, "%s=%.200s", keys[k], value);
-        if (aim_config_set(&cfg, set, &err)) {
-            const char *msg = strncmp(err.message, "--set ", 6) ? err.message : err.message + 6;
-            fprintf(stderr, CMD ": --sgd %s: recorded configuration not usable: %s\n", path,
-                    msg);
-            return -1;
-        }
-        if (k == 2)
-            *horizon = cfg.horizon;
     }
+    aim_config cfg;
+    aim_config_error err;
+    if (aim_table_config(t, &cfg, &err)) {
+        fprintf(stderr, CMD ": --sgd %s: recorded configuration not usable: %s\n", path,
+                err.message);
+        return -1;
+    }
+    if (aim_table_meta(t, "# config training.horizon = "))
+        *horizon = cfg.horizon;
     *d = cfg.d;
     *eta = cfg.eta;
     *threshold = cfg.recovery_threshold;

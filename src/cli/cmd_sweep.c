@@ -36,7 +36,6 @@
 #include "compare.h"
 #include "config.h"
 #include "grid.h"
-#include "lines.h"
 #include "plot.h"
 #include "trajectory.h"
 #include "tsv.h"
@@ -522,9 +521,11 @@ static char *config_lines(const aim_config *cfg)
 }
 
 /* The first configuration line where the file (a) and this sweep (b)
- * differ, for the message. */
+ * differ, for the message; both are config_lines, one line per key in
+ * the same order. */
 static void first_difference(const char *a, const char *b, char *buf, size_t n)
 {
+    buf[0] = '\0';
     while (*a && *b) {
         size_t la = strcspn(a, "\n"), lb = strcspn(b, "\n");
         if (la != lb || strncmp(a, b, la)) {
@@ -534,38 +535,27 @@ static void first_difference(const char *a, const char *b, char *buf, size_t n)
         a += la + (a[la] == '\n');
         b += lb + (b[lb] == '\n');
     }
-    snprintf(buf, n, "a configuration key %s", *a ? "that this version does not know"
-                                                   : "missing there (another version)");
 }
 
 /* read_point's outcomes besides 0 and -1 */
 enum { OTHER_VERSION = 1 };
 
-/* The version in a file's first line "# aimdyn VERSION" (aim_tsv_metadata)
- * into version[0 .. n-1]: 0 when it is this one's, OTHER_VERSION when it
- * is another's, -1 when the line is not there (reported). Only the first
- * line is read: another version's file may differ in the rest. */
+/* The version in a point file's first line "# aimdyn VERSION"
+ * (aim_tsv_file_version) into version[0 .. n-1]: 0 when it is this one's,
+ * OTHER_VERSION when it is another's, -1 when the line is not there
+ * (reported). */
 static int check_version(const char *path, char *version, size_t n)
 {
-    static const aim_lines_limits limits = {(size_t)1 << 20, (size_t)1 << 16, 0,
-                                            "a point file of a sweep"};
-    static const char tag[] = "# aimdyn ";
-    char err[1400], *line = NULL;
-    size_t len;
-    aim_lines *in = aim_lines_open(path, &limits, err, sizeof err);
-    const int got = in ? aim_lines_next(in, &line, &len) : -1;
-    int rc = -1;
-    if (got < 0)
-        fprintf(stderr, "aimdyn sweep: %s\n", in ? aim_lines_error(in) : err);
-    else if (got == 0 || strncmp(line, tag, sizeof tag - 1))
+    char err[1400];
+    const int rc = aim_tsv_file_version(path, version, n, err, sizeof err);
+    if (rc < 0)
+        fprintf(stderr, "aimdyn sweep: %s\n", err);
+    else if (rc > 0)
         fprintf(stderr, "aimdyn sweep: %s:1: no '# aimdyn VERSION' line; allowed: a point "
                         "file of a sweep\n", path);
-    else {
-        snprintf(version, n, "%s", line + sizeof tag - 1);
-        rc = strcmp(version, AIM_VERSION) ? OTHER_VERSION : 0;
-    }
-    aim_lines_close(in);
-    return rc;
+    else
+        return strcmp(version, AIM_VERSION) ? OTHER_VERSION : 0;
+    return -1;
 }
 
 /* Reads a point file: its result and, when config is not NULL, its
@@ -609,12 +599,12 @@ static int read_point(const char *path, point_result *r, char **config, char *ve
     snprintf(r->message, sizeof r->message, "%s", t.text[km]);
     int rc = 0;
     if (config) { /* the result-deciding configuration lines */
-        size_t len = 0;
-        FILE *m = open_memstream(config, &len);
-        for (int i = 0; m && i < t.nmeta; i++)
-            if (result_config_line(t.meta[i]))
-                fprintf(m, "%s\n", t.meta[i]);
-        if (!m || fclose(m)) {
+        aim_config recorded;
+        aim_config_error err;
+        if (aim_table_config(&t, &recorded, &err)) {
+            fprintf(stderr, "aimdyn sweep: %s: %s\n", path, err.message);
+            rc = -1;
+        } else if (!(*config = config_lines(&recorded))) {
             fprintf(stderr, "aimdyn sweep: out of memory\n");
             rc = -1;
         }
