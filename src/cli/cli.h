@@ -126,6 +126,12 @@ typedef struct {
 int aim_cli_parse(const aim_cli_spec *spec, int argc, char **argv, aim_cli_args *args);
 void aim_cli_args_free(aim_cli_args *args);
 
+/* aim_cli_parse for a command of files and values only (plot,
+ * agreement): no assignments, its help from usage.c, and *extra set
+ * when an operand was given (the command names what it needs). */
+int aim_cli_parse_files(const char *cmd, const aim_cli_option *options, int noptions, int argc,
+                        char **argv, int *extra);
+
 /* ---- what ode, sgd, compare, hierarchy and plot share (options.c,
  * runs.c, usage.c) ---- */
 

@@ -187,3 +187,14 @@ void aim_cli_args_free(aim_cli_args *args)
         free(args->owned[i]);
     memset(args, 0, sizeof *args);
 }
+
+int aim_cli_parse_files(const char *cmd, const aim_cli_option *options, int noptions, int argc,
+                        char **argv, int *extra)
+{
+    const aim_cli_spec spec = {cmd, options, noptions, aim_cli_usage_to_stdout, 0, NULL};
+    aim_cli_args args;
+    const int rc = aim_cli_parse(&spec, argc, argv, &args);
+    *extra = args.extra;
+    aim_cli_args_free(&args);
+    return rc;
+}

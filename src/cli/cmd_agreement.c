@@ -77,12 +77,10 @@ int aim_cmd_agreement(int argc, char **argv)
         {AIM_OPT("sgd", AIM_OPT_TEXT, 1), .target = &sgd},
         {AIM_OPT("upto", AIM_OPT_REAL, 1), .min = 0, .min_open = 1, .max = INFINITY,
          .allowed = "a real number > 0 (the last tau compared)", .target = &upto}};
-    const aim_cli_spec spec = {"agreement", options, (int)(sizeof options / sizeof options[0]),
-                               aim_cli_usage_to_stdout, 0, NULL};
-    aim_cli_args args;
-    const int parsed = aim_cli_parse(&spec, argc, argv, &args);
-    const int extra = args.extra;
-    aim_cli_args_free(&args);
+    int extra;
+    const int parsed = aim_cli_parse_files("agreement", options,
+                                           (int)(sizeof options / sizeof options[0]), argc,
+                                           argv, &extra);
     if (parsed)
         return parsed > 0 ? 0 : AIM_EXIT_USAGE;
     if (extra || !sgd || !nodes) {

@@ -25,12 +25,10 @@ int aim_cmd_plot(int argc, char **argv)
         {AIM_OPT("mean", AIM_OPT_FLAG, 0), .target = &flags, .bits = AIM_PLOT_MEAN},
         {AIM_OPT("samples", AIM_OPT_REAL, 1), .min = 1, .max = DBL_MAX,
          .allowed = "a number >= 1 (the dimension d of the files)", .target = &samples_d}};
-    const aim_cli_spec spec = {"plot", options, (int)(sizeof options / sizeof options[0]),
-                               aim_cli_usage_to_stdout, 0, NULL};
-    aim_cli_args args;
-    const int parsed = aim_cli_parse(&spec, argc, argv, &args);
-    const int extra = args.extra;
-    aim_cli_args_free(&args);
+    int extra;
+    const int parsed = aim_cli_parse_files("plot", options,
+                                           (int)(sizeof options / sizeof options[0]), argc,
+                                           argv, &extra);
     if (parsed)
         return parsed > 0 ? 0 : AIM_EXIT_USAGE;
     if (extra || !stem || (!nodes && !nsgd)) {
