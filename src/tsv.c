@@ -97,17 +97,20 @@ FILE *aim_tsv_stream(aim_tsv *tsv)
     return tsv->stream;
 }
 
+/* The metadata lines that aim_table_version and aim_table_config read back */
+static const char version_tag[] = "# aimdyn ", config_tag[] = "# config ";
+
 void aim_tsv_metadata(aim_tsv *tsv, const char *command, const aim_config *cfg)
 {
     FILE *out = tsv->stream;
-    fprintf(out, "# aimdyn %s\n", AIM_VERSION);
+    fprintf(out, "%s%s\n", version_tag, AIM_VERSION);
     if (command)
         fprintf(out, "# command: %s\n", command);
     /* No timestamps, host names or timings: identical runs give
      * identical files. */
     fprintf(out, "# date-free\n");
     if (cfg)
-        aim_config_write(cfg, out, "# config ");
+        aim_config_write(cfg, out, config_tag);
 }
 
 /* Flushes and closes the stream; frees tsv. The file, or NULL with the
@@ -234,6 +237,71 @@ const char *aim_table_meta(const aim_table *t, const char *prefix)
         if (!strncmp(t->meta[i], prefix, n))
             return t->meta[i] + n;
     return NULL;
+}
+
+const char *aim_table_version(const aim_table *t)
+{
+    return aim_table_meta(t, version_tag);
+}
+
+int aim_tsv_file_version(const char *path, char *version, size_t n, char *err, size_t errlen)
+{
+    static const aim_lines_limits limits = {(size_t)1 << 20, (size_t)1 << 16, 0,
+                                            "a result file of aimdyn"};
+    char *line = NULL;
+    size_t len;
+    aim_lines *in = aim_lines_open(path, &limits, err, errlen);
+    const int got = in ? aim_lines_next(in, &line, &len) : -1;
+    int rc = -1;
+    if (got < 0 && in)
+        snprintf(err, errlen, "%s", aim_lines_error(in));
+    else if (got == 0 || (got > 0 && strncmp(line, version_tag, sizeof version_tag - 1)))
+        rc = 1;
+    else if (got > 0) {
+        snprintf(version, n, "%s", line + sizeof version_tag - 1);
+        rc = 0;
+    }
+    aim_lines_close(in);
+    return rc;
+}
+
+int aim_table_config(const aim_table *t, aim_config *cfg, aim_config_error *err)
+{
+    aim_config_defaults(cfg);
+    for (int i = 0; i < t->nmeta; i++) {
+        const char *line = t->meta[i];
+        if (strncmp(line, config_tag, sizeof config_tag - 1))
+            continue;
+        const char *key = line + sizeof config_tag - 1, *eq = strstr(key, " = ");
+        if (!eq) {
+            snprintf(err->message, sizeof err->message, "%.900s: no ' = '; allowed: "
+                     "\"%sKEY = VALUE\" (aimdyn's metadata)", line, config_tag);
+            return -1;
+        }
+        /* "KEY=VALUE", the assignment aim_config_set takes */
+        const size_t klen = (size_t)(eq - key);
+        char *assignment = malloc(strlen(key));
+        if (!assignment) {
+            snprintf(err->message, sizeof err->message, "out of memory");
+            return -1;
+        }
+        snprintf(assignment, strlen(key), "%.*s=%s", (int)klen, key, eq + 3);
+        aim_config_error why;
+        const int rc = aim_config_set(cfg, assignment, &why);
+        if (rc) {
+            /* aim_config_set names the option: "--set ASSIGNMENT: reason" */
+            const size_t alen = strlen(assignment);
+            const char *reason = why.message;
+            if (!strncmp(reason, "--set ", 6) && !strncmp(reason + 6, assignment, alen))
+                reason += 6 + alen;
+            snprintf(err->message, sizeof err->message, "%.400s%s%.600s", line,
+                     reason == why.message ? ": " : "", reason);
+        }
+        free(assignment);
+        if (rc)
+            return -1;
+    }
+    return 0;
 }
 
 /* Splits line (modified in place) at tabs into *fields (grown to hold

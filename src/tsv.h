@@ -102,4 +102,22 @@ int aim_table_column(const aim_table *t, const char *name);
  * "# config sgd.d = "), or NULL. */
 const char *aim_table_meta(const aim_table *t, const char *prefix);
 
+/* The version of aimdyn that wrote t: the rest of its "# aimdyn VERSION"
+ * line (aim_tsv_metadata), or NULL when there is none. */
+const char *aim_table_version(const aim_table *t);
+
+/* The version in the first line of the file at path into version[0 ..
+ * n-1], reading that line only (a file of another version may differ in
+ * the rest). Returns 0; 1 when the first line is not "# aimdyn VERSION";
+ * or -1 when the file cannot be read (the reason in err[0 .. errlen-1]). */
+int aim_tsv_file_version(const char *path, char *version, size_t n, char *err, size_t errlen);
+
+/* The configuration t records: the defaults, then every "# config KEY =
+ * VALUE" line (aim_tsv_metadata) in order, each through aim_config_set,
+ * so that every key is parsed and range-checked by the configuration's
+ * own rules; not cross-validated (a file may record only some keys).
+ * Returns 0, or -1 with err naming the first line it cannot take ("# config
+ * KEY = VALUE: reason; allowed: ..."). */
+int aim_table_config(const aim_table *t, aim_config *cfg, aim_config_error *err);
+
 #endif

@@ -282,6 +282,12 @@ expect_exit "recovery: bad --d" 1 "$exe" recovery --d 4 --out "$work/rec_bad"
 contains "recovery --d range" "$work/err" "allowed: an integer from 8 to 20000"
 expect_exit "recovery: bad --finite" 1 "$exe" recovery --finite sometimes --out "$work/rec_bad"
 contains "recovery --finite values" "$work/err" "allowed: auto, always, never"
+mkdir "$work/rec_dash"
+expect_exit "recovery: --out -" 1 sh -c 'cd "$1" && "$0" recovery --finite never --out -' \
+    "$exe" "$work/rec_dash"
+contains "recovery --out - explained" "$work/err" "--out -: the results are several files, not a stream"
+[ ! -e "$work/rec_dash/-" ]
+check "recovery --out -: no folder '-' made" $?
 expect_exit "recovery: bad key" 1 "$exe" recovery --set training.eta=-1 --out "$work/rec_bad"
 contains "recovery bad key named" "$work/err" "training.eta"
 [ -z "$(ls "$work/rec_bad")" ]
@@ -615,6 +621,10 @@ contains "scaling names the missing d" "$work/err" "no '# config sgd.d = ...' li
 sed 's/^# config training.eta = 0.1/# config training.eta = -1/' "$sc/a100.tsv" >"$sc/badeta.tsv"
 expect_exit "scaling file with a bad eta" 1 "$exe" scaling --out "$se" --sgd "$sc/badeta.tsv"
 contains "scaling bad eta names the key" "$work/err" "training.eta"
+awk '{print} /^# config sgd.d = / {print "# config model.activation = sine"}' "$sc/a100.tsv" \
+    >"$sc/badkey.tsv"
+expect_exit "scaling file with a bad recorded key" 1 "$exe" scaling --out "$se" --sgd "$sc/badkey.tsv"
+contains "scaling bad recorded key named" "$work/err" "recorded configuration not usable: # config model.activation = sine: "
 awk -F'\t' -v OFS='\t' '!/^#/ && ++row == 2 {$5 = 0.2} {print}' "$sc/a100.tsv" >"$sc/early.tsv"
 expect_exit "scaling recovery at tau = 0" 1 "$exe" scaling --out "$se" --sgd "$sc/early.tsv"
 contains "scaling recovery at the start explained" "$work/err" "--threshold above the initial overlap"

@@ -153,6 +153,73 @@ static int read_text(const char *text, const aim_table_kind *kind, aim_table *t)
     return rc;
 }
 
+/* aim_config_write's text of cfg (malloc'd). */
+static char *config_text(const aim_config *cfg)
+{
+    char *text = NULL;
+    size_t len = 0;
+    FILE *m = open_memstream(&text, &len);
+    assert_non_null(m);
+    aim_config_write(cfg, m, NULL);
+    assert_int_equal(fclose(m), 0);
+    return text;
+}
+
+/* The metadata a result file records, read back: the version, and a
+ * non-default configuration key for key through aim_table_config; a line
+ * the configuration cannot take is named. */
+static void test_table_metadata(void **state)
+{
+    (void)state;
+    static const char *const sets[] = {
+        "model.decomposition=tied", "teacher.decomposition=tied", "hierarchy.order=3", "model.activation=he2",
+        "training.eta=0.0371", "training.horizon=3.25", "training.points=17", "sgd.d=123",
+        "sgd.seeds=5", "output.name=meta-test", "output.recovery_threshold=0.3"};
+    aim_config cfg, back, defaults;
+    aim_config_error err;
+    aim_config_defaults(&cfg);
+    for (size_t i = 0; i < sizeof sets / sizeof sets[0]; i++)
+        assert_int_equal(aim_config_set(&cfg, sets[i], &err), 0);
+    if (aim_config_validate(&cfg, &err))
+        fail_msg("%s", err.message);
+    char *dir = make_tmpdir(), path[600];
+    snprintf(path, sizeof path, "%s/m.tsv", dir);
+    write_result(path, &cfg);
+    aim_table t;
+    assert_int_equal(aim_table_read(path, NULL, &t), 0);
+    assert_non_null(aim_table_version(&t));
+    assert_string_equal(aim_table_version(&t), AIM_VERSION);
+    char version[64], msg[256];
+    assert_int_equal(aim_tsv_file_version(path, version, sizeof version, msg, sizeof msg), 0);
+    assert_string_equal(version, AIM_VERSION);
+    assert_int_equal(aim_table_config(&t, &back, &err), 0);
+    aim_config_defaults(&defaults);
+    char *want = config_text(&cfg), *got = config_text(&back), *def = config_text(&defaults);
+    assert_string_not_equal(want, def); /* the round trip is not the defaults' */
+    assert_string_equal(got, want);
+    free(want);
+    free(got);
+    free(def);
+    /* a recorded line the configuration refuses: named with its key */
+    for (int i = 0; i < t.nmeta; i++)
+        if (!strncmp(t.meta[i], "# config training.eta = ", 24)) {
+            free(t.meta[i]);
+            t.meta[i] = strdup("# config training.eta = fast");
+            assert_non_null(t.meta[i]);
+        }
+    assert_int_equal(aim_table_config(&t, &back, &err), -1);
+    assert_non_null(strstr(err.message, "# config training.eta = fast: "));
+    aim_table_free(&t);
+    /* a file that does not start with the version line */
+    FILE *f = fopen(path, "w");
+    assert_non_null(f);
+    fputs("tau\trisk\n0\t1\n", f);
+    assert_int_equal(fclose(f), 0);
+    assert_int_equal(aim_tsv_file_version(path, version, sizeof version, msg, sizeof msg), 1);
+    remove_tree(dir);
+    free(dir);
+}
+
 /* The shared reader of result files: what it keeps and what it refuses. */
 static void test_table_read(void **state)
 {
@@ -636,6 +703,7 @@ int main(void)
         cmocka_unit_test(test_tsv_uncreatable),
         cmocka_unit_test(test_tsv_path),
         cmocka_unit_test(test_table_read),
+        cmocka_unit_test(test_table_metadata),
         cmocka_unit_test(test_grid_linear),
         cmocka_unit_test(test_grid_log),
         cmocka_unit_test(test_teacher_overlap),

@@ -46,6 +46,92 @@ int aim_cli_check_input(const char *cmd, const char *opt, const char *path);
  * files join. Returns 0, 1 when another run holds the lock, -1 (said). */
 int aim_cli_lock_figure(const char *stem, aim_atomic_set **set);
 
+/* ---- the options of every command (cli_options.c) ---- */
+
+#define AIM_CLI_MAX_SETS 64 /* configuration assignments on one command line */
+
+/* What an option is. */
+typedef enum {
+    /* a configuration assignment, so that the configuration in every
+     * result file is the one that ran: assign "" is --set KEY=VALUE, else
+     * assign is a shorthand's prefix and the value follows ("output.dir="
+     * for --out); without a value, assign is the whole assignment
+     * ("ode.rule=generic" for --generic) */
+    AIM_OPT_ASSIGN,
+    AIM_OPT_INTEGER,   /* in [lo, hi] (allowed: a note after the range) into
+                          the int target, or with assign an assignment */
+    AIM_OPT_INTEGERS,  /* repeatable, increasing, in [lo, hi]: the int array
+                          target, *count of at most max_count */
+    AIM_OPT_REAL,      /* > min (min_open) or >= min, <= max, into the double
+                          target; allowed says what is */
+    AIM_OPT_TEXT,      /* a value (a file, a stem) into the const char *
+                          target; the last one given */
+    AIM_OPT_TEXTS,     /* repeatable: the const char * array target, *count
+                          of at most max_count */
+    AIM_OPT_FLAG,      /* no value: the int target |= bits */
+    AIM_OPT_OWN,       /* the command's own: own(target, value), 0 or -1
+                          after a message */
+    AIM_OPT_ELSEWHERE  /* an option of other commands: refused with "does not
+                          apply to this command" */
+} aim_cli_option_kind;
+
+typedef struct {
+    const char *name; /* the long name, without "--" */
+    aim_cli_option_kind kind;
+    int has_value;
+    const char *assign;
+    long lo, hi;
+    double min, max;
+    int min_open;
+    const char *allowed;
+    void *target;
+    int *count, max_count;
+    int bits;
+    int *given; /* when not NULL, counts the times the option was given */
+    int (*own)(void *target, const char *value);
+} aim_cli_option;
+
+/* The start of a table entry: name, kind, whether it takes a value; the
+ * rest by field name. */
+#define AIM_OPT(name_, kind_, has_value_) .name = (name_), .kind = (kind_), .has_value = (has_value_)
+
+/* A command's options: its table, its help (--help, -h) and its
+ * operands: at most max_operands, and after them an "unexpected
+ * argument" error saying unexpected (NULL: the command says it, seeing
+ * aim_cli_args.extra). */
+typedef struct {
+    const char *cmd;
+    const aim_cli_option *options;
+    int noptions;
+    void (*help)(const char *cmd);
+    int max_operands;
+    const char *unexpected;
+} aim_cli_spec;
+
+/* What the command line gave besides the options' targets. */
+typedef struct {
+    const char *sets[AIM_CLI_MAX_SETS]; /* the assignments, in order */
+    char *owned[AIM_CLI_MAX_SETS];
+    int nsets;
+    const char *operand[1];
+    int noperands;
+    int extra; /* an operand beyond max_operands (unexpected NULL) */
+} aim_cli_args;
+
+/* The one option loop: getopt_long over spec's table, each value checked
+ * and stored as its kind says, every usage error "aimdyn CMD: ..." on
+ * stderr naming the option, the value and what is allowed. Returns 0, 1
+ * after printing the help, or -1 after a usage error; args is then
+ * released with aim_cli_args_free. */
+int aim_cli_parse(const aim_cli_spec *spec, int argc, char **argv, aim_cli_args *args);
+void aim_cli_args_free(aim_cli_args *args);
+
+/* aim_cli_parse for a command of files and values only (plot,
+ * agreement): no assignments, its help from usage.c, and *extra set
+ * when an operand was given (the command names what it needs). */
+int aim_cli_parse_files(const char *cmd, const aim_cli_option *options, int noptions, int argc,
+                        char **argv, int *extra);
+
 /* ---- what ode, sgd, compare, hierarchy and plot share (options.c,
  * runs.c, usage.c) ---- */
 
@@ -68,10 +154,6 @@ typedef struct {
     aim_config student_cfg[MAX_STUDENTS];
     int nstudents;
 } run_options;
-
-/* Parses a list option's integer (--d, --order) into list, increasing. */
-int aim_cli_add_to_list(const char *cmd, const char *opt, const char *arg, long lo,
-                       long hi, int *list, int *count, int max);
 
 /* Online SGD measures at the grid points, each a later step than the one
  * before: otherwise its files would give one state several tau (at
@@ -109,6 +191,8 @@ int aim_cli_run_sgd(const aim_config *cfg, int d, const double *tau, double *mea
                    int *recovered, char *summary_path, size_t pathlen, aim_atomic_set *set);
 
 void aim_cli_usage(FILE *out, const char *cmd);
+/* aim_cli_usage(stdout, cmd): the --help of a command whose text is in usage.c */
+void aim_cli_usage_to_stdout(const char *cmd);
 
 /* A weak-recovery time for a reader: tau in %.6g, or `none` (e.g. "not
  * reached", "not defined") when it is NaN. Returns buf (size n). */

@@ -1,6 +1,5 @@
 /* aimdyn agreement: the agreement table of an ODE file and an SGD
  * summary. */
-#include <getopt.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -69,41 +68,22 @@ static int table_observables(const aim_table *t, int sgd, double upto, double *t
 
 int aim_cmd_agreement(int argc, char **argv)
 {
-    static const struct option longopts[] = {{"ode", required_argument, NULL, 'o'},
-                                             {"sgd", required_argument, NULL, 's'},
-                                             {"upto", required_argument, NULL, 'u'},
-                                             {"help", no_argument, NULL, 'h'},
-                                             {NULL, 0, NULL, 0}};
     const char *ode[MAX_ORDERS], *sgd = NULL;
-    int c, nodes = 0;
+    int nodes = 0;
     double upto = INFINITY;
-    optind = 1;
-    while ((c = getopt_long(argc, argv, "h", longopts, NULL)) != -1) {
-        char *end;
-        switch (c) {
-        case 'o':
-            if (nodes == MAX_ORDERS) {
-                fprintf(stderr, "aimdyn agreement: --ode given more than %d times\n", MAX_ORDERS);
-                return AIM_EXIT_USAGE;
-            }
-            ode[nodes++] = optarg;
-            break;
-        case 's': sgd = optarg; break;
-        case 'u':
-            upto = strtod(optarg, &end);
-            if (*end || end == optarg || !(upto > 0)) {
-                fprintf(stderr, "aimdyn agreement: --upto %s: not allowed; allowed: a real "
-                                "number > 0 (the last tau compared)\n", optarg);
-                return AIM_EXIT_USAGE;
-            }
-            break;
-        case 'h': aim_cli_usage(stdout, "agreement"); return 0;
-        default:
-            fprintf(stderr, "aimdyn agreement: see `aimdyn agreement --help`\n");
-            return AIM_EXIT_USAGE;
-        }
-    }
-    if (optind < argc || !sgd || !nodes) {
+    const aim_cli_option options[] = {
+        {AIM_OPT("ode", AIM_OPT_TEXTS, 1), .target = ode, .count = &nodes,
+         .max_count = MAX_ORDERS},
+        {AIM_OPT("sgd", AIM_OPT_TEXT, 1), .target = &sgd},
+        {AIM_OPT("upto", AIM_OPT_REAL, 1), .min = 0, .min_open = 1, .max = INFINITY,
+         .allowed = "a real number > 0 (the last tau compared)", .target = &upto}};
+    int extra;
+    const int parsed = aim_cli_parse_files("agreement", options,
+                                           (int)(sizeof options / sizeof options[0]), argc,
+                                           argv, &extra);
+    if (parsed)
+        return parsed > 0 ? 0 : AIM_EXIT_USAGE;
+    if (extra || !sgd || !nodes) {
         fprintf(stderr, "aimdyn agreement: needs --sgd FILE and at least one --ode FILE "
                         "(see `aimdyn agreement --help`)\n");
         return AIM_EXIT_USAGE;

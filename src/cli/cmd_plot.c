@@ -1,5 +1,5 @@
 /* aimdyn plot: figures from result files. */
-#include <getopt.h>
+#include <float.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -10,54 +10,28 @@
 
 int aim_cmd_plot(int argc, char **argv)
 {
-    static const struct option longopts[] = {{"ode", required_argument, NULL, 'o'},
-                                             {"label", required_argument, NULL, 'L'},
-                                             {"sgd", required_argument, NULL, 's'},
-                                             {"figure", required_argument, NULL, 'f'},
-                                             {"log-tau", no_argument, NULL, 'l'},
-                                             {"mean", no_argument, NULL, 'm'},
-                                             {"samples", required_argument, NULL, 'n'},
-                                             {"help", no_argument, NULL, 'h'},
-                                             {NULL, 0, NULL, 0}};
     const char *ode[MAX_ORDERS], *labels[MAX_ORDERS], *sgd[MAX_ORDERS], *stem = NULL;
-    int c, flags = 0, nodes = 0, nlabels = 0, nsgd = 0;
+    int flags = 0, nodes = 0, nlabels = 0, nsgd = 0;
     double samples_d = 0.0;
-    optind = 1;
-    while ((c = getopt_long(argc, argv, "h", longopts, NULL)) != -1) {
-        switch (c) {
-        case 'o':
-        case 'L':
-        case 's': {
-            int *count = c == 'o' ? &nodes : c == 'L' ? &nlabels : &nsgd;
-            const char **list = c == 'o' ? ode : c == 'L' ? labels : sgd;
-            if (*count == MAX_ORDERS) {
-                fprintf(stderr, "aimdyn plot: %s given more than %d times\n",
-                        c == 'o' ? "--ode" : c == 'L' ? "--label" : "--sgd", MAX_ORDERS);
-                return AIM_EXIT_USAGE;
-            }
-            list[(*count)++] = optarg;
-            break;
-        }
-        case 'f': stem = optarg; break;
-        case 'l': flags |= AIM_PLOT_LOG_TAU; break;
-        case 'm': flags |= AIM_PLOT_MEAN; break;
-        case 'n': {
-            char *end;
-            samples_d = strtod(optarg, &end);
-            if (end == optarg || *end || !(samples_d >= 1.0) || !isfinite(samples_d)) {
-                fprintf(stderr, "aimdyn plot: --samples \"%s\": the dimension d of the files; "
-                                "allowed: a number >= 1\n", optarg);
-                return AIM_EXIT_USAGE;
-            }
-            break;
-        }
-        case 'h': aim_cli_usage(stdout, "plot"); return 0;
-        default:
-            fprintf(stderr, "aimdyn plot: see `aimdyn plot --help`\n");
-            return AIM_EXIT_USAGE;
-        }
-    }
-    if (optind < argc || !stem || (!nodes && !nsgd)) {
+    const aim_cli_option options[] = {
+        {AIM_OPT("ode", AIM_OPT_TEXTS, 1), .target = ode, .count = &nodes,
+         .max_count = MAX_ORDERS},
+        {AIM_OPT("label", AIM_OPT_TEXTS, 1), .target = labels, .count = &nlabels,
+         .max_count = MAX_ORDERS},
+        {AIM_OPT("sgd", AIM_OPT_TEXTS, 1), .target = sgd, .count = &nsgd,
+         .max_count = MAX_ORDERS},
+        {AIM_OPT("figure", AIM_OPT_TEXT, 1), .target = &stem},
+        {AIM_OPT("log-tau", AIM_OPT_FLAG, 0), .target = &flags, .bits = AIM_PLOT_LOG_TAU},
+        {AIM_OPT("mean", AIM_OPT_FLAG, 0), .target = &flags, .bits = AIM_PLOT_MEAN},
+        {AIM_OPT("samples", AIM_OPT_REAL, 1), .min = 1, .max = DBL_MAX,
+         .allowed = "a number >= 1 (the dimension d of the files)", .target = &samples_d}};
+    int extra;
+    const int parsed = aim_cli_parse_files("plot", options,
+                                           (int)(sizeof options / sizeof options[0]), argc,
+                                           argv, &extra);
+    if (parsed)
+        return parsed > 0 ? 0 : AIM_EXIT_USAGE;
+    if (extra || !stem || (!nodes && !nsgd)) {
         fprintf(stderr, "aimdyn plot: needs --figure STEM and at least one of --ode FILE, "
                         "--sgd FILE (see `aimdyn plot --help`)\n");
         return AIM_EXIT_USAGE;

@@ -1,6 +1,5 @@
 /* aimdyn recovery: will the configured attention layer learn, and after
  * how many samples (sim/recovery.h, theory/recovery.md). */
-#include <getopt.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -20,7 +19,6 @@ static const aim_start_source seed_starts = {aim_compare_measure_start,
                                              aim_compare_release_start};
 
 #define MAX_DIMS 8
-#define MAX_SETS 64
 
 static const char *const usage =
     "usage: aimdyn recovery [CONFIG.ini] [--d D]... [--seeds K] [--finite auto|always|never]\n"
@@ -82,94 +80,50 @@ typedef struct {
     finite_when finite;
 } recovery_options;
 
-/* An integer option in [lo, hi]; 0, or -1 after saying what is allowed. */
-static int integer_option(const char *opt, const char *arg, long lo, long hi, long *v)
+static int parse_finite(void *target, const char *value)
 {
-    char *end;
-    *v = strtol(arg, &end, 10);
-    if (*end || end == arg || *v < lo || *v > hi) {
-        fprintf(stderr, "aimdyn recovery: %s %s: not allowed; allowed: an integer from %ld "
-                        "to %ld\n", opt, arg, lo, hi);
+    finite_when *finite = target;
+    if (!strcmp(value, "auto"))
+        *finite = FINITE_AUTO;
+    else if (!strcmp(value, "always"))
+        *finite = FINITE_ALWAYS;
+    else if (!strcmp(value, "never"))
+        *finite = FINITE_NEVER;
+    else {
+        fprintf(stderr, "aimdyn recovery: --finite %s: not allowed; allowed: auto, "
+                        "always, never\n", value);
         return -1;
     }
     return 0;
 }
 
+static void print_usage(const char *cmd)
+{
+    (void)cmd;
+    printf(usage, aim_cli_usage_common);
+}
+
 static int parse_options(int argc, char **argv, recovery_options *o)
 {
-    static const struct option longopts[] = {
-        {"set", required_argument, NULL, 's'},   {"out", required_argument, NULL, 'o'},
-        {"name", required_argument, NULL, 'n'},  {"d", required_argument, NULL, 'd'},
-        {"seeds", required_argument, NULL, 'S'}, {"finite", required_argument, NULL, 'f'},
-        {"help", no_argument, NULL, 'h'},        {NULL, 0, NULL, 0}};
-    static char sets[MAX_SETS][4096];
-    const char *set_list[MAX_SETS];
-    int nsets = 0, c;
     memset(o, 0, sizeof *o);
-    optind = 1;
-    while ((c = getopt_long(argc, argv, "h", longopts, NULL)) != -1) {
-        const char *prefix = c == 's'   ? ""
-                             : c == 'o' ? "output.dir="
-                             : c == 'n' ? "output.name="
-                                        : NULL;
-        if (nsets == MAX_SETS && (prefix || c == 'S')) {
-            fprintf(stderr, "aimdyn recovery: too many overrides (at most %d)\n", MAX_SETS);
-            return -1;
-        }
-        if (prefix) {
-            int len = snprintf(sets[nsets], sizeof sets[nsets], "%s%s", prefix, optarg);
-            if (len < 0 || (size_t)len >= sizeof sets[nsets]) {
-                fprintf(stderr, "aimdyn recovery: override '%.60s...' too long\n", optarg);
-                return -1;
-            }
-            set_list[nsets] = sets[nsets];
-            nsets++;
-            continue;
-        }
-        long v;
-        if (c == 'S') {
-            if (integer_option("--seeds", optarg, 1, 1000, &v))
-                return -1;
-            snprintf(sets[nsets], sizeof sets[nsets], "sgd.seeds=%ld", v);
-            set_list[nsets] = sets[nsets];
-            nsets++;
-        } else if (c == 'd') {
-            if (integer_option("--d", optarg, 8, 20000, &v))
-                return -1;
-            if (o->ndims == MAX_DIMS || (o->ndims && v <= o->dims[o->ndims - 1])) {
-                fprintf(stderr, "aimdyn recovery: --d %ld: at most %d dimensions, in "
-                                "increasing order without repeats\n", v, MAX_DIMS);
-                return -1;
-            }
-            o->dims[o->ndims++] = (int)v;
-        } else if (c == 'f') {
-            if (!strcmp(optarg, "auto"))
-                o->finite = FINITE_AUTO;
-            else if (!strcmp(optarg, "always"))
-                o->finite = FINITE_ALWAYS;
-            else if (!strcmp(optarg, "never"))
-                o->finite = FINITE_NEVER;
-            else {
-                fprintf(stderr, "aimdyn recovery: --finite %s: not allowed; allowed: auto, "
-                                "always, never\n", optarg);
-                return -1;
-            }
-        } else if (c == 'h') {
-            printf(usage, aim_cli_usage_common);
-            return 1;
-        } else {
-            fprintf(stderr, "aimdyn recovery: see `aimdyn recovery --help`\n");
-            return -1;
-        }
-    }
-    const char *path = optind < argc ? argv[optind++] : NULL;
-    if (optind < argc) {
-        fprintf(stderr, "aimdyn recovery: unexpected argument '%s' (one CONFIG.ini at most)\n",
-                argv[optind]);
-        return -1;
-    }
-    if (aim_cli_load_config("recovery", path, set_list, nsets, &o->cfg))
-        return -1;
+    const aim_cli_option options[] = {
+        {AIM_OPT("set", AIM_OPT_ASSIGN, 1), .assign = ""},
+        {AIM_OPT("out", AIM_OPT_ASSIGN, 1), .assign = "output.dir="},
+        {AIM_OPT("name", AIM_OPT_ASSIGN, 1), .assign = "output.name="},
+        {AIM_OPT("d", AIM_OPT_INTEGERS, 1), .lo = 8, .hi = 20000, .target = o->dims,
+         .count = &o->ndims, .max_count = MAX_DIMS},
+        {AIM_OPT("seeds", AIM_OPT_INTEGER, 1), .assign = "sgd.seeds=", .lo = 1, .hi = 1000},
+        {AIM_OPT("finite", AIM_OPT_OWN, 1), .target = &o->finite, .own = parse_finite}};
+    const aim_cli_spec spec = {"recovery", options, (int)(sizeof options / sizeof options[0]),
+                               print_usage, 1, "one CONFIG.ini at most"};
+    aim_cli_args args;
+    int rc = aim_cli_parse(&spec, argc, argv, &args);
+    if (rc == 0 && aim_cli_load_config("recovery", args.noperands ? args.operand[0] : NULL,
+                                       args.sets, args.nsets, &o->cfg))
+        rc = -1;
+    aim_cli_args_free(&args);
+    if (rc)
+        return rc;
     if (aim_tsv_prepare_dir(&o->cfg))
         return -1;
     if (o->ndims == 0)

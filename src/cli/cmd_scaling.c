@@ -8,7 +8,6 @@
 #define _POSIX_C_SOURCE 200809L
 
 #include <errno.h>
-#include <getopt.h>
 #include <inttypes.h>
 #include <math.h>
 #include <stdio.h>
@@ -231,68 +230,45 @@ static int figure_dir_usable(const char *stem)
 
 /* ---- options ---- */
 
+static void print_usage(const char *cmd)
+{
+    (void)cmd;
+    fputs(usage, stdout);
+}
+
 /* Returns 0, 1 after printing the help, or -1 after a usage message. */
 static int parse_options(int argc, char **argv, options *o)
 {
-    static const struct option longopts[] = {{"sgd", required_argument, NULL, 's'},
-                                             {"predict", required_argument, NULL, 'p'},
-                                             {"label", required_argument, NULL, 'l'},
-                                             {"figure", required_argument, NULL, 'f'},
-                                             {"threshold", required_argument, NULL, 't'},
-                                             {"out", required_argument, NULL, 'o'},
-                                             {"name", required_argument, NULL, 'n'},
-                                             {"help", no_argument, NULL, 'h'},
-                                             {NULL, 0, NULL, 0}};
-    aim_config_error err;
     aim_config_defaults(&o->out);
     o->threshold = NAN;
     o->threshold_given = 0;
-    optind = 1;
-    int c;
-    while ((c = getopt_long(argc, argv, "h", longopts, NULL)) != -1) {
-        switch (c) {
-        case 's': o->sgd[o->nsgd++] = optarg; break;
-        case 'p': o->predict[o->npredict++] = optarg; break;
-        case 'l': o->label = optarg; break;
-        case 'f': o->figure = optarg; break;
-        case 't': {
-            char *end;
-            errno = 0;
-            o->threshold = strtod(optarg, &end);
-            if (end == optarg || *end || errno || !(o->threshold > 0 && o->threshold <= 1)) {
-                fprintf(stderr, CMD ": --threshold %s: not allowed; allowed: a number X with "
-                                "0 < X <= 1 (the |teacher overlap| of weak recovery; default "
-                                "the files' output.recovery_threshold)\n", optarg);
-                return -1;
-            }
-            o->threshold_given = 1;
-            break;
+    const aim_cli_option table[] = {
+        {AIM_OPT("sgd", AIM_OPT_TEXTS, 1), .target = o->sgd, .count = &o->nsgd,
+         .max_count = argc},
+        {AIM_OPT("predict", AIM_OPT_TEXTS, 1), .target = o->predict, .count = &o->npredict,
+         .max_count = argc},
+        {AIM_OPT("label", AIM_OPT_TEXT, 1), .target = &o->label},
+        {AIM_OPT("figure", AIM_OPT_TEXT, 1), .target = &o->figure},
+        {AIM_OPT("threshold", AIM_OPT_REAL, 1), .min = 0, .min_open = 1, .max = 1,
+         .allowed = "a number X with 0 < X <= 1 (the |teacher overlap| of weak recovery; "
+                    "default the files' output.recovery_threshold)",
+         .target = &o->threshold, .given = &o->threshold_given},
+        {AIM_OPT("out", AIM_OPT_ASSIGN, 1), .assign = "output.dir="},
+        {AIM_OPT("name", AIM_OPT_ASSIGN, 1), .assign = "output.name="}};
+    const aim_cli_spec spec = {"scaling", table, (int)(sizeof table / sizeof table[0]),
+                               print_usage, 0, "every file comes after --sgd or --predict"};
+    aim_cli_args args;
+    int rc = aim_cli_parse(&spec, argc, argv, &args);
+    /* the configuration's own checks of output.dir and output.name */
+    aim_config_error err;
+    for (int i = 0; rc == 0 && i < args.nsets; i++)
+        if (aim_config_set(&o->out, args.sets[i], &err)) {
+            fprintf(stderr, CMD ": %s\n", err.message);
+            rc = -1;
         }
-        case 'o':
-        case 'n': {
-            /* the configuration's own checks of output.dir and output.name */
-            char set[1200];
-            int len = snprintf(set, sizeof set, "output.%s=%s", c == 'o' ? "dir" : "name",
-                               optarg);
-            if (len < 0 || (size_t)len >= sizeof set) {
-                fprintf(stderr, CMD ": %s: too long\n", c == 'o' ? "--out" : "--name");
-                return -1;
-            }
-            if (aim_config_set(&o->out, set, &err)) {
-                fprintf(stderr, CMD ": %s\n", err.message);
-                return -1;
-            }
-            break;
-        }
-        case 'h': fputs(usage, stdout); return 1;
-        default: fprintf(stderr, CMD ": see `aimdyn scaling --help`\n"); return -1;
-        }
-    }
-    if (optind < argc) {
-        fprintf(stderr, CMD ": unexpected argument '%s' (every file comes after --sgd or "
-                        "--predict)\n", argv[optind]);
-        return -1;
-    }
+    aim_cli_args_free(&args);
+    if (rc)
+        return rc;
     if (o->nsgd == 0) {
         fprintf(stderr, CMD ": no --sgd FILE; allowed: one or more per-seed SGD files "
                         "NAME-sgd-dD-seeds.tsv (see `aimdyn scaling --help`)\n");
@@ -315,44 +291,37 @@ static int parse_options(int argc, char **argv, options *o)
 
 /* ---- reading the SGD files ---- */
 
-/* d and eta from the recorded "# config sgd.d = ..." and "# config
- * training.eta = ..." lines, parsed and range-checked by the
- * configuration's own rules, the horizon (training.horizon; -inf when
- * the line is absent: then the rows give it) and the weak-recovery
- * threshold (output.recovery_threshold; its default when absent, as in
- * files made before the key). Returns 0, or -1 after a message. */
+/* d and eta from the recorded configuration (aim_table_config: every
+ * "# config" line parsed and range-checked by the configuration's own
+ * rules; sgd.d and training.eta must be there), the horizon
+ * (training.horizon; -inf when the line is absent: then the rows give
+ * it) and the weak-recovery threshold (output.recovery_threshold; its
+ * default when absent, as in files made before the key). Returns 0, or -1
+ * after a message. */
 static int recorded_config(const aim_table *t, const char *path, int *d, double *eta,
                            double *horizon, double *threshold)
 {
-    static const char *const keys[] = {"sgd.d", "training.eta", "training.horizon",
-                                       "output.recovery_threshold"};
-    aim_config cfg;
-    aim_config_defaults(&cfg);
+    static const char *const needed[] = {"sgd.d", "training.eta"};
     *horizon = -INFINITY;
-    for (int k = 0; k < 4; k++) {
+    for (int k = 0; k < 2; k++) {
         char prefix[64];
-        snprintf(prefix, sizeof prefix, "# config %s = ", keys[k]);
-        const char *value = aim_table_meta(t, prefix);
-        if (!value && k < 2) {
+        snprintf(prefix, sizeof prefix, "# config %s = ", needed[k]);
+        if (!aim_table_meta(t, prefix)) {
             fprintf(stderr, CMD ": --sgd %s: no '# config %s = ...' line; allowed: a per-seed "
                             "file NAME-sgd-dD-seeds.tsv written by `aimdyn sgd`\n", path,
-                    keys[k]);
+                    needed[k]);
             return -1;
         }
-        if (!value)
-            continue;
-        char set[256];
-        aim_config_error err;
-        snprintf(set, sizeof set, "%s=%.200s", keys[k], value);
-        if (aim_config_set(&cfg, set, &err)) {
-            const char *msg = strncmp(err.message, "--set ", 6) ? err.message : err.message + 6;
-            fprintf(stderr, CMD ": --sgd %s: recorded configuration not usable: %s\n", path,
-                    msg);
-            return -1;
-        }
-        if (k == 2)
-            *horizon = cfg.horizon;
     }
+    aim_config cfg;
+    aim_config_error err;
+    if (aim_table_config(t, &cfg, &err)) {
+        fprintf(stderr, CMD ": --sgd %s: recorded configuration not usable: %s\n", path,
+                err.message);
+        return -1;
+    }
+    if (aim_table_meta(t, "# config training.horizon = "))
+        *horizon = cfg.horizon;
     *d = cfg.d;
     *eta = cfg.eta;
     *threshold = cfg.recovery_threshold;

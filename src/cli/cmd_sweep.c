@@ -16,7 +16,6 @@
  * bit; the wall times go to stdout and stderr only. */
 #include <ctype.h>
 #include <errno.h>
-#include <getopt.h>
 #include <math.h>
 #include <signal.h>
 #include <stdio.h>
@@ -36,7 +35,6 @@
 #include "compare.h"
 #include "config.h"
 #include "grid.h"
-#include "lines.h"
 #include "plot.h"
 #include "trajectory.h"
 #include "tsv.h"
@@ -51,7 +49,6 @@ enum {
                           must fit in the pipe's capacity, or the write
                           never returns: 4000 bytes fit in one page, the
                           least a Linux pipe holds (default 64 KiB) */
-    MAX_SETS = 64,
     MAX_JOBS = 64,
     TEXT_LEN = 4096    /* an assignment or a point's label */
 };
@@ -95,12 +92,11 @@ typedef struct {
 
 typedef struct {
     const char *path; /* CONFIG; NULL: the built-in default */
-    /* --set, --out and --name in order, then room for a point's
-     * assignments */
-    const char *sets[MAX_SETS + MAX_VARY];
+    aim_cli_args args; /* --set, --out and --name as assignments */
+    /* args' assignments in order, then room for a point's */
+    const char *sets[AIM_CLI_MAX_SETS + MAX_VARY];
     char assign[MAX_VARY][TEXT_LEN]; /* a point's assignments, while checked */
-    char *owned[MAX_SETS]; /* the --out and --name assignments built here */
-    int nsets, nowned;
+    int nsets;
     vary_list vary[MAX_VARY];
     int nvary, jobs, npoints;
     aim_config base;    /* CONFIG + --set, for the table's metadata */
@@ -110,8 +106,9 @@ typedef struct {
     char dir[1024];     /* DIR/NAME-sweep.d */
 } sweep;
 
-static void print_help(void)
+static void print_help(const char *cmd)
 {
+    (void)cmd;
     long cores = sysconf(_SC_NPROCESSORS_ONLN);
     printf("usage: aimdyn sweep [CONFIG.ini] --vary KEY=V1,V2,... [--vary ...] [options]\n\n"
            "Where, and how fast, does the attention layer learn over a grid of\n"
@@ -209,8 +206,9 @@ static char *trim(char *s)
 /* --vary KEY=V1,V2,...: the key's form, the value list (no empty value,
  * no repeat); the values themselves are checked later, on top of CONFIG
  * and --set. */
-static int parse_vary(sweep *sw, const char *arg)
+static int parse_vary(void *target, const char *arg)
 {
+    sweep *sw = target;
     if (sw->nvary == MAX_VARY) {
         fprintf(stderr, "aimdyn sweep: --vary %s: --vary given more than %d times; allowed: "
                         "1 to %d varied keys (x axis, y axis, panels)\n",
@@ -287,81 +285,26 @@ static int parse_vary(sweep *sw, const char *arg)
     }
 }
 
-/* --set, and --out/--name as the assignments they stand for, so that
- * the configuration in every file is the one that ran. */
-static int add_set(sweep *sw, const char *prefix, const char *arg)
-{
-    if (sw->nsets == MAX_SETS) {
-        fprintf(stderr, "aimdyn sweep: too many overrides (at most %d)\n", MAX_SETS);
-        return -1;
-    }
-    if (!*prefix) {
-        sw->sets[sw->nsets++] = arg;
-        return 0;
-    }
-    size_t n = strlen(prefix) + strlen(arg) + 1;
-    char *s = malloc(n);
-    if (!s) {
-        fprintf(stderr, "aimdyn sweep: out of memory\n");
-        return -1;
-    }
-    snprintf(s, n, "%s%s", prefix, arg);
-    sw->owned[sw->nowned++] = s;
-    sw->sets[sw->nsets++] = s;
-    return 0;
-}
-
-static int parse_jobs(const char *arg, int *jobs)
-{
-    char *end;
-    errno = 0;
-    long v = strtol(arg, &end, 10);
-    if (errno || end == arg || *end || v < 1 || v > MAX_JOBS) {
-        fprintf(stderr, "aimdyn sweep: --jobs %s: not allowed; allowed: an integer from 1 "
-                        "to %d (worker processes)\n", arg, MAX_JOBS);
-        return -1;
-    }
-    *jobs = (int)v;
-    return 0;
-}
-
 /* Returns 0, 1 after printing the help, or -1 on a usage error. */
 static int parse_options(int argc, char **argv, sweep *sw)
 {
-    static const struct option longopts[] = {{"vary", required_argument, NULL, 'v'},
-                                             {"jobs", required_argument, NULL, 'j'},
-                                             {"set", required_argument, NULL, 's'},
-                                             {"out", required_argument, NULL, 'o'},
-                                             {"name", required_argument, NULL, 'n'},
-                                             {"help", no_argument, NULL, 'h'},
-                                             {NULL, 0, NULL, 0}};
     long cores = sysconf(_SC_NPROCESSORS_ONLN);
     sw->jobs = cores < 1 ? 1 : cores > MAX_JOBS ? MAX_JOBS : (int)cores;
-    optind = 1;
-    int c;
-    while ((c = getopt_long(argc, argv, "h", longopts, NULL)) != -1) {
-        int rc = 0;
-        switch (c) {
-        case 'v': rc = parse_vary(sw, optarg); break;
-        case 'j': rc = parse_jobs(optarg, &sw->jobs); break;
-        case 's': rc = add_set(sw, "", optarg); break;
-        case 'o': rc = add_set(sw, "output.dir=", optarg); break;
-        case 'n': rc = add_set(sw, "output.name=", optarg); break;
-        case 'h': print_help(); return 1;
-        default:
-            fprintf(stderr, "aimdyn sweep: see `aimdyn sweep --help`\n");
-            return -1;
-        }
-        if (rc)
-            return -1;
-    }
-    if (optind < argc)
-        sw->path = argv[optind++];
-    if (optind < argc) {
-        fprintf(stderr, "aimdyn sweep: unexpected argument '%s' (one CONFIG.ini at most)\n",
-                argv[optind]);
-        return -1;
-    }
+    const aim_cli_option options[] = {
+        {AIM_OPT("vary", AIM_OPT_OWN, 1), .target = sw, .own = parse_vary},
+        {AIM_OPT("jobs", AIM_OPT_INTEGER, 1), .lo = 1, .hi = MAX_JOBS,
+         .allowed = " (worker processes)", .target = &sw->jobs},
+        {AIM_OPT("set", AIM_OPT_ASSIGN, 1), .assign = ""},
+        {AIM_OPT("out", AIM_OPT_ASSIGN, 1), .assign = "output.dir="},
+        {AIM_OPT("name", AIM_OPT_ASSIGN, 1), .assign = "output.name="}};
+    const aim_cli_spec spec = {"sweep", options, (int)(sizeof options / sizeof options[0]),
+                               print_help, 1, "one CONFIG.ini at most"};
+    const int rc = aim_cli_parse(&spec, argc, argv, &sw->args);
+    if (rc)
+        return rc;
+    sw->path = sw->args.noperands ? sw->args.operand[0] : NULL;
+    for (sw->nsets = 0; sw->nsets < sw->args.nsets; sw->nsets++)
+        sw->sets[sw->nsets] = sw->args.sets[sw->nsets];
     if (sw->nvary == 0) {
         fprintf(stderr, "aimdyn sweep: no --vary KEY=V1,V2,...; a sweep needs 1 to %d varied "
                         "keys (see `aimdyn sweep --help`)\n", MAX_VARY);
@@ -522,9 +465,11 @@ static char *config_lines(const aim_config *cfg)
 }
 
 /* The first configuration line where the file (a) and this sweep (b)
- * differ, for the message. */
+ * differ, for the message; both are config_lines, one line per key in
+ * the same order. */
 static void first_difference(const char *a, const char *b, char *buf, size_t n)
 {
+    buf[0] = '\0';
     while (*a && *b) {
         size_t la = strcspn(a, "\n"), lb = strcspn(b, "\n");
         if (la != lb || strncmp(a, b, la)) {
@@ -534,38 +479,27 @@ static void first_difference(const char *a, const char *b, char *buf, size_t n)
         a += la + (a[la] == '\n');
         b += lb + (b[lb] == '\n');
     }
-    snprintf(buf, n, "a configuration key %s", *a ? "that this version does not know"
-                                                   : "missing there (another version)");
 }
 
 /* read_point's outcomes besides 0 and -1 */
 enum { OTHER_VERSION = 1 };
 
-/* The version in a file's first line "# aimdyn VERSION" (aim_tsv_metadata)
- * into version[0 .. n-1]: 0 when it is this one's, OTHER_VERSION when it
- * is another's, -1 when the line is not there (reported). Only the first
- * line is read: another version's file may differ in the rest. */
+/* The version in a point file's first line "# aimdyn VERSION"
+ * (aim_tsv_file_version) into version[0 .. n-1]: 0 when it is this one's,
+ * OTHER_VERSION when it is another's, -1 when the line is not there
+ * (reported). */
 static int check_version(const char *path, char *version, size_t n)
 {
-    static const aim_lines_limits limits = {(size_t)1 << 20, (size_t)1 << 16, 0,
-                                            "a point file of a sweep"};
-    static const char tag[] = "# aimdyn ";
-    char err[1400], *line = NULL;
-    size_t len;
-    aim_lines *in = aim_lines_open(path, &limits, err, sizeof err);
-    const int got = in ? aim_lines_next(in, &line, &len) : -1;
-    int rc = -1;
-    if (got < 0)
-        fprintf(stderr, "aimdyn sweep: %s\n", in ? aim_lines_error(in) : err);
-    else if (got == 0 || strncmp(line, tag, sizeof tag - 1))
+    char err[1400];
+    const int rc = aim_tsv_file_version(path, version, n, err, sizeof err);
+    if (rc < 0)
+        fprintf(stderr, "aimdyn sweep: %s\n", err);
+    else if (rc > 0)
         fprintf(stderr, "aimdyn sweep: %s:1: no '# aimdyn VERSION' line; allowed: a point "
                         "file of a sweep\n", path);
-    else {
-        snprintf(version, n, "%s", line + sizeof tag - 1);
-        rc = strcmp(version, AIM_VERSION) ? OTHER_VERSION : 0;
-    }
-    aim_lines_close(in);
-    return rc;
+    else
+        return strcmp(version, AIM_VERSION) ? OTHER_VERSION : 0;
+    return -1;
 }
 
 /* Reads a point file: its result and, when config is not NULL, its
@@ -609,12 +543,12 @@ static int read_point(const char *path, point_result *r, char **config, char *ve
     snprintf(r->message, sizeof r->message, "%s", t.text[km]);
     int rc = 0;
     if (config) { /* the result-deciding configuration lines */
-        size_t len = 0;
-        FILE *m = open_memstream(config, &len);
-        for (int i = 0; m && i < t.nmeta; i++)
-            if (result_config_line(t.meta[i]))
-                fprintf(m, "%s\n", t.meta[i]);
-        if (!m || fclose(m)) {
+        aim_config recorded;
+        aim_config_error err;
+        if (aim_table_config(&t, &recorded, &err)) {
+            fprintf(stderr, "aimdyn sweep: %s: %s\n", path, err.message);
+            rc = -1;
+        } else if (!(*config = config_lines(&recorded))) {
             fprintf(stderr, "aimdyn sweep: out of memory\n");
             rc = -1;
         }
@@ -1110,8 +1044,7 @@ static void sweep_free(sweep *sw)
 {
     for (int v = 0; v < sw->nvary; v++)
         free(sw->vary[v].list);
-    for (int i = 0; i < sw->nowned; i++)
-        free(sw->owned[i]);
+    aim_cli_args_free(&sw->args);
     free(sw->cfg);
     free(sw->res);
     free(sw->done);

@@ -1,6 +1,5 @@
 /* The options of ode, sgd and compare (and hierarchy's, plot's --d and
  * --order lists): parsed once into run_options. */
-#include <getopt.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -64,30 +63,6 @@ static int parse_students(const char *list, run_options *ro)
     return 0;
 }
 
-/* Parses a list option's integer (--d, --order) into list, increasing. */
-int aim_cli_add_to_list(const char *cmd, const char *opt, const char *arg, long lo,
-                       long hi, int *list, int *count, int max)
-{
-    char *end;
-    long v = strtol(arg, &end, 10);
-    if (*end || end == arg || v < lo || v > hi) {
-        fprintf(stderr, "aimdyn %s: %s %s: not allowed; allowed: an integer from %ld to %ld\n",
-                cmd, opt, arg, lo, hi);
-        return -1;
-    }
-    if (*count == max) {
-        fprintf(stderr, "aimdyn %s: %s given too often (at most %d)\n", cmd, opt, max);
-        return -1;
-    }
-    if (*count > 0 && v <= list[*count - 1]) {
-        fprintf(stderr, "aimdyn %s: %s %ld: values must be given in increasing "
-                        "order without repeats\n", cmd, opt, v);
-        return -1;
-    }
-    list[(*count)++] = (int)v;
-    return 0;
-}
-
 /* Online SGD measures at the grid points, each a later step than the one
  * before: otherwise its files would give one state several tau (at
  * eta = 1e6 a run takes no step at all). Returns 0, or -1 after a message
@@ -123,130 +98,63 @@ int aim_cli_sgd_grid_usable(const char *cmd, const aim_config *cfg, int d)
 int aim_cli_parse_run_options(const char *cmd, int argc, char **argv,
                              run_options *ro)
 {
-    static const struct option longopts[] = {
-        {"set", required_argument, NULL, 's'},
-        {"out", required_argument, NULL, 'o'},
-        {"name", required_argument, NULL, 'n'},
-        {"d", required_argument, NULL, 'd'},
-        {"seeds", required_argument, NULL, 'S'},
-        {"generic", no_argument, NULL, 'g'},
-        {"order", required_argument, NULL, 'O'},
-        {"latex", no_argument, NULL, 'L'},
-        {"students", required_argument, NULL, 'T'},
-        {"help", no_argument, NULL, 'h'},
-        {NULL, 0, NULL, 0}};
-    /* --set assignments in order; --out, --name, --seeds, --generic and
-     * (for ode and sgd) --d are shorthands for assignments, so that the
-     * configuration written into every result file is the one that ran. */
-    enum { MAX_SETS = 64, SET_LEN = 4096 };
-    static char sets[MAX_SETS][SET_LEN];
-    int nsets = 0, single_d = 0;
-    memset(ro, 0, sizeof *ro);
-    optind = 1;
-    int c;
     const int is_compare = !strcmp(cmd, "compare"), is_sgd = !strcmp(cmd, "sgd");
     const int is_hierarchy = !strcmp(cmd, "hierarchy");
     const char *students = NULL;
-    while ((c = getopt_long(argc, argv, "h", longopts, NULL)) != -1) {
-        const char *misplaced = (c == 'S' && !is_sgd && !is_compare) ? "--seeds"
-                                : (c == 'g' && (is_sgd || is_hierarchy)) ? "--generic"
-                                : (c == 'O' && is_sgd) ? "--order"
-                                : (c == 'L' && !is_hierarchy) ? "--latex"
-                                : (c == 'T' && !is_compare) ? "--students"
-                                : (is_hierarchy && (c == 'o' || c == 'n' || c == 'd'))
-                                    ? "--out, --name or --d"
-                                    : NULL;
-        if (misplaced) {
-            fprintf(stderr, "aimdyn %s: option %s does not apply to this command "
-                            "(see `aimdyn %s --help`)\n", cmd, misplaced, cmd);
-            return -1;
-        }
-        if (c == 'L') {
-            ro->latex = 1;
-            continue;
-        }
-        if (c == 'T') {
-            if (students) {
-                fprintf(stderr, "aimdyn compare: --students given twice (one list: e.g. "
-                                "--students direct,tied,untied)\n");
-                return -1;
-            }
-            students = optarg;
-            continue;
-        }
-        if (c == 'O')
-            ro->order_given = 1;
-        if (c == 'O' && is_compare) {
-            if (aim_cli_add_to_list(cmd, "--order", optarg, 1, 10, ro->orders, &ro->norders,
-                            MAX_ORDERS))
-                return -1;
-            continue;
-        }
-        if (c == 's' && !strchr(optarg, '=')) {
-            fprintf(stderr, "aimdyn %s: --set %s: no '='; allowed: one argument KEY=VALUE "
-                            "(e.g. --set %s=%s; `aimdyn keys` lists the keys)\n",
-                    cmd, optarg, optarg,
-                    optind < argc && argv[optind][0] != '-' ? argv[optind] : "VALUE");
-            return -1;
-        }
-        if (c == 'o' && !strcmp(optarg, "-")) {
-            fprintf(stderr, "aimdyn %s: --out -: the results are several files, not a stream; "
-                            "allowed: a folder (created if missing)\n", cmd);
-            return -1;
-        }
-        if (c == 'd' && !is_compare && single_d++) {
-            fprintf(stderr, "aimdyn %s: --d given twice: %s runs at one dimension; allowed: "
-                            "one --d (compare takes several)\n", cmd, cmd);
-            return -1;
-        }
-        const char *key = c == 's'   ? ""
-                          : c == 'o' ? "output.dir="
-                          : c == 'n' ? "output.name="
-                          : c == 'S' ? "sgd.seeds="
-                          : c == 'g' ? "ode.rule=generic"
-                          : c == 'O' ? "hierarchy.order="
-                          : c == 'd' && !is_compare ? "sgd.d="
-                                                    : NULL;
-        if (key) {
-            if (nsets == MAX_SETS) {
-                fprintf(stderr, "aimdyn %s: too many overrides (at most %d)\n", cmd, MAX_SETS);
-                return -1;
-            }
-            int len = snprintf(sets[nsets++], SET_LEN, "%s%s", key, c == 'g' ? "" : optarg);
-            if (len < 0 || len >= SET_LEN) {
-                fprintf(stderr, "aimdyn %s: override '%.60s...' too long (at most %d characters)\n",
-                        cmd, optarg, SET_LEN - 1);
-                return -1;
-            }
-            continue;
-        }
-        switch (c) {
-        case 'd': /* compare: one or more dimensions, increasing (the gap
-                   * ratios compare successive d) */
-            if (aim_cli_add_to_list(cmd, "--d", optarg, 8, 20000, ro->dims, &ro->ndims, MAX_DIMS))
-                return -1;
-            break;
-        case 'h':
-            aim_cli_usage(stdout, cmd);
-            return 1;
-        default:
-            fprintf(stderr, "aimdyn %s: see `aimdyn %s --help`\n", cmd, cmd);
-            return -1;
-        }
+    int d_given = 0, students_given = 0;
+    memset(ro, 0, sizeof *ro);
+    /* --out, --name, --seeds, --generic and (for ode and sgd) --d and
+     * --order are shorthands for assignments; compare's --d and --order
+     * are lists of runs */
+    const aim_cli_option assign_d = {AIM_OPT("d", AIM_OPT_ASSIGN, 1), .assign = "sgd.d=",
+                                     .given = &d_given};
+    const aim_cli_option list_d = {AIM_OPT("d", AIM_OPT_INTEGERS, 1), .lo = 8, .hi = 20000,
+                                   .target = ro->dims, .count = &ro->ndims,
+                                   .max_count = MAX_DIMS};
+    const aim_cli_option assign_order = {AIM_OPT("order", AIM_OPT_ASSIGN, 1),
+                                         .assign = "hierarchy.order=",
+                                         .given = &ro->order_given};
+    const aim_cli_option list_order = {AIM_OPT("order", AIM_OPT_INTEGERS, 1), .lo = 1, .hi = 10,
+                                       .target = ro->orders, .count = &ro->norders,
+                                       .max_count = MAX_ORDERS, .given = &ro->order_given};
+    const aim_cli_option elsewhere_d = {AIM_OPT("d", AIM_OPT_ELSEWHERE, 1)},
+                         elsewhere_order = {AIM_OPT("order", AIM_OPT_ELSEWHERE, 1)};
+    const aim_cli_option_kind assign_unless_hierarchy =
+        is_hierarchy ? AIM_OPT_ELSEWHERE : AIM_OPT_ASSIGN;
+    const aim_cli_option options[] = {
+        {AIM_OPT("set", AIM_OPT_ASSIGN, 1), .assign = ""},
+        {AIM_OPT("out", assign_unless_hierarchy, 1), .assign = "output.dir="},
+        {AIM_OPT("name", assign_unless_hierarchy, 1), .assign = "output.name="},
+        is_hierarchy ? elsewhere_d : is_compare ? list_d : assign_d,
+        {AIM_OPT("seeds", is_sgd || is_compare ? AIM_OPT_ASSIGN : AIM_OPT_ELSEWHERE, 1),
+         .assign = "sgd.seeds="},
+        {AIM_OPT("generic", is_sgd || is_hierarchy ? AIM_OPT_ELSEWHERE : AIM_OPT_ASSIGN, 0),
+         .assign = "ode.rule=generic"},
+        is_sgd ? elsewhere_order : is_compare ? list_order : assign_order,
+        {AIM_OPT("latex", is_hierarchy ? AIM_OPT_FLAG : AIM_OPT_ELSEWHERE, 0),
+         .target = &ro->latex, .bits = 1},
+        {AIM_OPT("students", is_compare ? AIM_OPT_TEXT : AIM_OPT_ELSEWHERE, 1),
+         .target = &students, .given = &students_given}};
+    const aim_cli_spec spec = {cmd, options, (int)(sizeof options / sizeof options[0]),
+                               aim_cli_usage_to_stdout, 1, "one CONFIG.ini at most"};
+    aim_cli_args args;
+    int rc = aim_cli_parse(&spec, argc, argv, &args);
+    if (rc == 0 && d_given > 1) {
+        fprintf(stderr, "aimdyn %s: --d given twice: %s runs at one dimension; allowed: "
+                        "one --d (compare takes several)\n", cmd, cmd);
+        rc = -1;
     }
-    const char *path = NULL;
-    if (optind < argc)
-        path = argv[optind++];
-    if (optind < argc) {
-        fprintf(stderr, "aimdyn %s: unexpected argument '%s' (one CONFIG.ini at most)\n",
-                cmd, argv[optind]);
-        return -1;
+    if (rc == 0 && students_given > 1) {
+        fprintf(stderr, "aimdyn compare: --students given twice (one list: e.g. "
+                        "--students direct,tied,untied)\n");
+        rc = -1;
     }
-    const char *set_list[MAX_SETS];
-    for (int i = 0; i < nsets; i++)
-        set_list[i] = sets[i];
-    if (aim_cli_load_config(cmd, path, set_list, nsets, &ro->cfg))
-        return -1;
+    if (rc == 0 && aim_cli_load_config(cmd, args.noperands ? args.operand[0] : NULL, args.sets,
+                                       args.nsets, &ro->cfg))
+        rc = -1;
+    aim_cli_args_free(&args);
+    if (rc)
+        return rc;
     if (students && parse_students(students, ro))
         return -1;
     const int hierarchy = aim_model_ops_of(&ro->cfg)->hierarchy;

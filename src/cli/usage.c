@@ -174,3 +174,8 @@ void aim_cli_usage(FILE *out, const char *cmd)
     else if (!strcmp(cmd, "keys"))
         fprintf(out, "usage: aimdyn keys\n\nPrints every configuration key.\n");
 }
+
+void aim_cli_usage_to_stdout(const char *cmd)
+{
+    aim_cli_usage(stdout, cmd);
+}

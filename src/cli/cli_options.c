@@ -1,0 +1,200 @@
+/* aim_cli_parse: the one option loop of every command. Each command
+ * describes its options in a table (aim_cli_option); this file owns the
+ * getopt_long loop, the configuration assignments (--set and its
+ * shorthands), integer and real values with their ranges, repeatable
+ * lists, --help and the shared wording of every usage error. */
+#include <errno.h>
+#include <getopt.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cli.h"
+
+enum { MAX_OPTIONS = 24, ASSIGN_LEN = 4096, HELP = 'h', FIRST_ID = 256 };
+
+/* Parses a list option's integer (--d, --order) into list, increasing. */
+static int add_to_list(const char *cmd, const aim_cli_option *o, const char *arg)
+{
+    int *list = o->target, *count = o->count;
+    char *end;
+    errno = 0;
+    long v = strtol(arg, &end, 10);
+    if (errno || *end || end == arg || v < o->lo || v > o->hi) {
+        fprintf(stderr, "aimdyn %s: --%s %s: not allowed; allowed: an integer from %ld to %ld\n",
+                cmd, o->name, arg, o->lo, o->hi);
+        return -1;
+    }
+    if (*count == o->max_count) {
+        fprintf(stderr, "aimdyn %s: --%s given too often (at most %d)\n", cmd, o->name,
+                o->max_count);
+        return -1;
+    }
+    if (*count > 0 && v <= list[*count - 1]) {
+        fprintf(stderr, "aimdyn %s: --%s %ld: values must be given in increasing "
+                        "order without repeats\n", cmd, o->name, v);
+        return -1;
+    }
+    list[(*count)++] = (int)v;
+    return 0;
+}
+
+/* Appends the assignment prefix value ("output.dir=" "DIR") to args. */
+static int add_assignment(const char *cmd, aim_cli_args *args, const char *prefix,
+                          const char *value)
+{
+    if (args->nsets == AIM_CLI_MAX_SETS) {
+        fprintf(stderr, "aimdyn %s: too many overrides (at most %d)\n", cmd, AIM_CLI_MAX_SETS);
+        return -1;
+    }
+    const size_t len = strlen(prefix) + strlen(value);
+    if (len >= ASSIGN_LEN) {
+        fprintf(stderr, "aimdyn %s: override '%.60s...' too long (at most %d characters)\n",
+                cmd, value, ASSIGN_LEN - 1);
+        return -1;
+    }
+    char *set = malloc(len + 1);
+    if (!set) {
+        fprintf(stderr, "aimdyn %s: out of memory\n", cmd);
+        return -1;
+    }
+    memcpy(set, prefix, strlen(prefix));
+    memcpy(set + strlen(prefix), value, strlen(value) + 1);
+    args->owned[args->nsets] = set;
+    args->sets[args->nsets++] = set;
+    return 0;
+}
+
+/* One option's value (arg NULL for one without). Returns 0 or -1 (said). */
+static int take(const char *cmd, const aim_cli_option *o, const char *arg, int argc,
+                char **argv, aim_cli_args *args)
+{
+    char *end;
+    if (o->given)
+        (*o->given)++;
+    switch (o->kind) {
+    case AIM_OPT_ASSIGN:
+        if (!arg)
+            return add_assignment(cmd, args, o->assign, "");
+        if (!*o->assign && !strchr(arg, '=')) {
+            fprintf(stderr, "aimdyn %s: --%s %s: no '='; allowed: one argument KEY=VALUE "
+                            "(e.g. --%s %s=%s; `aimdyn keys` lists the keys)\n",
+                    cmd, o->name, arg, o->name, arg,
+                    optind < argc && argv[optind][0] != '-' ? argv[optind] : "VALUE");
+            return -1;
+        }
+        if (!strcmp(o->assign, "output.dir=") && !strcmp(arg, "-")) {
+            fprintf(stderr, "aimdyn %s: --%s -: the results are several files, not a stream; "
+                            "allowed: a folder (created if missing)\n", cmd, o->name);
+            return -1;
+        }
+        return add_assignment(cmd, args, o->assign, arg);
+    case AIM_OPT_INTEGER: {
+        errno = 0;
+        long v = strtol(arg, &end, 10);
+        if (errno || *end || end == arg || v < o->lo || v > o->hi) {
+            fprintf(stderr, "aimdyn %s: --%s %s: not allowed; allowed: an integer from %ld to "
+                            "%ld%s\n", cmd, o->name, arg, o->lo, o->hi,
+                    o->allowed ? o->allowed : "");
+            return -1;
+        }
+        if (!o->assign) {
+            *(int *)o->target = (int)v;
+            return 0;
+        }
+        char text[32];
+        snprintf(text, sizeof text, "%ld", v);
+        return add_assignment(cmd, args, o->assign, text);
+    }
+    case AIM_OPT_INTEGERS: return add_to_list(cmd, o, arg);
+    case AIM_OPT_REAL: {
+        errno = 0;
+        double v = strtod(arg, &end);
+        if (errno || *end || end == arg || !(o->min_open ? v > o->min : v >= o->min) ||
+            !(v <= o->max)) {
+            fprintf(stderr, "aimdyn %s: --%s %s: not allowed; allowed: %s\n", cmd, o->name, arg,
+                    o->allowed);
+            return -1;
+        }
+        *(double *)o->target = v;
+        return 0;
+    }
+    case AIM_OPT_TEXT: *(const char **)o->target = arg; return 0;
+    case AIM_OPT_TEXTS:
+        if (*o->count == o->max_count) {
+            fprintf(stderr, "aimdyn %s: --%s given more than %d times\n", cmd, o->name,
+                    o->max_count);
+            return -1;
+        }
+        ((const char **)o->target)[(*o->count)++] = arg;
+        return 0;
+    case AIM_OPT_FLAG: *(int *)o->target |= o->bits; return 0;
+    case AIM_OPT_OWN: return o->own(o->target, arg);
+    case AIM_OPT_ELSEWHERE:
+        fprintf(stderr, "aimdyn %s: option --%s does not apply to this command "
+                        "(see `aimdyn %s --help`)\n", cmd, o->name, cmd);
+        return -1;
+    }
+    return -1;
+}
+
+int aim_cli_parse(const aim_cli_spec *spec, int argc, char **argv, aim_cli_args *args)
+{
+    struct option longopts[MAX_OPTIONS + 2];
+    int n = 0;
+    memset(args, 0, sizeof *args);
+    for (; n < spec->noptions && n < MAX_OPTIONS; n++)
+        longopts[n] = (struct option){spec->options[n].name,
+                                      spec->options[n].has_value ? required_argument
+                                                                 : no_argument,
+                                      NULL, FIRST_ID + n};
+    longopts[n++] = (struct option){"help", no_argument, NULL, HELP};
+    longopts[n] = (struct option){NULL, 0, NULL, 0};
+    optind = 1;
+    int c;
+    while ((c = getopt_long(argc, argv, "h", longopts, NULL)) != -1) {
+        if (c == HELP) {
+            spec->help(spec->cmd);
+            return 1;
+        }
+        if (c < FIRST_ID || c >= FIRST_ID + spec->noptions) {
+            fprintf(stderr, "aimdyn %s: see `aimdyn %s --help`\n", spec->cmd, spec->cmd);
+            return -1;
+        }
+        const aim_cli_option *o = &spec->options[c - FIRST_ID];
+        if (take(spec->cmd, o, o->has_value ? optarg : NULL, argc, argv, args))
+            return -1;
+    }
+    for (; optind < argc; optind++) {
+        if (args->noperands < spec->max_operands) {
+            args->operand[args->noperands++] = argv[optind];
+            continue;
+        }
+        if (!spec->unexpected) {
+            args->extra = 1;
+            return 0;
+        }
+        fprintf(stderr, "aimdyn %s: unexpected argument '%s' (%s)\n", spec->cmd, argv[optind],
+                spec->unexpected);
+        return -1;
+    }
+    return 0;
+}
+
+void aim_cli_args_free(aim_cli_args *args)
+{
+    for (int i = 0; i < args->nsets; i++)
+        free(args->owned[i]);
+    memset(args, 0, sizeof *args);
+}
+
+int aim_cli_parse_files(const char *cmd, const aim_cli_option *options, int noptions, int argc,
+                        char **argv, int *extra)
+{
+    const aim_cli_spec spec = {cmd, options, noptions, aim_cli_usage_to_stdout, 0, NULL};
+    aim_cli_args args;
+    const int rc = aim_cli_parse(&spec, argc, argv, &args);
+    *extra = args.extra;
+    aim_cli_args_free(&args);
+    return rc;
+}
