@@ -162,7 +162,8 @@ aim_mlimit *aim_mlimit_create(const aim_config *cfg, int D, double d, uint64_t s
     if (ok && aim_draw_teacher(cfg, rt, m->St, D) != 0)
         ok = 0;
     if (ok) {
-        aim_draw_student(cfg, rs, D, m->st.p, factored ? m->st.F1 : m->st.S, m->st.F2);
+        aim_draw_student(cfg, rs, D, m->st.p, param->factors, factored ? m->st.F1 : m->st.S,
+                         m->st.F2);
         if (m->raw)
             raw_traces(m);
         form_student(m);

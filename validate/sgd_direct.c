@@ -197,7 +197,7 @@ static int direct_block(aim_sgd *s, int b)
 
 static void direct_draw(aim_sgd *s, gsl_rng *r)
 {
-    aim_draw_student(&s->cfg, r, s->d, 0, s->S, NULL);
+    aim_draw_student(&s->cfg, r, s->d, 0, s->student->factors, s->S, NULL);
 }
 
 /* ||S_0||^2, carried through the blocks of the call */

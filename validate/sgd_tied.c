@@ -158,7 +158,7 @@ static int tied_alloc(aim_sgd *s, size_t n)
 
 static void tied_draw(aim_sgd *s, gsl_rng *r)
 {
-    aim_draw_student(&s->cfg, r, s->d, s->p, s->W, NULL);
+    aim_draw_student(&s->cfg, r, s->d, s->p, s->student->factors, s->W, NULL);
 }
 
 static void tied_copy(aim_sgd *s, const aim_sgd *src)

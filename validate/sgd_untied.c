@@ -266,7 +266,7 @@ static int untied_alloc(aim_sgd *s, size_t n)
 
 static void untied_draw(aim_sgd *s, gsl_rng *r)
 {
-    aim_draw_student(&s->cfg, r, s->d, s->p, s->U, s->V);
+    aim_draw_student(&s->cfg, r, s->d, s->p, s->student->factors, s->U, s->V);
 }
 
 static void untied_copy(aim_sgd *s, const aim_sgd *src)
