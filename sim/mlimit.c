@@ -16,17 +16,15 @@
 #include "draw.h"
 #include "gauss.h"
 #include "hierarchy.h"
+#include "model.h"
 
 struct aim_mlimit {
     aim_config cfg;
-    int D, p;           /* p: columns of the factors (0 direct) */
-    double *S;          /* student, D x D (tied W W^T, untied U V^T) */
+    const aim_matrix_param *param; /* the student's parametrisation */
+    aim_matrix_student st;         /* S (tied W W^T, untied U V^T), its factors */
     double *St;         /* teacher */
-    double *F1, *F2;    /* factors: tied W; untied U, V (D x p) */
     double *M;          /* D x D: h Gbar + sqrt(h) Z of the step */
     double *X;          /* D x D: the step's Gaussian matrix */
-    double *Msym;       /* tied: D x D, M + M^T */
-    double *dF1, *dF2;  /* factor increments */
     double *letters;    /* 4 D x D for aim_words_letters */
     double tr_t, omega_tt, psi_tt;
     int raw;            /* raw centring: the mean moves, lambda = sqrt(d) E_C */
@@ -61,12 +59,8 @@ static double tr_ab(const double *A, const double *B, int d)
 /* The student matrix from its factors. */
 static void form_student(aim_mlimit *m)
 {
-    const int D = m->D, p = m->p;
-    if (m->cfg.decomposition == AIM_TIED)
-        aim_draw_outer(m->F1, D, p, m->S);
-    else if (m->cfg.decomposition == AIM_UNTIED)
-        cblas_dgemm(CblasRowMajor, CblasNoTrans, CblasTrans, D, D, p, 1.0, m->F1, p, m->F2,
-                    p, 0.0, m->S, D);
+    if (m->param->form)
+        m->param->form(&m->st);
 }
 
 /* Raw centring: sqrt(d) turns the O(1/D) trace deviations of the drawn
@@ -78,41 +72,29 @@ static void form_student(aim_mlimit *m)
  * (unchanged when D = d: the replica starts where SGD seed r does). */
 static void raw_traces(aim_mlimit *m)
 {
-    const int D = m->D;
+    const int D = m->st.D;
     double omega, psi, trace;
     aim_overlaps_family(&m->cfg.teacher, &omega, &psi, &trace);
     const double shift =
         trace + m->cfg.teacher.mean / sqrt(m->d) - trace_of(m->St, D) / D;
     for (int i = 0; i < D; i++)
         m->St[(size_t)i * D + i] += shift;
-    const double scale = (double)D / m->d - 1.0;
-    if (m->cfg.decomposition == AIM_DIRECT) {
-        const double t = scale * trace_of(m->S, D) / D;
-        for (int i = 0; i < D; i++)
-            m->S[(size_t)i * D + i] += t;
-    } else {
-        /* U += c V moves Tr(U V^T) by c ||V||^2 and the other moments by
-         * O(c) = O(1/D) */
-        const size_t dp = (size_t)D * m->p;
-        const double c = scale * cblas_ddot((int)dp, m->F1, 1, m->F2, 1) /
-                         cblas_ddot((int)dp, m->F2, 1, m->F2, 1);
-        cblas_daxpy((int)dp, c, m->F2, 1, m->F1, 1);
-    }
+    m->param->raw_trace(&m->st, (double)D / m->d - 1.0);
 }
 
 void aim_mlimit_free(aim_mlimit *m)
 {
     if (!m)
         return;
-    free(m->S);
+    free(m->st.S);
     free(m->St);
-    free(m->F1);
-    free(m->F2);
+    free(m->st.F1);
+    free(m->st.F2);
     free(m->M);
     free(m->X);
-    free(m->Msym);
-    free(m->dF1);
-    free(m->dF2);
+    free(m->st.work);
+    free(m->st.dF1);
+    free(m->st.dF2);
     free(m->letters);
     aim_gauss_free(m->gauss);
     gsl_rng_free(m->noise);
@@ -122,8 +104,14 @@ void aim_mlimit_free(aim_mlimit *m)
 aim_mlimit *aim_mlimit_create(const aim_config *cfg, int D, double d, uint64_t seed,
                               char *err, size_t n)
 {
+    const aim_model_ops *ops = aim_model_ops_of(cfg);
+    const aim_matrix_param *param = ops ? ops->matrix : NULL;
+    if (!param) {
+        snprintf(err, n, "the matrix limit process has no student %d", (int)cfg->decomposition);
+        return NULL;
+    }
     if (cfg->centring == AIM_RAW &&
-        (cfg->decomposition == AIM_TIED || cfg->mean_mode == AIM_MEAN_ADIABATIC || !(d >= 1.0))) {
+        (!param->raw_trace || cfg->mean_mode == AIM_MEAN_ADIABATIC || !(d >= 1.0))) {
         snprintf(err, n, "the matrix limit process integrates raw centring as the stiff "
                          "system at a finite d >= 1 (hierarchy.mean = stiff), for direct "
                          "and untied students");
@@ -139,42 +127,43 @@ aim_mlimit *aim_mlimit_create(const aim_config *cfg, int D, double d, uint64_t s
         return NULL;
     }
     m->cfg = *cfg;
-    m->D = D;
+    m->st.D = D;
     m->raw = cfg->centring == AIM_RAW;
     m->d = d;
     m->threshold = cfg->recovery_threshold;
     m->tau_wr = NAN;
     m->last_overlap = NAN;
-    const int factored = cfg->decomposition != AIM_DIRECT;
-    m->p = factored ? aim_config_columns(&cfg->student, D) : 0;
-    const size_t dd = (size_t)D * D, dp = (size_t)D * (size_t)m->p;
-    m->S = malloc(dd * sizeof *m->S);
+    m->param = param;
+    const int factored = param->factors > 0;
+    m->st.p = factored ? aim_config_columns(&cfg->student, D) : 0;
+    const size_t dd = (size_t)D * D, dp = (size_t)D * (size_t)m->st.p;
+    m->st.S = malloc(dd * sizeof *m->st.S);
     m->St = malloc(dd * sizeof *m->St);
     m->M = malloc(dd * sizeof *m->M);
     m->X = malloc(dd * sizeof *m->X);
-    if (cfg->decomposition == AIM_TIED)
-        m->Msym = malloc(dd * sizeof *m->Msym);
+    if (param->work)
+        m->st.work = malloc((size_t)param->work * dd * sizeof *m->st.work);
     if (factored) {
-        m->F1 = malloc(dp * sizeof *m->F1);
-        m->dF1 = malloc(dp * sizeof *m->dF1);
+        m->st.F1 = malloc(dp * sizeof *m->st.F1);
+        m->st.dF1 = malloc(dp * sizeof *m->st.dF1);
     }
-    if (cfg->decomposition == AIM_UNTIED) {
-        m->F2 = malloc(dp * sizeof *m->F2);
-        m->dF2 = malloc(dp * sizeof *m->dF2);
+    if (param->factors > 1) {
+        m->st.F2 = malloc(dp * sizeof *m->st.F2);
+        m->st.dF2 = malloc(dp * sizeof *m->st.dF2);
     }
     m->gauss = aim_gauss_create(cfg, cfg->rule);
     /* the noise plays the part of SGD's data stream */
     m->noise = aim_draw_rng(seed, AIM_DRAW_DATA);
     gsl_rng *rt = aim_draw_rng(seed, AIM_DRAW_TEACHER);
     gsl_rng *rs = aim_draw_rng(seed, AIM_DRAW_STUDENT);
-    int ok = m->S && m->St && m->M && m->X && m->gauss && m->noise && rt && rs &&
-             (!factored || (m->F1 && m->dF1)) &&
-             (cfg->decomposition != AIM_TIED || m->Msym) &&
-             (cfg->decomposition != AIM_UNTIED || (m->F2 && m->dF2));
+    int ok = m->st.S && m->St && m->M && m->X && m->gauss && m->noise && rt && rs &&
+             (!factored || (m->st.F1 && m->st.dF1)) && (!param->work || m->st.work) &&
+             (param->factors < 2 || (m->st.F2 && m->st.dF2));
     if (ok && aim_draw_teacher(cfg, rt, m->St, D) != 0)
         ok = 0;
     if (ok) {
-        aim_draw_student(cfg, rs, D, m->p, factored ? m->F1 : m->S, m->F2);
+        aim_draw_student(cfg, rs, D, m->st.p, param->factors, factored ? m->st.F1 : m->st.S,
+                         m->st.F2);
         if (m->raw)
             raw_traces(m);
         form_student(m);
@@ -196,16 +185,16 @@ aim_mlimit *aim_mlimit_create(const aim_config *cfg, int D, double d, uint64_t s
 
 void aim_mlimit_overlaps(const aim_mlimit *m, aim_overlaps *q)
 {
-    const int D = m->D;
+    const int D = m->st.D;
     const size_t dd = (size_t)D * D;
     memset(q, 0, sizeof *q);
-    q->omega[0][0] = cblas_ddot((int)dd, m->S, 1, m->S, 1) / D;
-    q->psi[0][0] = tr_ab(m->S, m->S, D) / D;
-    q->omega[0][1] = q->omega[1][0] = cblas_ddot((int)dd, m->S, 1, m->St, 1) / D;
-    q->psi[0][1] = q->psi[1][0] = tr_ab(m->S, m->St, D) / D;
+    q->omega[0][0] = cblas_ddot((int)dd, m->st.S, 1, m->st.S, 1) / D;
+    q->psi[0][0] = tr_ab(m->st.S, m->st.S, D) / D;
+    q->omega[0][1] = q->omega[1][0] = cblas_ddot((int)dd, m->st.S, 1, m->St, 1) / D;
+    q->psi[0][1] = q->psi[1][0] = tr_ab(m->st.S, m->St, D) / D;
     q->omega[1][1] = m->omega_tt;
     q->psi[1][1] = m->psi_tt;
-    q->trace[0] = trace_of(m->S, D) / D;
+    q->trace[0] = trace_of(m->st.S, D) / D;
     q->trace[1] = m->tr_t / D;
     if (m->raw) {
         q->mean[0] = sqrt(m->d) * q->trace[0];
@@ -229,12 +218,7 @@ static int mean_rate(aim_mlimit *m, aim_overlaps *q)
             return -1;
         e[s] = aim_gauss_error_mean(m->gauss);
     }
-    double c = 1.0;
-    if (m->cfg.decomposition == AIM_UNTIED) {
-        const size_t dp = (size_t)m->D * m->p;
-        c = (cblas_ddot((int)dp, m->F1, 1, m->F1, 1) + cblas_ddot((int)dp, m->F2, 1, m->F2, 1)) /
-            m->D;
-    }
+    const double c = m->param->mean_coupling(&m->st);
     m->rate_mean = m->d * c * fabs(e[0] - e[1]) / (2.0 * dmu);
     return aim_gauss_eval(m->gauss, q);
 }
@@ -288,12 +272,11 @@ static void kernels(const aim_mlimit *m, double k[AIM_KERNEL_COUNT])
 }
 
 /* M = h Gbar + sign sqrt(h) Z (see mlimit.h), Z from the Gaussian matrix
- * m->X; symmetrised for a symmetric direct student, whose gradient is
- * (G + G^T)/2. */
+ * m->X (a symmetric student's step symmetrises it). */
 static void step_matrix(aim_mlimit *m, double h, const double k[AIM_KERNEL_COUNT],
                         double sign)
 {
-    const int D = m->D;
+    const int D = m->st.D;
     const double ko = k[AIM_KERNEL_NOISE_O], kp = k[AIM_KERNEL_NOISE_P];
     /* c1 + c2 = sqrt(K_O + K_P), c1 - c2 = sqrt(K_O - K_P); K_O >= |K_P| by
      * Cauchy-Schwarz, up to the engine's round-off */
@@ -302,7 +285,7 @@ static void step_matrix(aim_mlimit *m, double h, const double k[AIM_KERNEL_COUNT
                  c2 = 0.5 * (sp - sm) * zs;
     const double as = h * k[AIM_KERNEL_A_S], bs = h * k[AIM_KERNEL_B_S],
                  at = h * k[AIM_KERNEL_A_T], bt = h * k[AIM_KERNEL_B_T];
-    const double *S = m->S, *T = m->St, *X = m->X;
+    const double *S = m->st.S, *T = m->St, *X = m->X;
     for (int i = 0; i < D; i++)
         for (int j = 0; j < D; j++) {
             const size_t a = (size_t)i * D + j, b = (size_t)j * D + i;
@@ -311,50 +294,13 @@ static void step_matrix(aim_mlimit *m, double h, const double k[AIM_KERNEL_COUNT
     const double lambda = h * k[AIM_KERNEL_MEAN];
     for (int i = 0; lambda != 0.0 && i < D; i++)
         m->M[(size_t)i * D + i] += lambda;
-    if (m->cfg.decomposition == AIM_DIRECT && m->cfg.student.symmetric)
-        for (int i = 0; i < D; i++)
-            for (int j = i + 1; j < D; j++) {
-                const size_t a = (size_t)i * D + j, b = (size_t)j * D + i;
-                m->M[a] = m->M[b] = 0.5 * (m->M[a] + m->M[b]);
-            }
 }
 
 /* One step: the student's own SGD rule with its gradient G replaced by M
  * (theory/matrix.md sec. 2) and weight decay h gamma per factor. */
 static void apply_step(aim_mlimit *m, double h)
 {
-    const int D = m->D, p = m->p;
-    const double keep = 1.0 - h * m->cfg.gamma;
-    const size_t dd = (size_t)D * D, dp = (size_t)D * p;
-    switch (m->cfg.decomposition) {
-    case AIM_DIRECT:
-        for (size_t i = 0; i < dd; i++)
-            m->S[i] = keep * m->S[i] - m->M[i];
-        break;
-    case AIM_TIED:
-        /* grad_W = (G + G^T) W */
-        for (int i = 0; i < D; i++)
-            for (int j = i; j < D; j++) {
-                const size_t a = (size_t)i * D + j, b = (size_t)j * D + i;
-                m->Msym[a] = m->Msym[b] = m->M[a] + m->M[b];
-            }
-        cblas_dgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, D, p, D, 1.0, m->Msym, D, m->F1,
-                    p, 0.0, m->dF1, p);
-        for (size_t i = 0; i < dp; i++)
-            m->F1[i] = keep * m->F1[i] - m->dF1[i];
-        break;
-    case AIM_UNTIED:
-        /* grad_U = G V, grad_V = G^T U, both at the old factors */
-        cblas_dgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, D, p, D, 1.0, m->M, D, m->F2,
-                    p, 0.0, m->dF1, p);
-        cblas_dgemm(CblasRowMajor, CblasTrans, CblasNoTrans, D, p, D, 1.0, m->M, D, m->F1,
-                    p, 0.0, m->dF2, p);
-        for (size_t i = 0; i < dp; i++) {
-            m->F1[i] = keep * m->F1[i] - m->dF1[i];
-            m->F2[i] = keep * m->F2[i] - m->dF2[i];
-        }
-        break;
-    }
+    m->param->step(&m->cfg, m->M, 1.0 - h * m->cfg.gamma, &m->st);
     form_student(m);
 }
 
@@ -380,7 +326,7 @@ int aim_mlimit_advance(aim_mlimit *m, double span, double hmax)
             h = left;
         double k[AIM_KERNEL_COUNT];
         kernels(m, k);
-        aim_draw_gauss(m->noise, m->X, (size_t)m->D * m->D, 1.0);
+        aim_draw_gauss(m->noise, m->X, (size_t)m->st.D * m->st.D, 1.0);
         step_matrix(m, h, k, 1.0);
         apply_step(m, h);
         m->tau += h;
@@ -407,13 +353,13 @@ int aim_mlimit_words(aim_mlimit *m, const aim_wordset *ws, int max_len,
 {
     const double *mats[AIM_ALPHABET_MAX];
     if (!m->letters &&
-        !(m->letters = malloc(4 * sizeof *m->letters * (size_t)m->D * (size_t)m->D)))
+        !(m->letters = malloc(4 * sizeof *m->letters * (size_t)m->st.D * (size_t)m->st.D)))
         return -1;
-    if (aim_words_letters(aim_wordset_alphabet(ws), m->S, m->St, m->F1,
-                          m->cfg.decomposition == AIM_UNTIED ? m->F2 : NULL, m->D, m->p,
+    if (aim_words_letters(aim_wordset_alphabet(ws), m->st.S, m->St, m->st.F1,
+                          m->st.F2, m->st.D, m->st.p,
                           m->letters, mats))
         return -1;
-    return aim_words_measure(ws, max_len, mats, m->D, moments) ? -1 : 0;
+    return aim_words_measure(ws, max_len, mats, m->st.D, moments) ? -1 : 0;
 }
 
 /* The state to return to after a trial step. */
@@ -423,28 +369,28 @@ typedef struct {
 
 static int save_state(const aim_mlimit *m, saved_state *s)
 {
-    const size_t dd = (size_t)m->D * m->D, dp = (size_t)m->D * m->p;
+    const size_t dd = (size_t)m->st.D * m->st.D, dp = (size_t)m->st.D * m->st.p;
     s->S = malloc(dd * sizeof *s->S);
     s->F1 = dp ? malloc(dp * sizeof *s->F1) : NULL;
-    s->F2 = m->F2 ? malloc(dp * sizeof *s->F2) : NULL;
-    if (!s->S || (dp && !s->F1) || (m->F2 && !s->F2))
+    s->F2 = m->st.F2 ? malloc(dp * sizeof *s->F2) : NULL;
+    if (!s->S || (dp && !s->F1) || (m->st.F2 && !s->F2))
         return -1;
-    memcpy(s->S, m->S, dd * sizeof *s->S);
+    memcpy(s->S, m->st.S, dd * sizeof *s->S);
     if (dp)
-        memcpy(s->F1, m->F1, dp * sizeof *s->F1);
-    if (m->F2)
-        memcpy(s->F2, m->F2, dp * sizeof *s->F2);
+        memcpy(s->F1, m->st.F1, dp * sizeof *s->F1);
+    if (m->st.F2)
+        memcpy(s->F2, m->st.F2, dp * sizeof *s->F2);
     return 0;
 }
 
 static void restore_state(aim_mlimit *m, const saved_state *s)
 {
-    const size_t dd = (size_t)m->D * m->D, dp = (size_t)m->D * m->p;
-    memcpy(m->S, s->S, dd * sizeof *s->S);
+    const size_t dd = (size_t)m->st.D * m->st.D, dp = (size_t)m->st.D * m->st.p;
+    memcpy(m->st.S, s->S, dd * sizeof *s->S);
     if (dp)
-        memcpy(m->F1, s->F1, dp * sizeof *s->F1);
-    if (m->F2)
-        memcpy(m->F2, s->F2, dp * sizeof *s->F2);
+        memcpy(m->st.F1, s->F1, dp * sizeof *s->F1);
+    if (m->st.F2)
+        memcpy(m->st.F2, s->F2, dp * sizeof *s->F2);
 }
 
 int aim_mlimit_drift(aim_mlimit *m, const double *h, int nh, int pairs,
@@ -467,7 +413,7 @@ int aim_mlimit_drift(aim_mlimit *m, const double *h, int nh, int pairs,
         rate[i] = 0.0;
     rc = -1;
     for (int r = 0; r < pairs; r++) {
-        aim_draw_gauss(m->noise, m->X, (size_t)m->D * m->D, 1.0);
+        aim_draw_gauss(m->noise, m->X, (size_t)m->st.D * m->st.D, 1.0);
         for (int j = 0; j < nh; j++) {
             for (int side = 0; side < 2; side++) {
                 step_matrix(m, h[j], k, side ? -1.0 : 1.0);

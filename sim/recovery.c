@@ -12,6 +12,7 @@
 #include "gauss.h"
 #include "grid.h"
 #include "hierarchy.h"
+#include "model.h"
 #include "outmap.h"
 #include "trajectory.h"
 
@@ -109,25 +110,14 @@ static int cross_hermite(const aim_config *cfg, const aim_overlaps *q, double cr
 
 /* At a free start only the teacher part a_T S* + b_T S*^T of the
  * gradient G moves the traceless cross moment Omega(S,S*) - t_S t_T
- * (theory/recovery.md sec. 3): direct dS = -G, untied dS = -(G B + A G),
- * tied dS = -((G + G^T) S + S (G + G^T)). */
+ * (theory/recovery.md sec. 3); how it does is the student's (its
+ * aim_model_ops.cross_drift). */
 static double drift_formula(const aim_config *cfg, const aim_overlaps *q, const double cross[2])
 {
     const double ts = q->trace[0], tt = q->trace[1];
     const double omega_c = q->omega[1][1] - tt * tt, psi_c = q->psi[1][1] - tt * tt;
     const double norm = sqrt((q->omega[0][0] - ts * ts) * omega_c);
-    double numerator;
-    if (cfg->decomposition == AIM_TIED) {
-        numerator = -2.0 * (cross[0] + cross[1]) * ts * (omega_c + psi_c);
-    } else if (cfg->decomposition == AIM_UNTIED) {
-        const double v_v = cfg->student.scale_v > 0 ? cfg->student.scale_v : cfg->student.scale;
-        const double ta_tb = cfg->student.rho * (cfg->student.scale + v_v);
-        numerator = -ta_tb * (cross[0] * omega_c + cross[1] * psi_c);
-    } else if (cfg->student.symmetric) {
-        numerator = -0.5 * (cross[0] + cross[1]) * (omega_c + psi_c);
-    } else {
-        numerator = -(cross[0] * omega_c + cross[1] * psi_c);
-    }
+    const double numerator = aim_model_ops_of(cfg)->cross_drift(cfg, ts, omega_c, psi_c, cross);
     return norm > 0.0 ? numerator / norm : 0.0;
 }
 

@@ -98,17 +98,17 @@ int aim_draw_teacher(const aim_config *cfg, gsl_rng *r, double *St, int d)
     return 0;
 }
 
-void aim_draw_student(const aim_config *cfg, gsl_rng *r, int d, int p, double *first,
-                      double *second)
+void aim_draw_student(const aim_config *cfg, gsl_rng *r, int d, int p, int factors,
+                      double *first, double *second)
 {
     const aim_matrix_spec *s = &cfg->student;
-    if (cfg->decomposition == AIM_TIED) {
-        aim_draw_gauss(r, first, (size_t)d * p, sqrt(s->scale / d));
-    } else if (cfg->decomposition == AIM_UNTIED) {
-        const double sv = s->scale_v != 0.0 ? s->scale_v : s->scale;
-        aim_draw_gauss(r, first, (size_t)d * p, sqrt(s->scale / d));
-        aim_draw_gauss(r, second, (size_t)d * p, sqrt(sv / d));
-    } else {
+    if (factors == 0) {
         aim_draw_direct(r, first, d, s->scale, s->symmetric);
+        return;
+    }
+    aim_draw_gauss(r, first, (size_t)d * p, sqrt(s->scale / d));
+    if (factors > 1) {
+        const double sv = s->scale_v != 0.0 ? s->scale_v : s->scale;
+        aim_draw_gauss(r, second, (size_t)d * p, sqrt(sv / d));
     }
 }

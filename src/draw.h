@@ -38,10 +38,13 @@ void aim_draw_outer(const double *A, int d, int p, double *S);
  * into St (d x d). Returns 0, or -1 with a message on stderr. */
 int aim_draw_teacher(const aim_config *cfg, gsl_rng *r, double *St, int d);
 
-/* The student of cfg at dimension d, p = its columns (aim_config_columns):
- * tied W (d x p) into first; untied U into first and V into second (both
- * d x p, V at student.scale_v); direct S (d x d) into first. */
-void aim_draw_student(const aim_config *cfg, gsl_rng *r, int d, int p, double *first,
-                      double *second);
+/* The student of cfg at dimension d with its number of factor matrices
+ * (the caller's student table) and p = their columns (aim_config_columns):
+ * 0 factors: S (d x d) into first; 1: W (d x p) into first; 2: U into
+ * first and V into second (both d x p, V at student.scale_v). SGD and the
+ * matrix limit process both draw here, so that a replica starts where
+ * the SGD seed of the same seed does. */
+void aim_draw_student(const aim_config *cfg, gsl_rng *r, int d, int p, int factors,
+                      double *first, double *second);
 
 #endif

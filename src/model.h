@@ -45,6 +45,35 @@ typedef enum {
                                   aim_model_ops.divergence names */
 } aim_model_failure;
 
+/* The student's matrices in the matrix limit process (sim/mlimit.c,
+ * theory/matrix.md): S (D x D) and, for a factored student, its factors
+ * F1, F2 (D x p row-major) with their increments dF1, dF2, and the D x D
+ * work matrices its step needs; those a student does not use are NULL. */
+typedef struct {
+    int D, p;
+    double *S, *F1, *F2, *dF1, *dF2, *work;
+} aim_matrix_student;
+
+/* How a student is parametrised, for the matrix limit process. */
+typedef struct {
+    /* factor matrices: 0 (S learned itself), 1 (W), 2 (U, V) */
+    int factors;
+    /* D x D work matrices of step */
+    int work;
+    /* S from the factors (NULL when S is learned itself) */
+    void (*form)(aim_matrix_student *m);
+    /* the student's own SGD rule with its gradient G replaced by M (D x D,
+     * may be overwritten) and weight decay: each parameter X becomes
+     * keep X - dX, with dX pulled back from M at the old parameters */
+    void (*step)(const aim_config *cfg, double *M, double keep, aim_matrix_student *m);
+    /* raw centring (NULL: the process has none for this student): moves
+     * Tr S by scale Tr S, the other moments by O(scale) */
+    void (*raw_trace)(aim_matrix_student *m, double scale);
+    /* raw centring: c of the mean's relaxation rate d c |dE_C/dmu|
+     * (theory/matrix.md sec. 5) */
+    double (*mean_coupling)(const aim_matrix_student *m);
+} aim_matrix_param;
+
 /* The operations. Optional ones may be NULL; aim_model's functions then
  * give the documented default. Every function gets the content pointer
  * that create returned. */
@@ -91,10 +120,22 @@ typedef struct {
      * state; matrix: the run used ode.method = matrix, not the model's ODE */
     void (*describe)(const aim_config *cfg, int equations, double start_mean, int matrix,
                      FILE *out);
+    /* the student in the matrix limit process */
+    const aim_matrix_param *matrix;
+    /* optional: the paper's result that a start drift (escape) or a
+     * vanishing cross-gradient (invariant manifold) is, for recovery's
+     * verdict ("Corollary 3") */
+    const char *escape_result, *invariant_result;
     /* the expectation engine (its point count and kernel error estimate) */
     aim_gauss *(*engine)(void *c);
     /* the teacher overlap at y */
     double (*overlap)(void *c, const double *y);
+    /* the start drift of the traceless cross moment Omega(S,S*) - t_S t_T
+     * (theory/recovery.md sec. 3) when the gradient's teacher part is
+     * cross[0] S* + cross[1] S*^T: ts = Tr S/d, omega_c and psi_c the
+     * teacher's traceless Omega(S*,S*) and Psi(S*,S*) */
+    double (*cross_drift)(const aim_config *cfg, double ts, double omega_c, double psi_c,
+                          const double cross[2]);
     /* optional: the rhs split into gradient, noise and decay terms */
     int (*terms)(void *c, const double *y, double *gradient, double *noise, double *decay);
     /* the observables (AIM_OBS_COUNT) at y; 0, or non-zero with error() */

@@ -67,6 +67,16 @@ static double direct_overlap(void *c, const double *y)
     return aim_overlaps_teacher_overlap(&q);
 }
 
+/* dS = -G, halved and symmetrised for a symmetric student */
+static double direct_cross_drift(const aim_config *cfg, double ts, double omega_c, double psi_c,
+                                 const double cross[2])
+{
+    (void)ts;
+    if (cfg->student.symmetric)
+        return -0.5 * (cross[0] + cross[1]) * (omega_c + psi_c);
+    return -(cross[0] * omega_c + cross[1] * psi_c);
+}
+
 static int direct_terms(void *c, const double *y, double *gradient, double *noise,
                         double *decay)
 {
@@ -77,6 +87,47 @@ static int direct_observables(void *c, const double *y, double *obs)
 {
     return aim_direct_observables(c, y, obs);
 }
+
+/* ---- the matrix limit process: S itself ---- */
+
+static void direct_matrix_step(const aim_config *cfg, double *M, double keep,
+                               aim_matrix_student *m)
+{
+    const int D = m->D;
+    /* a symmetric student's gradient is (G + G^T)/2 */
+    if (cfg->student.symmetric)
+        for (int i = 0; i < D; i++)
+            for (int j = i + 1; j < D; j++) {
+                const size_t a = (size_t)i * D + j, b = (size_t)j * D + i;
+                M[a] = M[b] = 0.5 * (M[a] + M[b]);
+            }
+    const size_t dd = (size_t)D * D;
+    for (size_t i = 0; i < dd; i++)
+        m->S[i] = keep * m->S[i] - M[i];
+}
+
+static void direct_matrix_raw_trace(aim_matrix_student *m, double scale)
+{
+    const int D = m->D;
+    double trace = 0.0;
+    for (int i = 0; i < D; i++)
+        trace += m->S[(size_t)i * D + i];
+    const double t = scale * trace / D;
+    for (int i = 0; i < D; i++)
+        m->S[(size_t)i * D + i] += t;
+}
+
+static double direct_matrix_mean_coupling(const aim_matrix_student *m)
+{
+    (void)m;
+    return 1.0;
+}
+
+static const aim_matrix_param direct_matrix = {
+    .step = direct_matrix_step,
+    .raw_trace = direct_matrix_raw_trace,
+    .mean_coupling = direct_matrix_mean_coupling,
+};
 
 const aim_model_ops aim_direct_model_ops = {
     .name = "direct",
@@ -90,8 +141,10 @@ const aim_model_ops aim_direct_model_ops = {
     .margin_count = direct_margin_count,
     .margins = direct_margins,
     .margin_text = direct_margin_text,
+    .matrix = &direct_matrix,
     .engine = direct_engine,
     .overlap = direct_overlap,
+    .cross_drift = direct_cross_drift,
     .terms = direct_terms,
     .observables = direct_observables,
 };

@@ -3,6 +3,9 @@
 #include <stdio.h>
 #include <string.h>
 
+#include <cblas.h>
+
+#include "draw.h"
 #include "model.h"
 #include "tied.h"
 
@@ -98,6 +101,45 @@ static void tied_tracked(const void *c, const double *y, const double *obs, doub
     memcpy(out, y, sizeof *out * (size_t)aim_tied_size(c));
 }
 
+/* dS = -((G + G^T) S + S (G + G^T)) */
+static double tied_cross_drift(const aim_config *cfg, double ts, double omega_c, double psi_c,
+                               const double cross[2])
+{
+    (void)cfg;
+    return -2.0 * (cross[0] + cross[1]) * ts * (omega_c + psi_c);
+}
+
+/* ---- the matrix limit process: S = W W^T, W = F1 ---- */
+
+static void tied_matrix_form(aim_matrix_student *m) { aim_draw_outer(m->F1, m->D, m->p, m->S); }
+
+static void tied_matrix_step(const aim_config *cfg, double *M, double keep,
+                             aim_matrix_student *m)
+{
+    (void)cfg;
+    const int D = m->D, p = m->p;
+    /* grad_W = (G + G^T) W */
+    double *Msym = m->work;
+    for (int i = 0; i < D; i++)
+        for (int j = i; j < D; j++) {
+            const size_t a = (size_t)i * D + j, b = (size_t)j * D + i;
+            Msym[a] = Msym[b] = M[a] + M[b];
+        }
+    cblas_dgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, D, p, D, 1.0, Msym, D, m->F1, p,
+                0.0, m->dF1, p);
+    const size_t dp = (size_t)D * p;
+    for (size_t i = 0; i < dp; i++)
+        m->F1[i] = keep * m->F1[i] - m->dF1[i];
+}
+
+/* no raw centring: a tied student needs centred indices (config.c) */
+static const aim_matrix_param tied_matrix = {
+    .factors = 1,
+    .work = 1,
+    .form = tied_matrix_form,
+    .step = tied_matrix_step,
+};
+
 const aim_model_ops aim_tied_model_ops = {
     .name = "tied",
     .hierarchy = 1,
@@ -117,8 +159,11 @@ const aim_model_ops aim_tied_model_ops = {
     .margins = tied_margins,
     .margin_text = tied_margin_text,
     .failure = tied_failure,
+    .matrix = &tied_matrix,
     .engine = tied_engine,
     .overlap = tied_overlap,
+    .cross_drift = tied_cross_drift,
+    .escape_result = "Corollary 3",
     .terms = tied_terms,
     .observables = tied_observables,
     .tracked_count = tied_size,

@@ -8,6 +8,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include <cblas.h>
+
 #include "model.h"
 #include "untied.h"
 
@@ -227,6 +229,67 @@ static int untied_path_observables(void *c, const double *states, const double *
     return 0;
 }
 
+/* dS = -(G B + A G), m(A) + m(B) = rho (v + v_V) at the start */
+static double untied_cross_drift(const aim_config *cfg, double ts, double omega_c,
+                                 double psi_c, const double cross[2])
+{
+    (void)ts;
+    const double v_v = cfg->student.scale_v > 0 ? cfg->student.scale_v : cfg->student.scale;
+    const double ta_tb = cfg->student.rho * (cfg->student.scale + v_v);
+    return -ta_tb * (cross[0] * omega_c + cross[1] * psi_c);
+}
+
+/* ---- the matrix limit process: S = U V^T, U = F1, V = F2 ---- */
+
+static void untied_matrix_form(aim_matrix_student *m)
+{
+    cblas_dgemm(CblasRowMajor, CblasNoTrans, CblasTrans, m->D, m->D, m->p, 1.0, m->F1, m->p,
+                m->F2, m->p, 0.0, m->S, m->D);
+}
+
+static void untied_matrix_step(const aim_config *cfg, double *M, double keep,
+                               aim_matrix_student *m)
+{
+    (void)cfg;
+    const int D = m->D, p = m->p;
+    /* grad_U = G V, grad_V = G^T U, both at the old factors */
+    cblas_dgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, D, p, D, 1.0, M, D, m->F2, p, 0.0,
+                m->dF1, p);
+    cblas_dgemm(CblasRowMajor, CblasTrans, CblasNoTrans, D, p, D, 1.0, M, D, m->F1, p, 0.0,
+                m->dF2, p);
+    const size_t dp = (size_t)D * p;
+    for (size_t i = 0; i < dp; i++) {
+        m->F1[i] = keep * m->F1[i] - m->dF1[i];
+        m->F2[i] = keep * m->F2[i] - m->dF2[i];
+    }
+}
+
+/* U += c V moves Tr(U V^T) by c ||V||^2 and the other moments by
+ * O(c) = O(1/D) */
+static void untied_matrix_raw_trace(aim_matrix_student *m, double scale)
+{
+    const size_t dp = (size_t)m->D * m->p;
+    const double c = scale * cblas_ddot((int)dp, m->F1, 1, m->F2, 1) /
+                     cblas_ddot((int)dp, m->F2, 1, m->F2, 1);
+    cblas_daxpy((int)dp, c, m->F2, 1, m->F1, 1);
+}
+
+/* c = m(A) + m(B) = (||U||^2 + ||V||^2)/D */
+static double untied_matrix_mean_coupling(const aim_matrix_student *m)
+{
+    const size_t dp = (size_t)m->D * m->p;
+    return (cblas_ddot((int)dp, m->F1, 1, m->F1, 1) + cblas_ddot((int)dp, m->F2, 1, m->F2, 1)) /
+           m->D;
+}
+
+static const aim_matrix_param untied_matrix = {
+    .factors = 2,
+    .form = untied_matrix_form,
+    .step = untied_matrix_step,
+    .raw_trace = untied_matrix_raw_trace,
+    .mean_coupling = untied_matrix_mean_coupling,
+};
+
 const aim_model_ops aim_untied_model_ops = {
     .name = "untied",
     .hierarchy = 1,
@@ -248,8 +311,12 @@ const aim_model_ops aim_untied_model_ops = {
     .margin_text = untied_margin_text,
     .failure = untied_failure,
     .divergence = "student mean",
+    .matrix = &untied_matrix,
     .engine = untied_engine,
     .overlap = untied_overlap,
+    .cross_drift = untied_cross_drift,
+    .escape_result = "Corollary 4 (i)",
+    .invariant_result = "Corollary 4 (ii)",
     .terms = untied_terms,
     .observables = untied_observables,
     .tracked_count = untied_size,

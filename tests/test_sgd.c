@@ -1,4 +1,4 @@
-/* Unit tests of validate/sgd.c, sgd_tied.c, sgd_untied.c: online SGD
+/* Unit tests of validate/sgd.c, sgd_direct.c, sgd_tied.c, sgd_untied.c: online SGD
  * for the direct, tied and untied students.
  *
  * (a) reproducibility per seed; (b) block sizes agree to round-off;

@@ -82,6 +82,9 @@ aim_holdout *aim_holdout_create(const aim_sgd *s, uint64_t seed, int samples)
     }
     const int T = s->T, d = s->d, T2 = T * T;
     const int cols = s->p > 0 ? s->p : d;
+    const double *left, *right;
+    s->student->index_factors(s, &left, &right);
+    const int second = right && right != left; /* X R needs its own rows */
     const size_t rows = (size_t)CHUNK * T;
     aim_holdout *h = calloc(1, sizeof *h);
     gsl_rng *r = aim_draw_rng(seed, AIM_DRAW_HOLDOUT);
@@ -91,10 +94,10 @@ aim_holdout *aim_holdout_create(const aim_sgd *s, uint64_t seed, int samples)
         h->ft = malloc(sizeof *h->ft * (size_t)samples * T2);
         /* P also holds the teacher's X S* (rows x d) at creation */
         h->P = malloc(sizeof *h->P * rows * (size_t)(cols > d ? cols : d));
-        h->Pv = s->untied ? malloc(sizeof *h->Pv * rows * cols) : NULL;
+        h->Pv = second ? malloc(sizeof *h->Pv * rows * cols) : NULL;
         h->loss = malloc(sizeof *h->loss * (size_t)samples);
     }
-    if (!h || !r || !h->X || !h->ft || !h->P || (s->untied && !h->Pv) || !h->loss) {
+    if (!h || !r || !h->X || !h->ft || !h->P || (second && !h->Pv) || !h->loss) {
         fprintf(stderr, "aim_holdout: out of memory for sgd.holdout = %d held-out samples "
                         "at d = %d, T = %d (%.0f MB); lower sgd.holdout\n", samples, d, T,
                 (double)samples * T * d * 8.0 / 1e6);
@@ -121,24 +124,25 @@ aim_holdout *aim_holdout_create(const aim_sgd *s, uint64_t seed, int samples)
 int aim_holdout_risk(aim_holdout *h, const aim_sgd *s, double *risk, double *se)
 {
     const int T = s->T, T2 = T * T, d = s->d, cols = h->cols;
-    double tr = 0.0; /* Tr S: ||W||_F^2, Tr(U V^T) = <U, V>, or the diagonal's sum */
-    if (s->tied || s->untied)
-        tr = cblas_ddot(d * cols, s->tied ? s->W : s->U, 1, s->tied ? s->W : s->V, 1);
+    const double *left, *right;
+    s->student->index_factors(s, &left, &right);
+    double tr = 0.0; /* Tr S: Tr(L R^T) = <L, R> (||W||_F^2, <U, V>), or the diagonal's sum */
+    if (right)
+        tr = cblas_ddot(d * cols, left, 1, right, 1);
     else
         for (int i = 0; i < d; i++)
             tr += s->S[(size_t)i * d + i];
     double hs[AIM_MAX_TOKENS * AIM_MAX_TOKENS], fs[AIM_MAX_TOKENS * AIM_MAX_TOKENS];
     for (int first = 0; first < h->n; first += CHUNK) {
         const int m = h->n - first < CHUNK ? h->n - first : CHUNK;
-        const double *left = s->tied ? s->W : s->untied ? s->U : s->S;
         times(h, first, m * T, left, cols, h->P);
-        if (s->untied)
-            times(h, first, m * T, s->V, cols, h->Pv);
+        if (h->Pv)
+            times(h, first, m * T, right, cols, h->Pv);
         for (int k = 0; k < m; k++) {
             const double *A = h->P + (size_t)k * T * cols;
-            const double *B = s->untied ? h->Pv + (size_t)k * T * cols
-                              : s->tied ? A
-                                        : aim_holdout_tokens(h, first + k);
+            const double *B = h->Pv ? h->Pv + (size_t)k * T * cols
+                              : right ? A
+                                      : aim_holdout_tokens(h, first + k);
             indices(s, A, B, cols, tr, hs);
             for (int q = 0; q < T2; q++)
                 if (!isfinite(hs[q]))

@@ -1,24 +1,53 @@
-/* Internal to validate/sgd.c, validate/sgd_tied.c, validate/sgd_untied.c
- * and validate/holdout.c: the state of an aim_sgd and the pieces of a
- * block step that the students share (random streams, sampling, teacher
- * indices, the index guard, the output-map errors; for the factored
- * students, tied and untied, the indices-to-errors step and T x T
- * helpers). Not part of the API (see sgd.h). */
+/* Internal to validate/sgd.c, the students (validate/sgd_direct.c,
+ * sgd_tied.c, sgd_untied.c) and validate/holdout.c: the state of an
+ * aim_sgd, the table a student fills in, and the pieces of a block step
+ * that the students share (random streams, sampling, teacher indices, the
+ * index guard, the output-map errors; for the factored students the
+ * indices-to-errors step and T x T helpers). Not part of the API (see
+ * sgd.h). */
 #ifndef AIM_SGD_INTERNAL_H
 #define AIM_SGD_INTERNAL_H
 
+#include <cblas.h>
 #include <gsl/gsl_rng.h>
 
 #include "outmap.h"
 #include "sgd.h"
+
+/* A student of the SGD side: how its parameters are stored, drawn and
+ * moved. A new student is a file with one of these and a line in the
+ * registry of sgd.c; it is written from its own SGD rule, independently
+ * of the limit models of src/. */
+typedef struct {
+    const char *name;
+    /* d x p factor matrices (0: S is learned itself) */
+    int factors;
+    /* needs centred indices (theory/model.md sec. 2) */
+    int centred_only;
+    /* optional: the student's own buffers (n = block T rows); 0, or -1
+     * out of memory (aim_sgd_free frees them) */
+    int (*alloc)(aim_sgd *s, size_t n);
+    /* the start, from the student stream r */
+    void (*draw)(aim_sgd *s, gsl_rng *r);
+    /* optional: copies src's parameters besides S (aim_sgd_clone) */
+    void (*copy)(aim_sgd *s, const aim_sgd *src);
+    /* optional: before the blocks of one aim_sgd_advance call */
+    void (*begin)(aim_sgd *s);
+    /* one block of b steps: 0, or 1 on blow-up (parameters untouched) */
+    int (*block)(aim_sgd *s, int b);
+    /* optional: S from the factors, after the start and after advance */
+    void (*refresh)(aim_sgd *s);
+    /* the matrices of the indices x_a^T S x_b = (X L)_a . (X R)_b: L, R
+     * d x cols (R = L for W W^T); R NULL: L is S itself, cols = d */
+    void (*index_factors)(const aim_sgd *s, const double **L, const double **R);
+} aim_sgd_student;
 
 struct aim_sgd {
     aim_config cfg;
     int d, T, block;
     double c;          /* centring switch: 1 centred, 0 raw */
     int symmetric;     /* direct student kept symmetric */
-    int tied;          /* student S = W W^T */
-    int untied;        /* student S = U V^T */
+    const aim_sgd_student *student;
     int p;             /* tied, untied: columns of the factors (0 direct) */
     double C[AIM_MAX_TOKENS * AIM_MAX_TOKENS];
     double L[AIM_MAX_TOKENS * AIM_MAX_TOKENS];
@@ -93,14 +122,6 @@ int aim_sgd_i_guard(const aim_sgd *s, int n, int k, const double *hs,
  * s->E + k T^2. Returns 1 when one is not finite. */
 int aim_sgd_i_errors(aim_sgd *s, int k, const double *hs, const double *ht);
 
-/* One tied block of b steps (sgd_tied.c). 0, or 1 on blow-up (W
- * untouched). */
-int aim_sgd_i_tied_block(aim_sgd *s, int b);
-
-/* One untied block of b steps (sgd_untied.c). 0, or 1 on blow-up (U, V
- * untouched). */
-int aim_sgd_i_untied_block(aim_sgd *s, int b);
-
 /* Factored students (tied, untied), step k of the block (n rows): the
  * student indices h = (XSX - c C trS)/sqrt d from XSX = X_k S_k X_k^T
  * (T x T) and trS = Tr S_k, checked by aim_sgd_i_guard with A = sqrt(d)
@@ -123,6 +144,28 @@ void aim_sgd_i_weighted_row(const aim_sgd *s, int n, int k, const double *w,
 
 /* S = A A^T (A d x p row-major, S d x d, both triangles). */
 void aim_sgd_i_outer(const double *A, int d, int p, double *S);
+
+/* Tr A, Tr(A B^T) and Tr(A B) for d x d row-major A, B. */
+static inline double aim_sgd_i_trace(const double *A, int d)
+{
+    double t = 0.0;
+    for (int i = 0; i < d; i++)
+        t += A[(size_t)i * d + i];
+    return t;
+}
+
+static inline double aim_sgd_i_tr_abt(const double *A, const double *B, int d)
+{
+    return cblas_ddot(d * d, A, 1, B, 1);
+}
+
+static inline double aim_sgd_i_tr_ab(const double *A, const double *B, int d)
+{
+    double t = 0.0;
+    for (int p = 0; p < d; p++)
+        t += cblas_ddot(d, A + (size_t)p * d, 1, B + p, d);
+    return t;
+}
 
 /* K_kj[a][q] = x_{k,a} . x_{j,q} from the lower triangle of K. */
 static inline double aim_sgd_i_gram(const aim_sgd *s, int n, int k, int a,

@@ -63,13 +63,15 @@
  * The data stream is the direct student's (aim_sgd_i_draw_block: per
  * step tokens, then label noises), independent of the block size. */
 #include <math.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include <cblas.h>
 
+#include "draw.h"
 #include "sgd_internal.h"
 
-int aim_sgd_i_tied_block(aim_sgd *s, int b)
+static int tied_block(aim_sgd *s, int b)
 {
     const int T = s->T, T2 = T * T, d = s->d, p = s->p, n = b * T;
     const double sqd = sqrt((double)d), c = s->c;
@@ -146,3 +148,40 @@ int aim_sgd_i_tied_block(aim_sgd *s, int b)
     s->steps += b;
     return 0;
 }
+
+static int tied_alloc(aim_sgd *s, size_t n)
+{
+    (void)n;
+    s->W = malloc((size_t)s->d * s->p * sizeof *s->W);
+    return s->W ? 0 : -1;
+}
+
+static void tied_draw(aim_sgd *s, gsl_rng *r)
+{
+    aim_draw_student(&s->cfg, r, s->d, s->p, s->student->factors, s->W, NULL);
+}
+
+static void tied_copy(aim_sgd *s, const aim_sgd *src)
+{
+    memcpy(s->W, src->W, (size_t)src->d * src->p * sizeof *s->W);
+}
+
+/* S = W W^T (one dsyrk, d x d x p) */
+static void tied_refresh(aim_sgd *s) { aim_sgd_i_outer(s->W, s->d, s->p, s->S); }
+
+static void tied_index_factors(const aim_sgd *s, const double **L, const double **R)
+{
+    *L = *R = s->W;
+}
+
+const aim_sgd_student aim_sgd_tied_student = {
+    .name = "tied",
+    .factors = 1,
+    .centred_only = 1,
+    .alloc = tied_alloc,
+    .draw = tied_draw,
+    .copy = tied_copy,
+    .block = tied_block,
+    .refresh = tied_refresh,
+    .index_factors = tied_index_factors,
+};

@@ -101,10 +101,12 @@
  * (sgd.c); the data stream is the other students'
  * (aim_sgd_i_draw_block). */
 #include <math.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include <cblas.h>
 
+#include "draw.h"
 #include "sgd_internal.h"
 
 /* (x, y) <- (w x + z y, z x + w y) elementwise over n entries: the 2 x
@@ -126,7 +128,7 @@ static void transpose_tt(const double *A, double *D, int T)
             D[b * T + a] = A[a * T + b];
 }
 
-int aim_sgd_i_untied_block(aim_sgd *s, int b)
+static int untied_block(aim_sgd *s, int b)
 {
     const int T = s->T, T2 = T * T, d = s->d, p = s->p, n = b * T;
     const double sqd = sqrt((double)d), c = s->c;
@@ -248,3 +250,51 @@ int aim_sgd_i_untied_block(aim_sgd *s, int b)
     s->steps += b;
     return 0;
 }
+
+/* U, V and the block's second factor products, corrections and cross
+ * weights */
+static int untied_alloc(aim_sgd *s, size_t n)
+{
+    const size_t dp = (size_t)s->d * s->p;
+    s->U = malloc(dp * sizeof *s->U);
+    s->V = malloc(dp * sizeof *s->V);
+    s->Pv = malloc(n * s->p * sizeof *s->Pv);
+    s->Rv = malloc(n * s->p * sizeof *s->Rv);
+    s->zw = malloc((size_t)s->block * sizeof *s->zw);
+    return s->U && s->V && s->Pv && s->Rv && s->zw ? 0 : -1;
+}
+
+static void untied_draw(aim_sgd *s, gsl_rng *r)
+{
+    aim_draw_student(&s->cfg, r, s->d, s->p, s->student->factors, s->U, s->V);
+}
+
+static void untied_copy(aim_sgd *s, const aim_sgd *src)
+{
+    memcpy(s->U, src->U, (size_t)src->d * src->p * sizeof *s->U);
+    memcpy(s->V, src->V, (size_t)src->d * src->p * sizeof *s->V);
+}
+
+/* S = U V^T (one dgemm, d x d x p) */
+static void untied_refresh(aim_sgd *s)
+{
+    cblas_dgemm(CblasRowMajor, CblasNoTrans, CblasTrans, s->d, s->d, s->p,
+                1.0, s->U, s->p, s->V, s->p, 0.0, s->S, s->d);
+}
+
+static void untied_index_factors(const aim_sgd *s, const double **L, const double **R)
+{
+    *L = s->U;
+    *R = s->V;
+}
+
+const aim_sgd_student aim_sgd_untied_student = {
+    .name = "untied",
+    .factors = 2,
+    .alloc = untied_alloc,
+    .draw = untied_draw,
+    .copy = untied_copy,
+    .block = untied_block,
+    .refresh = untied_refresh,
+    .index_factors = untied_index_factors,
+};

@@ -254,7 +254,7 @@ static int compare_students_figure(const run_options *ro, const compare_result *
     const aim_config *cfg = &ro->cfg;
     const char *labels[MAX_STUDENTS];
     for (int s = 0; s < ro->nstudents; s++)
-        labels[s] = aim_cli_student_names[ro->student_cfg[s].decomposition];
+        labels[s] = aim_model_ops_of(&ro->student_cfg[s])->name;
     for (int j = 0; j < ro->ndims; j++) {
         const char *ode[MAX_STUDENTS], *sgd[MAX_STUDENTS];
         for (int s = 0; s < ro->nstudents; s++) {

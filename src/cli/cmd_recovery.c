@@ -10,6 +10,7 @@
 
 #include "cli.h"
 #include "compare.h"
+#include "model.h"
 #include "recovery.h"
 #include "tsv.h"
 #include "version.h"
@@ -161,6 +162,15 @@ static double tidy(double x)
     return fabs(x) < 1e-12 ? 0.0 : x;
 }
 
+/* " (Corollary 3)" for a model's named result, "" for none */
+static const char *result_note(const char *result, char *buf, size_t n)
+{
+    if (!result)
+        return "";
+    snprintf(buf, n, " (%s)", result);
+    return buf;
+}
+
 static void print_start(const aim_config *cfg, const aim_recovery_limit *r)
 {
     printf("Start (exact large-d, student and teacher independent): teacher overlap %.3g\n",
@@ -178,20 +188,20 @@ static void print_start(const aim_config *cfg, const aim_recovery_limit *r)
     printf("  d overlap/d tau at the start: %.6g (ODE right-hand side), %.6g (from the "
            "cross-gradient); zero below %.2g\n",
            tidy(r->drift_rhs), tidy(r->drift_formula), r->drift_tolerance);
+    const aim_model_ops *ops = aim_model_ops_of(cfg);
+    char note[64];
     switch (r->escape) {
     case AIM_ESCAPE_DRIFT:
         printf("Verdict: escape. The cross-gradient is non-zero at the start and the overlap "
                "moves at once%s.\n",
-               cfg->decomposition == AIM_TIED     ? " (Corollary 3)"
-               : cfg->decomposition == AIM_UNTIED ? " (Corollary 4 (i))"
-                                                  : "");
+               result_note(ops->escape_result, note, sizeof note));
         break;
     case AIM_ESCAPE_INVARIANT:
         printf("Verdict: invariant. The teacher's E[sigma'(h*)] vanishes and the indices are "
                "uncorrelated at the start, so the cross-gradient vanishes for every student "
                "state on the uninformative manifold: the limit ODE never leaves it%s. Only a "
                "finite-d start (a random overlap of order 1/d) can escape.\n",
-               cfg->decomposition == AIM_UNTIED ? " (Corollary 4 (ii))" : "");
+               result_note(ops->invariant_result, note, sizeof note));
         break;
     default:
         printf("Verdict: undecided at the start. The drift vanishes there, but %s; the limit "

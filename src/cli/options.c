@@ -7,6 +7,7 @@
 #include "cli.h"
 #include "grid.h"
 #include "model.h"
+#include "model.h"
 #include "sgd.h"
 #include "tsv.h"
 
@@ -184,7 +185,7 @@ int aim_cli_parse_run_options(const char *cmd, int argc, char **argv,
         for (int s = 0; s < (ro->nstudents ? ro->nstudents : 1); s++) {
             if (ro->nstudents)
                 snprintf(sgd_files, sizeof sgd_files, "%s-sgd-d%d",
-                         aim_cli_student_names[ro->student_cfg[s].decomposition], ro->dims[j]);
+                         aim_model_ops_of(&ro->student_cfg[s])->name, ro->dims[j]);
             else
                 snprintf(sgd_files, sizeof sgd_files, "sgd-d%d", ro->dims[j]);
             if ((is_sgd || is_compare) && aim_tsv_prepare_for(&ro->cfg, sgd_files))

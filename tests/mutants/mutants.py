@@ -178,6 +178,25 @@ MUTANTS = [
            "double c = q->omega[0][1] / sqrt(ns * nt);",
            ["test_output"], "teacher overlap of the full, not the traceless, matrices"),
 
+    # ---- the model ops outside the ODE: recovery's start drift, the matrix
+    # limit process's pull-back of M to the factors (src/model_*.c)
+    Mutant("recovery-tied-drift-x1.05", "src/model_tied.c",
+           "return -2.0 * (cross[0] + cross[1]) * ts * (omega_c + psi_c);",
+           "return -2.1 * (cross[0] + cross[1]) * ts * (omega_c + psi_c);",
+           ["test_recovery"], "tied: start drift of the cross moment from the cross-gradient"),
+    Mutant("recovery-untied-drift-x1.05", "src/model_untied.c",
+           "const double ta_tb = cfg->student.rho * (cfg->student.scale + v_v);",
+           "const double ta_tb = 1.05 * cfg->student.rho * (cfg->student.scale + v_v);",
+           ["test_recovery"], "untied: start drift of the cross moment, m(A) + m(B) x1.05"),
+    Mutant("mlimit-tied-pullback-x1.05", "src/model_tied.c",
+           "Msym[a] = Msym[b] = M[a] + M[b];",
+           "Msym[a] = Msym[b] = 1.05 * (M[a] + M[b]);",
+           ["test_mlimit"], "matrix limit process, tied: grad_W = (M + M^T) W x1.05"),
+    Mutant("mlimit-untied-V-pullback-x1.05", "src/model_untied.c",
+           "cblas_dgemm(CblasRowMajor, CblasTrans, CblasNoTrans, D, p, D, 1.0, M, D, m->F1, p, 0.0,",
+           "cblas_dgemm(CblasRowMajor, CblasTrans, CblasNoTrans, D, p, D, 1.05, M, D, m->F1, p, 0.0,",
+           ["test_mlimit"], "matrix limit process, untied: grad_V = M^T U x1.05"),
+
     # ---- the weak-recovery threshold and crossing (data: output.recovery_threshold)
     Mutant("weak-recovery-default-0.11", "src/config_keys.c",
            'recovery_threshold, "0.1",', 'recovery_threshold, "0.11",',
@@ -196,11 +215,11 @@ MUTANTS = [
            ["test_stops"], "sgd's median crossing at 0.1 whatever the set threshold"),
 
     # ---- the SGD side (the ground truth): validate/
-    Mutant("sgd-direct-eta-x1.05", "validate/sgd.c",
+    Mutant("sgd-direct-eta-x1.05", "validate/sgd_direct.c",
            "const double eta = s->cfg.eta, gamma = s->cfg.gamma;",
            "const double eta = 1.05 * s->cfg.eta, gamma = s->cfg.gamma;",
            ["test_sgd", "test_drift"], "direct student: learning rate of the step"),
-    Mutant("sgd-direct-decay-x1.05", "validate/sgd.c",
+    Mutant("sgd-direct-decay-x1.05", "validate/sgd_direct.c",
            "const double a = 1.0 - eta * gamma / ((double)d * d);",
            "const double a = 1.0 - 1.05 * eta * gamma / ((double)d * d);",
            ["test_sgd", "test_drift"], "direct student: weight decay of the step"),
