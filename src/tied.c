@@ -11,18 +11,9 @@
 
 struct aim_tied {
     aim_config cfg;
-    aim_hierarchy *h;
-    const aim_wordset *words; /* owned by h */
-    aim_truncation *trunc;    /* start moments, cumulants, closure */
-    aim_gauss *gauss;
-    int count;       /* words of length 0..M + 1 */
-    int size;        /* tracked words */
-    int n_params;    /* tracked words of length <= 2 */
+    aim_truncation_model hm; /* hierarchy, words, truncation, engine */
     int w_s, w_ss, w_st, w_tt, w_t; /* indices of S, SS, ST, TT, T */
-    double *start;     /* moments at tau = 0 (owned by trunc) */
-    double *mom;       /* work */
     double *work;      /* 2 x size: noise and decay terms */
-    char **names;
     /* the kernels at the last engine evaluation: CVODE's finite-difference
      * Jacobian perturbs words of length >= 3, which leave the order
      * parameters (and so the engine) unchanged */
@@ -90,45 +81,34 @@ aim_tied *aim_tied_create(const aim_config *cfg, aim_gauss_rule rule,
     m->cfg = *cfg;
     aim_dynamics dyn;
     tied_dynamics(&dyn);
-    m->h = aim_hierarchy_create(&dyn, cfg->order, err, n);
-    if (!m->h) {
+    if (aim_truncation_model_init(&m->hm, &dyn, cfg, rule, err, n)) {
         free(m);
         return NULL;
     }
     const int M = cfg->order;
-    m->words = aim_hierarchy_words(m->h);
-    m->count = aim_wordset_count(m->words);
-    m->size = aim_hierarchy_size(m->h);
-    m->trunc = aim_truncation_create(m->h);
-    m->gauss = aim_gauss_create(cfg, rule);
-    m->mom = calloc((size_t)m->count, sizeof *m->mom);
-    m->names = aim_hierarchy_state_names(m->h);
-    m->work = malloc(sizeof *m->work * 2 * (size_t)m->size);
-    if (!m->work || !m->trunc || !m->gauss || !m->mom || !m->names) {
-        snprintf(err, n, "out of memory, or the quasi-random point set could "
-                         "not be whitened (raise ode.qmc_points)");
+    m->work = malloc(sizeof *m->work * 2 * (size_t)m->hm.size);
+    if (!m->work) {
+        snprintf(err, n, "out of memory");
         aim_tied_free(m);
         return NULL;
     }
-    m->n_params = aim_hierarchy_order_parameters(m->h);
-    m->w_s = aim_wordset_find(m->words, "S");
-    m->w_t = aim_wordset_find(m->words, "T");
-    m->w_ss = aim_wordset_find(m->words, "SS");
-    m->w_st = aim_wordset_find(m->words, "ST");
-    m->w_tt = aim_wordset_find(m->words, "TT");
+    m->w_s = aim_wordset_find(m->hm.words, "S");
+    m->w_t = aim_wordset_find(m->hm.words, "T");
+    m->w_ss = aim_wordset_find(m->hm.words, "SS");
+    m->w_st = aim_wordset_find(m->hm.words, "ST");
+    m->w_tt = aim_wordset_find(m->hm.words, "TT");
 
     /* exact start: free cumulants of each letter, mixed ones zero */
-    double *start_cum = aim_truncation_start_cumulants(m->trunc);
-    for (int i = 1; i < m->count; i++) {
-        const char *w = aim_wordset_word(m->words, i);
+    double *start_cum = aim_truncation_start_cumulants(m->hm.trunc);
+    for (int i = 1; i < m->hm.count; i++) {
+        const char *w = aim_wordset_word(m->hm.words, i);
         int len = (int)strlen(w);
         if (is_pure(w, 'S'))
             start_cum[i] = cfg->student.rho * pow(cfg->student.scale, len);
         else if (is_pure(w, 'T'))
             start_cum[i] = teacher_cumulant(cfg, len);
     }
-    m->start = aim_truncation_start(m->trunc);
-    aim_truncation_start_from_cumulants(m->trunc);
+    aim_truncation_start_from_cumulants(m->hm.trunc);
     /* the closure (theory/tied.md sec. 6): the student's S^(M+1) extends
      * its free cumulants geometrically, kappa_(M+1) = kappa_M kappa_1 /
      * rho, exact for the free Poisson law of the start (kappa_n = rho v^n),
@@ -138,22 +118,22 @@ aim_tied *aim_tied_create(const aim_config *cfg, aim_gauss_rule rule,
      * 0: the value for S = c S* + X with X free from S*, exact at the free
      * start (c = 0) and at S = S* (c = 1). The teacher's words keep their
      * start values. */
-    const int w_top = aim_wordset_first(m->words, M); /* S^M comes first */
-    const int t_top = m->count - 1;                   /* T^(M+1) last */
-    aim_truncation_alignment(m->trunc, m->w_st, m->w_tt);
-    aim_truncation_geometric(m->trunc, m->w_s, cfg->student.rho);
-    for (int i = 1; i < m->count; i++) {
-        const char *w = aim_wordset_word(m->words, i);
-        const int pure = is_pure(w, 'S'), moves = aim_hierarchy_moves(m->h, i);
-        if (i < aim_truncation_first_long(m->trunc)) {
+    const int w_top = aim_wordset_first(m->hm.words, M); /* S^M comes first */
+    const int t_top = m->hm.count - 1;                   /* T^(M+1) last */
+    aim_truncation_alignment(m->hm.trunc, m->w_st, m->w_tt);
+    aim_truncation_geometric(m->hm.trunc, m->w_s, cfg->student.rho);
+    for (int i = 1; i < m->hm.count; i++) {
+        const char *w = aim_wordset_word(m->hm.words, i);
+        const int pure = is_pure(w, 'S'), moves = aim_hierarchy_moves(m->hm.h, i);
+        if (i < aim_truncation_first_long(m->hm.trunc)) {
             if (!pure && moves)
-                aim_truncation_mixed(m->trunc, i);
+                aim_truncation_mixed(m->hm.trunc, i);
             continue;
         }
         int k = 0;
         for (; *w; w++)
             k += *w == 'S';
-        aim_truncation_rule(m->trunc, i,
+        aim_truncation_rule(m->hm.trunc, i,
                             pure     ? AIM_CLOSE_GEOMETRIC
                             : !moves ? AIM_CLOSE_KEEP
                                      : AIM_CLOSE_ALIGNED,
@@ -162,52 +142,45 @@ aim_tied *aim_tied_create(const aim_config *cfg, aim_gauss_rule rule,
     return m;
 }
 
-aim_gauss *aim_tied_gauss(aim_tied *m) { return m->gauss; }
+aim_gauss *aim_tied_gauss(aim_tied *m) { return m->hm.gauss; }
 
 void aim_tied_free(aim_tied *m)
 {
     if (!m)
         return;
-    if (m->names)
-        for (int i = 0; i < m->size; i++)
-            free(m->names[i]);
-    free(m->names);
-    aim_truncation_free(m->trunc);
-    free(m->mom);
+    aim_truncation_model_release(&m->hm);
     free(m->work);
-    aim_gauss_free(m->gauss);
-    aim_hierarchy_free(m->h);
     free(m);
 }
 
-const aim_hierarchy *aim_tied_hierarchy(const aim_tied *m) { return m->h; }
-int aim_tied_size(const aim_tied *m) { return m->size; }
-int aim_tied_order_parameters(const aim_tied *m) { return m->n_params; }
+const aim_hierarchy *aim_tied_hierarchy(const aim_tied *m) { return m->hm.h; }
+int aim_tied_size(const aim_tied *m) { return m->hm.size; }
+int aim_tied_order_parameters(const aim_tied *m) { return m->hm.n_params; }
 const char *aim_tied_state_name(void *m, int i)
 {
-    return ((const aim_tied *)m)->names[i];
+    return ((const aim_tied *)m)->hm.names[i];
 }
-const double *aim_tied_start_moments(const aim_tied *m) { return m->start; }
+const double *aim_tied_start_moments(const aim_tied *m) { return m->hm.start; }
 const char *aim_tied_error(const aim_tied *m) { return m->error; }
 int aim_tied_left_valid(const aim_tied *m) { return m->invalid; }
 
 void aim_tied_set_start(aim_tied *m, const double *moments)
 {
-    memcpy(m->start, moments, sizeof *m->start * (size_t)m->count);
-    m->start[0] = 1.0;
-    aim_truncation_cumulants_from_start(m->trunc);
+    memcpy(m->hm.start, moments, sizeof *m->hm.start * (size_t)m->hm.count);
+    m->hm.start[0] = 1.0;
+    aim_truncation_cumulants_from_start(m->hm.trunc);
 }
 
 void aim_tied_initial(const aim_tied *m, double *y)
 {
-    aim_truncation_initial(m->trunc, y);
+    aim_truncation_initial(m->hm.trunc, y);
 }
 
 void aim_tied_moments(aim_tied *m, const double *y, double *mom)
 {
     /* tracked words from y; the teacher's from the start */
-    aim_truncation_fill(m->trunc, y, mom);
-    aim_truncation_close(m->trunc, m->cfg.closure, mom);
+    aim_truncation_fill(m->hm.trunc, y, mom);
+    aim_truncation_close(m->hm.trunc, m->cfg.closure, mom);
 }
 
 void aim_tied_overlaps(const aim_tied *m, const double *mom, aim_overlaps *q)
@@ -227,20 +200,20 @@ int aim_tied_terms_at(aim_tied *m, const double *mom, double *gradient,
     aim_tied_overlaps(m, mom, &q);
     double *k = m->cached_k;
     if (m->cached && memcmp(&q, &m->cached_q, sizeof q) == 0) {
-        aim_hierarchy_eval(m->h, mom, k, gradient, noise, decay);
+        aim_hierarchy_eval(m->hm.h, mom, k, gradient, noise, decay);
         return 0;
     }
     m->cached = 0;
-    if (aim_gauss_eval(m->gauss, &q)) {
+    if (aim_gauss_eval(m->hm.gauss, &q)) {
         m->invalid = q.omega[0][0] * q.omega[1][1] < q.omega[0][1] * q.omega[0][1] ||
                      q.omega[0][0] < 0.0;
-        snprintf(m->error, sizeof m->error, "%s", aim_gauss_error(m->gauss));
+        snprintf(m->error, sizeof m->error, "%s", aim_gauss_error(m->hm.gauss));
         return -1;
     }
-    aim_hierarchy_kernels(m->gauss, m->cfg.eta, m->cfg.gamma, k);
+    aim_hierarchy_kernels(m->hm.gauss, m->cfg.eta, m->cfg.gamma, k);
     m->cached_q = q;
     m->cached = 1;
-    aim_hierarchy_eval(m->h, mom, k, gradient, noise, decay);
+    aim_hierarchy_eval(m->hm.h, mom, k, gradient, noise, decay);
     return 0;
 }
 
@@ -248,33 +221,33 @@ int aim_tied_terms(aim_tied *m, const double *y, double *gradient,
                    double *noise, double *decay)
 {
     m->invalid = 0;
-    for (int i = 0; i < m->size; i++)
+    for (int i = 0; i < m->hm.size; i++)
         if (!isfinite(y[i])) {
             m->invalid = 1; /* no matrices have these moments */
-            snprintf(m->error, sizeof m->error, "%s is not finite", m->names[i]);
+            snprintf(m->error, sizeof m->error, "%s is not finite", m->hm.names[i]);
             return -1;
         }
-    aim_tied_moments(m, y, m->mom);
-    return aim_tied_terms_at(m, m->mom, gradient, noise, decay);
+    aim_tied_moments(m, y, m->hm.mom);
+    return aim_tied_terms_at(m, m->hm.mom, gradient, noise, decay);
 }
 
 int aim_tied_rhs(aim_tied *m, const double *y, double *dy)
 {
-    double *noise = m->work, *decay = m->work + m->size;
+    double *noise = m->work, *decay = m->work + m->hm.size;
     int st = aim_tied_terms(m, y, dy, noise, decay);
     if (st == 0)
-        for (int i = 0; i < m->size; i++)
+        for (int i = 0; i < m->hm.size; i++)
             dy[i] += noise[i] + decay[i];
     return st;
 }
 
 int aim_tied_observables(aim_tied *m, const double *y, double obs[AIM_OBS_COUNT])
 {
-    aim_tied_moments(m, y, m->mom);
+    aim_tied_moments(m, y, m->hm.mom);
     aim_overlaps q;
-    aim_tied_overlaps(m, m->mom, &q);
-    if (aim_gauss_observables(m->gauss, &q, obs)) {
-        snprintf(m->error, sizeof m->error, "%s", aim_gauss_error(m->gauss));
+    aim_tied_overlaps(m, m->hm.mom, &q);
+    if (aim_gauss_observables(m->hm.gauss, &q, obs)) {
+        snprintf(m->error, sizeof m->error, "%s", aim_gauss_error(m->hm.gauss));
         return -1;
     }
     return 0;
@@ -314,22 +287,22 @@ static int margin_kind(int M, int k)
 
 int aim_tied_margin_count(const aim_tied *m)
 {
-    const int M = aim_hierarchy_order(m->h);
+    const int M = aim_hierarchy_order(m->hm.h);
     return M < 3 ? M + 1 : MARGINS;
 }
 
 const char *aim_tied_margin_text(const aim_tied *m, int k)
 {
-    return margin_texts[margin_kind(aim_hierarchy_order(m->h), k)];
+    return margin_texts[margin_kind(aim_hierarchy_order(m->hm.h), k)];
 }
 
 void aim_tied_margins(aim_tied *m, const double *y, double *g)
 {
-    const int M = aim_hierarchy_order(m->h);
-    aim_tied_moments(m, y, m->mom);
-    const double *mo = m->mom;
+    const int M = aim_hierarchy_order(m->hm.h);
+    aim_tied_moments(m, y, m->hm.mom);
+    const double *mo = m->hm.mom;
     const double mu1 = mo[m->w_s], mu2 = mo[m->w_ss];
-    const double mu3 = M >= 3 ? mo[aim_wordset_find(m->words, "SSS")] : NAN;
+    const double mu3 = M >= 3 ? mo[aim_wordset_find(m->hm.words, "SSS")] : NAN;
     const double cst = mo[m->w_st] - mu1 * mo[m->w_t];
     const double vs = mu2 - mu1 * mu1, vt = mo[m->w_tt] - mo[m->w_t] * mo[m->w_t];
     for (int k = 0; k < aim_tied_margin_count(m); k++) {
@@ -362,7 +335,7 @@ int aim_tied_check(aim_tied *m, const double *y)
 double aim_tied_overlap(aim_tied *m, const double *y)
 {
     aim_overlaps q;
-    aim_tied_moments(m, y, m->mom);
-    aim_tied_overlaps(m, m->mom, &q);
+    aim_tied_moments(m, y, m->hm.mom);
+    aim_tied_overlaps(m, m->hm.mom, &q);
     return aim_overlaps_teacher_overlap(&q);
 }

@@ -1,6 +1,7 @@
 #include "truncation.h"
 
 #include <math.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -164,4 +165,42 @@ void aim_truncation_close(aim_truncation *t, aim_closure closure, double *mom)
         aim_freecum_moments(t->fc, t->cum, mom, M + 1, M + 1);
         break;
     }
+}
+
+int aim_truncation_model_init(aim_truncation_model *m, const aim_dynamics *dyn,
+                              const aim_config *cfg, aim_gauss_rule rule, char *err, size_t n)
+{
+    memset(m, 0, sizeof *m);
+    m->h = aim_hierarchy_create(dyn, cfg->order, err, n);
+    if (!m->h)
+        return -1;
+    m->words = aim_hierarchy_words(m->h);
+    m->count = aim_wordset_count(m->words);
+    m->size = aim_hierarchy_size(m->h);
+    m->n_params = aim_hierarchy_order_parameters(m->h);
+    m->trunc = aim_truncation_create(m->h);
+    m->start = m->trunc ? aim_truncation_start(m->trunc) : NULL;
+    m->gauss = aim_gauss_create(cfg, rule);
+    m->mom = calloc((size_t)m->count, sizeof *m->mom);
+    m->names = aim_hierarchy_state_names(m->h);
+    if (!m->trunc || !m->gauss || !m->mom || !m->names) {
+        snprintf(err, n, "out of memory, or the quasi-random point set could not be "
+                         "whitened (raise ode.qmc_points)");
+        aim_truncation_model_release(m);
+        return -1;
+    }
+    return 0;
+}
+
+void aim_truncation_model_release(aim_truncation_model *m)
+{
+    if (m->names)
+        for (int i = 0; i < m->size; i++)
+            free(m->names[i]);
+    free(m->names);
+    aim_truncation_free(m->trunc);
+    free(m->mom);
+    aim_gauss_free(m->gauss);
+    aim_hierarchy_free(m->h);
+    memset(m, 0, sizeof *m);
 }

@@ -8,11 +8,37 @@
 #ifndef AIM_TRUNCATION_H
 #define AIM_TRUNCATION_H
 
+#include <stddef.h>
+
 #include "config.h"
 #include "freecum.h"
+#include "gauss.h"
 #include "hierarchy.h"
 
 typedef struct aim_truncation aim_truncation;
+
+/* What every truncated hierarchy model (tied, untied) is built from; each
+ * model adds its letter rules (the aim_dynamics it passes in), its start
+ * law (through trunc) and its closure plan. All owned by the model. */
+typedef struct {
+    aim_hierarchy *h;
+    const aim_wordset *words; /* owned by h */
+    aim_truncation *trunc;    /* start moments, cumulants, closure */
+    aim_gauss *gauss;         /* the expectation engine */
+    int count;                /* words of length 0..M + 1 */
+    int size;                 /* tracked words */
+    int n_params;             /* tracked words of length <= 2 */
+    double *start;            /* moments at tau = 0 (owned by trunc) */
+    double *mom;              /* count: work */
+    char **names;             /* size: the tracked words' names */
+} aim_truncation_model;
+
+/* Builds dyn's hierarchy at cfg->order with its word set, truncation,
+ * engine (rule) and work space into *m. Returns 0, or -1 with err set and
+ * *m released. */
+int aim_truncation_model_init(aim_truncation_model *m, const aim_dynamics *dyn,
+                              const aim_config *cfg, aim_gauss_rule rule, char *err, size_t n);
+void aim_truncation_model_release(aim_truncation_model *m);
 
 /* How the cumulant of a word of length M + 1 is closed. */
 typedef enum {

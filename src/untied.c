@@ -16,21 +16,14 @@
 
 struct aim_untied {
     aim_config cfg;
-    aim_hierarchy *h;
-    const aim_wordset *words; /* owned by h */
-    aim_truncation *trunc; /* start moments, cumulants, closure */
-    aim_gauss *gauss;
+    aim_truncation_model hm; /* hierarchy, words, truncation, engine */
     int raw, adiabatic;
     double d;          /* stiff raw system: its finite d; 0 otherwise */
     double sqrt_d;
-    int count, size, n_params;
     int slot_k;        /* state index of the word K */
     int w_a, w_b, w_k, w_kk, w_kk2, w_kt, w_kt2, w_t, w_tt, w_tt2;
-    double *start;     /* the start moments (owned by trunc) */
-    double *mom;       /* work */
     double *vlam;      /* per equation: the coefficient of lambda */
     double *work;      /* 3 x size: gradient, noise and decay terms */
-    char **names;
     char **moment_names; /* "m(w)" for every slot, K included */
     double mean0;      /* raw: the student mean at the start */
     double root;       /* adiabatic: the last critical point found */
@@ -136,7 +129,7 @@ static int planar_start(aim_untied *m, char *err, size_t n)
         l[5] = (aim_planar_letter){1, {2, 0}, {1, 0}};
         break;
     }
-    return aim_planar_moments(m->words, aim_hierarchy_order(m->h) + 1, f, nf, l, m->start,
+    return aim_planar_moments(m->hm.words, aim_hierarchy_order(m->hm.h) + 1, f, nf, l, m->hm.start,
                               err, n);
 }
 
@@ -150,7 +143,7 @@ static double shifted_moment(const aim_untied *m, const double *m0, char *w, int
     while (w[p] && !is_teacher_letter(w[p]))
         p++;
     if (!w[p])
-        return m0[aim_wordset_find(m->words, w)];
+        return m0[aim_wordset_find(m->hm.words, w)];
     const double keep = shifted_moment(m, m0, w, p + 1, eps);
     char dropped[AIM_WORD_MAX + 1];
     memcpy(dropped, w, (size_t)p);
@@ -161,12 +154,12 @@ static double shifted_moment(const aim_untied *m, const double *m0, char *w, int
 static void apply_teacher_mean(aim_untied *m)
 {
     const double eps = m->cfg.teacher.mean / m->sqrt_d;
-    double *m0 = m->mom; /* work copy of the unshifted moments */
-    memcpy(m0, m->start, sizeof *m0 * (size_t)m->count);
+    double *m0 = m->hm.mom; /* work copy of the unshifted moments */
+    memcpy(m0, m->hm.start, sizeof *m0 * (size_t)m->hm.count);
     char w[AIM_WORD_MAX + 1];
-    for (int i = 1; i < m->count; i++) {
-        strcpy(w, aim_wordset_word(m->words, i));
-        m->start[i] = shifted_moment(m, m0, w, 0, eps);
+    for (int i = 1; i < m->hm.count; i++) {
+        strcpy(w, aim_wordset_word(m->hm.words, i));
+        m->hm.start[i] = shifted_moment(m, m0, w, 0, eps);
     }
 }
 
@@ -178,10 +171,10 @@ static void apply_teacher_mean(aim_untied *m)
  * teacher word with K -> T, k -> t (j student letters). */
 static int plan_closure(aim_untied *m)
 {
-    const int M = aim_hierarchy_order(m->h);
+    const int M = aim_hierarchy_order(m->hm.h);
     const int sym = teacher_symmetric(&m->cfg);
-    for (int i = 0; i < m->count; i++) {
-        const char *w = aim_wordset_word(m->words, i);
+    for (int i = 0; i < m->hm.count; i++) {
+        const char *w = aim_wordset_word(m->hm.words, i);
         int student = 0, teacher = 0, only_k = 1;
         char mapped[AIM_WORD_MAX + 1];
         int len = 0;
@@ -192,45 +185,38 @@ static int plan_closure(aim_untied *m)
             mapped[len++] = *c == 'K' ? 'T' : *c == 'k' ? (sym ? 'T' : 't') : *c;
         }
         mapped[len] = '\0';
-        if (i < aim_truncation_first_long(m->trunc)) {
+        if (i < aim_truncation_first_long(m->hm.trunc)) {
             if (student && teacher)
-                aim_truncation_mixed(m->trunc, i);
+                aim_truncation_mixed(m->hm.trunc, i);
             continue;
         }
         if (student && teacher) {
-            const int target = aim_wordset_find(m->words, mapped);
+            const int target = aim_wordset_find(m->hm.words, mapped);
             if (target < 0)
                 return -1;
-            aim_truncation_rule(m->trunc, i,
+            aim_truncation_rule(m->hm.trunc, i,
                                 only_k && M >= 2 ? AIM_CLOSE_ALIGNED : AIM_CLOSE_ZERO, target,
                                 student);
         } else {
-            aim_truncation_rule(m->trunc, i, AIM_CLOSE_KEEP, 0, 0);
+            aim_truncation_rule(m->hm.trunc, i, AIM_CLOSE_KEEP, 0, 0);
         }
     }
     return 0;
 }
 
-aim_gauss *aim_untied_gauss(aim_untied *m) { return m->gauss; }
+aim_gauss *aim_untied_gauss(aim_untied *m) { return m->hm.gauss; }
 
 void aim_untied_free(aim_untied *m)
 {
     if (!m)
         return;
-    for (int i = 0; i < m->size; i++) {
-        if (m->names)
-            free(m->names[i]);
-        if (m->moment_names)
+    if (m->moment_names)
+        for (int i = 0; i < m->hm.size; i++)
             free(m->moment_names[i]);
-    }
-    free(m->names);
     free(m->moment_names);
-    aim_truncation_free(m->trunc);
-    free(m->mom);
     free(m->vlam);
     free(m->work);
-    aim_gauss_free(m->gauss);
-    aim_hierarchy_free(m->h);
+    aim_truncation_model_release(&m->hm);
     free(m);
 }
 
@@ -240,7 +226,7 @@ static int find_word(const aim_untied *m, const char *w, int sym)
     size_t len = strlen(w);
     for (size_t i = 0; i <= len; i++)
         buf[i] = sym && w[i] == 't' ? 'T' : w[i];
-    return aim_wordset_find(m->words, buf);
+    return aim_wordset_find(m->hm.words, buf);
 }
 
 static void overlaps_of(const aim_untied *m, const double *mom, double mean, aim_overlaps *q);
@@ -254,12 +240,12 @@ static int start_mean(aim_untied *m, double typical, char *err, size_t n)
     aim_overlaps q;
     double slope[2];
     for (int i = 0; i < 2; i++) {
-        overlaps_of(m, m->start, i ? -typical : typical, &q);
-        if (aim_gauss_eval(m->gauss, &q)) {
-            snprintf(err, n, "the start: %s", aim_gauss_error(m->gauss));
+        overlaps_of(m, m->hm.start, i ? -typical : typical, &q);
+        if (aim_gauss_eval(m->hm.gauss, &q)) {
+            snprintf(err, n, "the start: %s", aim_gauss_error(m->hm.gauss));
             return -1;
         }
-        slope[i] = aim_gauss_error_mean(m->gauss);
+        slope[i] = aim_gauss_error_mean(m->hm.gauss);
     }
     m->mean0 = slope[0] < 0.0 && slope[1] > 0.0 ? typical : 0.0;
     return 0;
@@ -285,28 +271,16 @@ aim_untied *aim_untied_create(const aim_config *cfg, double d, aim_gauss_rule ru
     m->sqrt_d = sqrt(m->d);
     aim_dynamics dyn;
     untied_dynamics(cfg, &dyn);
-    m->h = aim_hierarchy_create(&dyn, cfg->order, err, n);
-    if (!m->h) {
+    if (aim_truncation_model_init(&m->hm, &dyn, cfg, rule, err, n)) {
         free(m);
         return NULL;
     }
     const int M = cfg->order;
-    m->words = aim_hierarchy_words(m->h);
-    m->count = aim_wordset_count(m->words);
-    m->size = aim_hierarchy_size(m->h);
-    m->trunc = aim_truncation_create(m->h);
-    m->gauss = aim_gauss_create(cfg, rule);
-    const size_t c = (size_t)m->count;
-    m->start = m->trunc ? aim_truncation_start(m->trunc) : NULL;
-    m->mom = calloc(c, sizeof *m->mom);
-    m->vlam = calloc((size_t)m->size, sizeof *m->vlam);
-    m->work = calloc(3 * (size_t)m->size, sizeof *m->work);
-    m->names = aim_hierarchy_state_names(m->h);
-    m->moment_names = aim_hierarchy_state_names(m->h);
-    if (!m->moment_names || !m->trunc || !m->gauss || !m->mom || !m->vlam || !m->work ||
-        !m->names) {
-        snprintf(err, n, "out of memory, or the quasi-random point set could not be "
-                         "whitened (raise ode.qmc_points)");
+    m->vlam = calloc((size_t)m->hm.size, sizeof *m->vlam);
+    m->work = calloc(3 * (size_t)m->hm.size, sizeof *m->work);
+    m->moment_names = aim_hierarchy_state_names(m->hm.h);
+    if (!m->moment_names || !m->vlam || !m->work) {
+        snprintf(err, n, "out of memory");
         aim_untied_free(m);
         return NULL;
     }
@@ -327,19 +301,18 @@ aim_untied *aim_untied_create(const aim_config *cfg, double d, aim_gauss_rule ru
         aim_untied_free(m);
         return NULL;
     }
-    m->n_params = aim_hierarchy_order_parameters(m->h);
-    for (int i = 0; i < m->size; i++)
-        if (aim_hierarchy_tracked(m->h, i) == m->w_k)
+    for (int i = 0; i < m->hm.size; i++)
+        if (aim_hierarchy_tracked(m->hm.h, i) == m->w_k)
             m->slot_k = i;
     if (m->d > 0.0) /* "m(K)" -> "mean": the slot carries Tr S/sqrt d */
-        snprintf(m->names[m->slot_k], 5, "mean");
+        snprintf(m->hm.names[m->slot_k], 5, "mean");
     if (plan_closure(m) || planar_start(m, err, n)) {
         if (!*err)
             snprintf(err, n, "the closure's teacher word is missing from the word set");
         aim_untied_free(m);
         return NULL;
     }
-    m->start[0] = 1.0;
+    m->hm.start[0] = 1.0;
     if (m->d > 0.0 && cfg->teacher.mean != 0.0)
         apply_teacher_mean(m);
     /* The mean Tr S/sqrt d of the Gaussian start is N(0, rho v v_V/d_s) at
@@ -352,17 +325,17 @@ aim_untied *aim_untied_create(const aim_config *cfg, double d, aim_gauss_rule ru
         aim_untied_free(m);
         return NULL;
     }
-    aim_truncation_alignment(m->trunc, m->w_kt, m->w_tt);
-    aim_truncation_cumulants_from_start(m->trunc);
+    aim_truncation_alignment(m->hm.trunc, m->w_kt, m->w_tt);
+    aim_truncation_cumulants_from_start(m->hm.trunc);
     return m;
 }
 
-const aim_hierarchy *aim_untied_hierarchy(const aim_untied *m) { return m->h; }
-int aim_untied_size(const aim_untied *m) { return m->size; }
-int aim_untied_order_parameters(const aim_untied *m) { return m->n_params; }
+const aim_hierarchy *aim_untied_hierarchy(const aim_untied *m) { return m->hm.h; }
+int aim_untied_size(const aim_untied *m) { return m->hm.size; }
+int aim_untied_order_parameters(const aim_untied *m) { return m->hm.n_params; }
 const char *aim_untied_state_name(void *m, int i)
 {
-    return ((const aim_untied *)m)->names[i];
+    return ((const aim_untied *)m)->hm.names[i];
 }
 const char *aim_untied_error(const aim_untied *m) { return m->error; }
 const char *aim_untied_moment_name(void *m, int i)
@@ -375,26 +348,26 @@ double aim_untied_start_mean(const aim_untied *m) { return m->mean0; }
 
 void aim_untied_set_start(aim_untied *m, const double *moments, double mean)
 {
-    memcpy(m->start, moments, sizeof *m->start * (size_t)m->count);
-    m->start[0] = 1.0;
+    memcpy(m->hm.start, moments, sizeof *m->hm.start * (size_t)m->hm.count);
+    m->hm.start[0] = 1.0;
     m->mean0 = m->raw ? mean : 0.0;
     m->cached = 0;
     m->root = m->mean0;
     if (m->adiabatic)
-        m->start[m->w_k] = 0.0; /* Tr S/d = mean/sqrt d -> 0 */
-    aim_truncation_cumulants_from_start(m->trunc);
+        m->hm.start[m->w_k] = 0.0; /* Tr S/d = mean/sqrt d -> 0 */
+    aim_truncation_cumulants_from_start(m->hm.trunc);
 }
 
 void aim_untied_initial(const aim_untied *m, double *y)
 {
-    aim_truncation_initial(m->trunc, y);
+    aim_truncation_initial(m->hm.trunc, y);
     if (m->d > 0.0)
         y[m->slot_k] = m->mean0;
 }
 
 int aim_untied_balance(const aim_untied *m, char *msg, size_t n)
 {
-    const int M = aim_hierarchy_order(m->h);
+    const int M = aim_hierarchy_order(m->hm.h);
     int bad = 0;
     size_t used = 0;
     msg[0] = '\0';
@@ -403,8 +376,8 @@ int aim_untied_balance(const aim_untied *m, char *msg, size_t n)
         memset(a, 'A', (size_t)k);
         memset(b, 'B', (size_t)k);
         a[k] = b[k] = '\0';
-        const double ta = m->start[aim_wordset_find(m->words, a)];
-        const double tb = m->start[aim_wordset_find(m->words, b)];
+        const double ta = m->hm.start[aim_wordset_find(m->hm.words, a)];
+        const double tb = m->hm.start[aim_wordset_find(m->hm.words, b)];
         if (fabs(ta - tb) < m->cfg.balance) {
             bad++;
             if (used < n)
@@ -418,10 +391,10 @@ int aim_untied_balance(const aim_untied *m, char *msg, size_t n)
 
 void aim_untied_moments(aim_untied *m, const double *y, double *mom)
 {
-    aim_truncation_fill(m->trunc, y, mom);
+    aim_truncation_fill(m->hm.trunc, y, mom);
     if (m->d > 0.0)
         mom[m->w_k] = y[m->slot_k] / m->sqrt_d; /* Tr S/d = mean/sqrt d */
-    aim_truncation_close(m->trunc, m->cfg.closure, mom);
+    aim_truncation_close(m->hm.trunc, m->cfg.closure, mom);
 }
 
 static void overlaps_of(const aim_untied *m, const double *mom, double mean, aim_overlaps *q)
@@ -456,11 +429,11 @@ static double risk_slope(double x, void *params)
 {
     mean_problem *p = params;
     p->q->mean[0] = x;
-    if (aim_gauss_eval(p->m->gauss, p->q)) {
+    if (aim_gauss_eval(p->m->hm.gauss, p->q)) {
         p->failed = 1;
         return NAN;
     }
-    return aim_gauss_error_mean(p->m->gauss);
+    return aim_gauss_error_mean(p->m->hm.gauss);
 }
 
 /* The critical point dR/dm = 0 that gradient descent in m reaches from
@@ -532,7 +505,7 @@ static int critical_mean(aim_untied *m, aim_overlaps *q, double guess, double *r
     return 0;
 engine:
     m->invalid = 1; /* the engine refuses only a non-covariance */
-    snprintf(m->error, sizeof m->error, "%s", aim_gauss_error(m->gauss));
+    snprintf(m->error, sizeof m->error, "%s", aim_gauss_error(m->hm.gauss));
     return -1;
 }
 
@@ -554,13 +527,13 @@ static int kernels_at(aim_untied *m, const double *mom, double mean, double *k)
             return -1;
         q.mean[0] = root;
     }
-    if (aim_gauss_eval(m->gauss, &q)) {
+    if (aim_gauss_eval(m->hm.gauss, &q)) {
         m->invalid = 1; /* the engine refuses only a non-covariance */
-        snprintf(m->error, sizeof m->error, "%s", aim_gauss_error(m->gauss));
+        snprintf(m->error, sizeof m->error, "%s", aim_gauss_error(m->hm.gauss));
         return -1;
     }
-    aim_hierarchy_kernels(m->gauss, m->cfg.eta, m->cfg.gamma, k);
-    k[AIM_KERNEL_MEAN] = m->d > 0.0 ? m->sqrt_d * aim_gauss_error_mean(m->gauss) : 0.0;
+    aim_hierarchy_kernels(m->hm.gauss, m->cfg.eta, m->cfg.gamma, k);
+    k[AIM_KERNEL_MEAN] = m->d > 0.0 ? m->sqrt_d * aim_gauss_error_mean(m->hm.gauss) : 0.0;
     if (m->adiabatic)
         m->root = root;
     m->cached_q = key;
@@ -582,15 +555,15 @@ int aim_untied_terms_split_at(aim_untied *m, const double *mom, double mean, dou
     double k[AIM_KERNEL_COUNT];
     if (kernels_at(m, mom, mean, k))
         return -1;
-    const int n = m->size, ks = m->slot_k;
+    const int n = m->hm.size, ks = m->slot_k;
     double *g = m->work, *nz = m->work + n, *dc = m->work + 2 * n;
     double lambda = k[AIM_KERNEL_MEAN];
     k[AIM_KERNEL_MEAN] = 0.0;
-    aim_hierarchy_eval(m->h, mom, k, g, nz, dc);
+    aim_hierarchy_eval(m->hm.h, mom, k, g, nz, dc);
     if (m->raw) {
         double unit[AIM_KERNEL_COUNT] = {0};
         unit[AIM_KERNEL_MEAN] = 1.0;
-        aim_hierarchy_eval(m->h, mom, unit, m->vlam, NULL, NULL);
+        aim_hierarchy_eval(m->hm.h, mom, unit, m->vlam, NULL, NULL);
         if (m->adiabatic) {
             /* lambda holds m(K) = 0: the equation of K, -(m(A) + m(B))
              * lambda + the rest, vanishes (theory/untied.md sec. 3) */
@@ -627,10 +600,10 @@ int aim_untied_terms_split_at(aim_untied *m, const double *mom, double mean, dou
 static int finite_state(aim_untied *m, const double *y)
 {
     m->invalid = 0;
-    for (int i = 0; i < m->size; i++)
+    for (int i = 0; i < m->hm.size; i++)
         if (!isfinite(y[i])) {
             m->invalid = 1;
-            snprintf(m->error, sizeof m->error, "%s is not finite", m->names[i]);
+            snprintf(m->error, sizeof m->error, "%s is not finite", m->hm.names[i]);
             return -1;
         }
     return 0;
@@ -641,8 +614,8 @@ int aim_untied_terms(aim_untied *m, const double *y, double *gradient, double *n
 {
     if (finite_state(m, y))
         return -1;
-    aim_untied_moments(m, y, m->mom);
-    return aim_untied_terms_at(m, m->mom, m->d > 0.0 ? y[m->slot_k] : 0.0, gradient,
+    aim_untied_moments(m, y, m->hm.mom);
+    return aim_untied_terms_at(m, m->hm.mom, m->d > 0.0 ? y[m->slot_k] : 0.0, gradient,
                                noise, decay);
 }
 
@@ -650,8 +623,8 @@ int aim_untied_rhs(aim_untied *m, const double *y, double *dy)
 {
     if (aim_untied_terms(m, y, dy, NULL, NULL))
         return -1;
-    const double *nz = m->work + m->size, *dc = m->work + 2 * m->size;
-    for (int i = 0; i < m->size; i++)
+    const double *nz = m->work + m->hm.size, *dc = m->work + 2 * m->hm.size;
+    for (int i = 0; i < m->hm.size; i++)
         dy[i] += nz[i] + dc[i];
     return 0;
 }
@@ -666,9 +639,9 @@ int aim_untied_mean(aim_untied *m, const double *y, double *mean)
         *mean = y[m->slot_k];
         return 0;
     }
-    aim_untied_moments(m, y, m->mom);
+    aim_untied_moments(m, y, m->hm.mom);
     double k[AIM_KERNEL_COUNT];
-    if (kernels_at(m, m->mom, 0.0, k))
+    if (kernels_at(m, m->hm.mom, 0.0, k))
         return -1;
     *mean = m->cached_root;
     return 0;
@@ -677,19 +650,19 @@ int aim_untied_mean(aim_untied *m, const double *y, double *mean)
 int aim_untied_fast_rate(aim_untied *m, double mean, double *rate)
 {
     aim_overlaps q;
-    overlaps_of(m, m->start, mean, &q);
-    if (aim_gauss_eval(m->gauss, &q)) {
-        snprintf(m->error, sizeof m->error, "%s", aim_gauss_error(m->gauss));
+    overlaps_of(m, m->hm.start, mean, &q);
+    if (aim_gauss_eval(m->hm.gauss, &q)) {
+        snprintf(m->error, sizeof m->error, "%s", aim_gauss_error(m->hm.gauss));
         return -1;
     }
-    *rate = -(m->start[m->w_a] + m->start[m->w_b]) * aim_gauss_error_mean(m->gauss);
+    *rate = -(m->hm.start[m->w_a] + m->hm.start[m->w_b]) * aim_gauss_error_mean(m->hm.gauss);
     return 0;
 }
 
 int aim_untied_settle(aim_untied *m, double mean)
 {
     aim_overlaps q;
-    overlaps_of(m, m->start, mean, &q);
+    overlaps_of(m, m->hm.start, mean, &q);
     m->cached = 0;
     return critical_mean(m, &q, mean, &m->root);
 }
@@ -720,9 +693,9 @@ const char *aim_untied_margin_text(const aim_untied *m, int k)
 
 void aim_untied_margins(aim_untied *m, const double *y, double *g)
 {
-    aim_untied_moments(m, y, m->mom);
-    const double *mo = m->mom;
-    const int aa = aim_wordset_find(m->words, "AA"), bb = aim_wordset_find(m->words, "BB");
+    aim_untied_moments(m, y, m->hm.mom);
+    const double *mo = m->hm.mom;
+    const int aa = aim_wordset_find(m->hm.words, "AA"), bb = aim_wordset_find(m->hm.words, "BB");
     const double cst = mo[m->w_kt] - mo[m->w_k] * mo[m->w_t];
     const double vs = mo[m->w_kk] - mo[m->w_k] * mo[m->w_k];
     const double vt = mo[m->w_tt] - mo[m->w_t] * mo[m->w_t];
@@ -742,7 +715,7 @@ int aim_untied_check(aim_untied *m, const double *y)
             snprintf(m->error, sizeof m->error,
                      "the moments are not those of real U, V: %s fails (m(A) = %.6g, "
                      "m(B) = %.6g)",
-                     aim_untied_margin_text(m, k), m->mom[m->w_a], m->mom[m->w_b]);
+                     aim_untied_margin_text(m, k), m->hm.mom[m->w_a], m->hm.mom[m->w_b]);
             return -1;
         }
     return 0;
@@ -750,20 +723,20 @@ int aim_untied_check(aim_untied *m, const double *y)
 
 double aim_untied_overlap(aim_untied *m, const double *y)
 {
-    aim_untied_moments(m, y, m->mom);
+    aim_untied_moments(m, y, m->hm.mom);
     aim_overlaps q;
-    overlaps_of(m, m->mom, 0.0, &q);
+    overlaps_of(m, m->hm.mom, 0.0, &q);
     return aim_overlaps_teacher_overlap(&q);
 }
 
 int aim_untied_observables_with_mean(aim_untied *m, const double *y, double mean,
                                      double obs[AIM_OBS_COUNT])
 {
-    aim_untied_moments(m, y, m->mom);
+    aim_untied_moments(m, y, m->hm.mom);
     aim_overlaps q;
-    overlaps_of(m, m->mom, mean, &q);
-    if (aim_gauss_observables(m->gauss, &q, obs)) {
-        snprintf(m->error, sizeof m->error, "%s", aim_gauss_error(m->gauss));
+    overlaps_of(m, m->hm.mom, mean, &q);
+    if (aim_gauss_observables(m->hm.gauss, &q, obs)) {
+        snprintf(m->error, sizeof m->error, "%s", aim_gauss_error(m->hm.gauss));
         return -1;
     }
     m->cached = 0; /* the engine now holds another point */

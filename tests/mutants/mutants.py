@@ -115,8 +115,8 @@ MUTANTS = [
            "r[1] = (aim_letter_rule){.letter = 'B', .n_first = 2, .n_second = 1, .decay = 2.1};",
            ["test_hierarchy", "test_drift_untied"], "weight decay of B"),
     Mutant("untied-lambda-x0.95", "src/untied.c",
-           "k[AIM_KERNEL_MEAN] = m->d > 0.0 ? m->sqrt_d * aim_gauss_error_mean(m->gauss) : 0.0;",
-           "k[AIM_KERNEL_MEAN] = m->d > 0.0 ? 0.95 * m->sqrt_d * aim_gauss_error_mean(m->gauss) "
+           "k[AIM_KERNEL_MEAN] = m->d > 0.0 ? m->sqrt_d * aim_gauss_error_mean(m->hm.gauss) : 0.0;",
+           "k[AIM_KERNEL_MEAN] = m->d > 0.0 ? 0.95 * m->sqrt_d * aim_gauss_error_mean(m->hm.gauss) "
            ": 0.0;",
            ["test_hierarchy", "test_drift_untied", "test_agreement:test_untied_fast_mean"],
            "raw mean kernel lambda"),
