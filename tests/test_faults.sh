@@ -6,7 +6,8 @@
 # recovery's files (strace's fault injection). Each fault must leave either the old complete outputs
 # or the new complete outputs, never a mix (by the documented rule, the
 # new outputs of a run whose figure gnuplot could not draw are its tables
-# without a figure; a sweep keeps the point files it finished), and
+# without a figure; a sweep keeps the point files it finished, sgd and
+# compare the seed files), and
 # nothing temporary. A SIGKILL cannot be cleaned up after by the process
 # it kills: the next run with the same output name must remove what it
 # left and end with the new outputs.
@@ -64,8 +65,23 @@ leftovers() {
         -o -name '.*.lock' -o -name '.*.journal' \) -print 2>/dev/null
 }
 
-same() { # dir, reference dir: the same files, byte for byte (temporary ones aside)
-    diff -r -x '.*.??????' -x '.*.lock' "$1" "$2" >/dev/null 2>&1
+same() { # dir, reference dir: the same files, byte for byte (temporary ones
+    # aside), and beside them only the seeds an interrupted run kept
+    diff -r -x '.*.??????' -x '.*.lock' -x '.*.seeds' "$1" "$2" >/dev/null 2>&1 &&
+        seeds_kept "$1"
+}
+
+# The seed folders of sgd and compare (DIR/.NAME-sgd-dD.seeds: the seeds
+# an interrupted run finished, for a rerun) hold seed files only, each
+# complete (written whole: it ends with a line break).
+seeds_kept() {
+    for f in $(cd "$1" && find . -path './.*.seeds/*' -type f ! -name '.*.??????'); do
+        case $f in
+        ./.*.seeds/seed-*.tsv) [ "$(tail -c 1 "$1/$f" | od -An -tx1 | tr -d ' ')" = 0a ] ||
+            return 1 ;;
+        *) return 1 ;;
+        esac
+    done
 }
 
 # What the outputs of a case are: old, new, new-nofig (the new tables

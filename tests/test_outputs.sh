@@ -190,17 +190,20 @@ mkdir -p "$work/int"
 cp -r "$work/base" "$work/int/o"
 interrupt "compare, SIGTERM while drawing" TERM "$work/int" \
     "$exe" compare --out "$work/int/o" $cheap --d 20 --set sgd.seed=7
-diff -r "$work/base" "$work/int/o" >/dev/null
+# the seeds that finished are kept for a rerun (DIR/.NAME-sgd-dD.seeds)
+diff -r -x '.*.seeds' "$work/base" "$work/int/o" >/dev/null
 check "compare, SIGTERM while drawing: the earlier files unchanged" $?
+[ -s "$work/int/o/.aimdyn-sgd-d20.seeds/seed-7.tsv" ]
+check "compare, SIGTERM while drawing: the finished seeds kept" $?
 interrupt "compare, SIGINT while drawing" INT "$work/int" \
     "$exe" compare --out "$work/int/o" $cheap --d 20 --set sgd.seed=7
-diff -r "$work/base" "$work/int/o" >/dev/null
+diff -r -x '.*.seeds' "$work/base" "$work/int/o" >/dev/null
 check "compare, SIGINT while drawing: the earlier files unchanged" $?
 interrupt "plot, SIGTERM while drawing" TERM "$work/int" \
     "$exe" plot --ode "$ode" --figure "$work/int/o/aimdyn-compare-d20"
 interrupt "plot, SIGINT while drawing" INT "$work/int" \
     "$exe" plot --ode "$ode" --figure "$work/int/o/aimdyn-compare-d20"
-diff -r "$work/base" "$work/int/o" >/dev/null
+diff -r -x '.*.seeds' "$work/base" "$work/int/o" >/dev/null
 check "plot, signals while drawing: the old figure unchanged" $?
 interrupt "sweep, SIGTERM while drawing" TERM "$work/int" \
     "$exe" sweep --out "$work/int/sw" $sweep_cheap --vary training.eta=0.05,0.1

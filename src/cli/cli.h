@@ -153,6 +153,7 @@ typedef struct {
      * and output.name NAME-STUDENT set, validated) */
     aim_config student_cfg[MAX_STUDENTS];
     int nstudents;
+    int jobs; /* sgd, compare: worker processes for the seeds of one d */
 } run_options;
 
 /* Online SGD measures at the grid points, each a later step than the one
@@ -179,14 +180,18 @@ int aim_cli_write_ode_file(const aim_config *cfg, int d, const double *tau,
 double aim_cli_median_recovery(const aim_config *cfg, const double *tau, const double *obs,
                               const int *reached, int *recovered, double error[2]);
 
-/* SGD at dimension d: runs the seeds, writes the per-seed and summary
+/* SGD at dimension d: runs the seeds on jobs workers (aim_seeds: each
+ * kept as it finishes, resumed by a rerun; the seed files are removed
+ * when set is committed, aim_seeds_remove_dir then removes their
+ * folder), writes the per-seed and summary
  * files into set (renamed into place when it is committed). mean/se
  * receive the summary (points x OBS) and xmean/xse that of the SGD-only
  * extras (points x AIM_SGD_EXTRA_COUNT): NaN from the first point a
  * blown-up seed did not reach, since a mean over the surviving seeds only
  * would be biased towards the stable ones. Returns 0, 1 when a seed blew
  * up (files written), -1 on failure. */
-int aim_cli_run_sgd(const aim_config *cfg, int d, const double *tau, double *mean,
+int aim_cli_run_sgd(const char *cmd, int jobs, const aim_config *cfg, int d, const double *tau,
+                    double *mean,
                    double *se, double *xmean, double *xse, double *median_wr,
                    int *recovered, char *summary_path, size_t pathlen, aim_atomic_set *set);
 

@@ -8,6 +8,7 @@
 #include "cli.h"
 #include "compare.h"
 #include "grid.h"
+#include "seeds.h"
 #include "model.h"
 #include "ode.h"
 #include "plot.h"
@@ -132,7 +133,7 @@ static int compare_student(const run_options *ro, const aim_config *cfg, aim_ato
             label_list[q] = labels[q];
         }
         res->ode[j] = ode_list[nord - 1];
-        int sgd_status = aim_cli_run_sgd(&sgd_cfg, d, tau, mean + j * block, se + j * block,
+        int sgd_status = aim_cli_run_sgd("compare", ro->jobs, &sgd_cfg, d, tau, mean + j * block, se + j * block,
                                  xmean + j * xblock, xse + j * xblock, &twr_sgd[j],
                                  &recovered[j], sgd_path, sizeof sgd_path, set);
         if (sgd_status < 0)
@@ -319,6 +320,9 @@ int aim_cmd_compare(int argc, char **argv)
     set = NULL;
     if (committed != 0)
         goto done;
+    for (int s = 0; s < nst; s++)
+        for (int j = 0; j < ro.ndims; j++)
+            aim_seeds_remove_dir("compare", ro.nstudents ? &ro.student_cfg[s] : cfg, ro.dims[j]);
     fputs(wrote_text, stdout);
     if (!aim_plot_available())
         fprintf(stderr, "aimdyn compare: warning: gnuplot not found, no figure (install "

@@ -5,6 +5,7 @@
 #include "cli.h"
 #include "compare.h"
 #include "grid.h"
+#include "seeds.h"
 
 int aim_cmd_sgd(int argc, char **argv)
 {
@@ -30,14 +31,15 @@ int aim_cmd_sgd(int argc, char **argv)
         aim_grid_fill(cfg, tau);
         double twr;
         int recovered;
-        int st = aim_cli_run_sgd(cfg, ro.dims[0], tau, mean, se, xmean, xse, &twr, &recovered, path,
-                         sizeof path, set);
+        int st = aim_cli_run_sgd("sgd", ro.jobs, cfg, ro.dims[0], tau, mean, se, xmean, xse,
+                                 &twr, &recovered, path, sizeof path, set);
         if (st < 0)
             aim_atomic_set_free(set);
         else if (aim_atomic_set_commit(set) != 0)
             st = -1;
         set = NULL;
         if (st >= 0) {
+            aim_seeds_remove_dir("sgd", cfg, ro.dims[0]);
             const double *last = mean + (size_t)(points - 1) * AIM_OBS_COUNT;
             printf("wrote %s\n", path);
             printf("tau = %g: risk = %.6g, teacher overlap = %.6g (means over %d seeds)\n",

@@ -15,20 +15,13 @@
  * No file records a timing: the same sweep gives the same files, bit for
  * bit; the wall times go to stdout and stderr only. */
 #include <ctype.h>
-#include <errno.h>
 #include <math.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
-#ifdef __linux__
-#include <sys/prctl.h>
-#endif
-
-#include <cblas.h>
 
 #include "cli.h"
 #include "atomic.h"
@@ -36,6 +29,7 @@
 #include "config.h"
 #include "grid.h"
 #include "plot.h"
+#include "pool.h"
 #include "trajectory.h"
 #include "tsv.h"
 #include "version.h"
@@ -44,12 +38,8 @@
 enum {
     MAX_VARY = 3,      /* x axis, y axis, panels */
     MAX_VALUES = 64,   /* per --vary */
-    MAX_POINTS = 1000, /* the queue of point numbers (4 bytes each) is
-                          written whole before any worker reads it, so it
-                          must fit in the pipe's capacity, or the write
-                          never returns: 4000 bytes fit in one page, the
-                          least a Linux pipe holds (default 64 KiB) */
-    MAX_JOBS = 64,
+    MAX_POINTS = AIM_POOL_MAX_TASKS,
+    MAX_JOBS = AIM_POOL_MAX_JOBS,
     TEXT_LEN = 4096    /* an assignment or a point's label */
 };
 
@@ -82,14 +72,6 @@ typedef struct {
     char message[800]; /* "-" when none */
 } point_result;
 
-/* What a worker reports through the pipe of finished points: the point's
- * number and its wall time, which its file does not record (16 bytes: one
- * atomic pipe write). */
-typedef struct {
-    int point;
-    double seconds;
-} finished_point;
-
 typedef struct {
     const char *path; /* CONFIG; NULL: the built-in default */
     aim_cli_args args; /* --set, --out and --name as assignments */
@@ -99,6 +81,7 @@ typedef struct {
     int nsets;
     vary_list vary[MAX_VARY];
     int nvary, jobs, npoints;
+    int finished;       /* points done (kept or computed), for progress */
     aim_config base;    /* CONFIG + --set, for the table's metadata */
     aim_config *cfg;    /* per point */
     point_result *res;  /* per point */
@@ -288,8 +271,7 @@ static int parse_vary(void *target, const char *arg)
 /* Returns 0, 1 after printing the help, or -1 on a usage error. */
 static int parse_options(int argc, char **argv, sweep *sw)
 {
-    long cores = sysconf(_SC_NPROCESSORS_ONLN);
-    sw->jobs = cores < 1 ? 1 : cores > MAX_JOBS ? MAX_JOBS : (int)cores;
+    sw->jobs = aim_pool_default_jobs();
     const aim_cli_option options[] = {
         {AIM_OPT("vary", AIM_OPT_OWN, 1), .target = sw, .own = parse_vary},
         {AIM_OPT("jobs", AIM_OPT_INTEGER, 1), .lo = 1, .hi = MAX_JOBS,
@@ -430,77 +412,8 @@ static int point_path(const sweep *sw, int p, char *buf, size_t n)
     return 0;
 }
 
-/* The configuration lines that decide a point's result: all but
- * output.*, so that a sweep directory moved or renamed still resumes. */
-static int result_config_line(const char *line)
-{
-    return !strncmp(line, "# config ", 9) && strncmp(line + 9, "output.", 7) != 0;
-}
-
-/* The "# config" lines of cfg that decide the result (malloc'd). */
-static char *config_lines(const aim_config *cfg)
-{
-    char *text = NULL;
-    size_t len = 0;
-    FILE *m = open_memstream(&text, &len);
-    if (!m)
-        return NULL;
-    aim_config_write(cfg, m, "# config ");
-    if (fclose(m)) {
-        free(text);
-        return NULL;
-    }
-    char *w = text;
-    for (char *line = text; *line;) {
-        char *end = strchr(line, '\n');
-        size_t n = end ? (size_t)(end - line) + 1 : strlen(line);
-        if (result_config_line(line)) {
-            memmove(w, line, n);
-            w += n;
-        }
-        line += n;
-    }
-    *w = '\0';
-    return text;
-}
-
-/* The first configuration line where the file (a) and this sweep (b)
- * differ, for the message; both are config_lines, one line per key in
- * the same order. */
-static void first_difference(const char *a, const char *b, char *buf, size_t n)
-{
-    buf[0] = '\0';
-    while (*a && *b) {
-        size_t la = strcspn(a, "\n"), lb = strcspn(b, "\n");
-        if (la != lb || strncmp(a, b, la)) {
-            snprintf(buf, n, "there %.*s, here %.*s", (int)la - 9, a + 9, (int)lb - 9, b + 9);
-            return;
-        }
-        a += la + (a[la] == '\n');
-        b += lb + (b[lb] == '\n');
-    }
-}
-
 /* read_point's outcomes besides 0 and -1 */
 enum { OTHER_VERSION = 1 };
-
-/* The version in a point file's first line "# aimdyn VERSION"
- * (aim_tsv_file_version) into version[0 .. n-1]: 0 when it is this one's,
- * OTHER_VERSION when it is another's, -1 when the line is not there
- * (reported). */
-static int check_version(const char *path, char *version, size_t n)
-{
-    char err[1400];
-    const int rc = aim_tsv_file_version(path, version, n, err, sizeof err);
-    if (rc < 0)
-        fprintf(stderr, "aimdyn sweep: %s\n", err);
-    else if (rc > 0)
-        fprintf(stderr, "aimdyn sweep: %s:1: no '# aimdyn VERSION' line; allowed: a point "
-                        "file of a sweep\n", path);
-    else
-        return strcmp(version, AIM_VERSION) ? OTHER_VERSION : 0;
-    return -1;
-}
 
 /* Reads a point file: its result and, when config is not NULL, its
  * result-deciding configuration lines (malloc'd). Returns 0; OTHER_VERSION
@@ -517,7 +430,7 @@ static int read_point(const char *path, point_result *r, char **config, char *ve
                                         "n_wr, tau_end, overlap_end, risk_end, message)",
                                         columns, text};
     static const char *const statuses[] = {"recovered", "not-by-horizon", "blow-up", "failed"};
-    const int v = check_version(path, version, n);
+    const int v = aim_pool_check_version("sweep", path, kind.what, version, n);
     if (v)
         return v;
     aim_table t;
@@ -548,7 +461,7 @@ static int read_point(const char *path, point_result *r, char **config, char *ve
         if (aim_table_config(&t, &recorded, &err)) {
             fprintf(stderr, "aimdyn sweep: %s: %s\n", path, err.message);
             rc = -1;
-        } else if (!(*config = config_lines(&recorded))) {
+        } else if (!(*config = aim_pool_config_lines(&recorded))) {
             fprintf(stderr, "aimdyn sweep: out of memory\n");
             rc = -1;
         }
@@ -648,7 +561,7 @@ static int keep_finished(sweep *sw)
             return -1;
         if (access(path, F_OK) != 0)
             continue;
-        char *there = NULL, *here = config_lines(&sw->cfg[p]);
+        char *there = NULL, *here = aim_pool_config_lines(&sw->cfg[p]);
         if (!here) {
             fprintf(stderr, "aimdyn sweep: out of memory\n");
             return -1;
@@ -666,7 +579,7 @@ static int keep_finished(sweep *sw)
                             "the directory %s or choose another --name\n", path, sw->dir);
         else if (strcmp(there, here)) {
             char diff[2 * TEXT_LEN];
-            first_difference(there, here, diff, sizeof diff);
+            aim_pool_first_difference(there, here, diff, sizeof diff);
             fprintf(stderr, "aimdyn sweep: %s records a different configuration than point "
                             "%d of this sweep (%s); remove the directory %s or choose another "
                             "--name\n", path, p + 1, diff, sw->dir);
@@ -754,45 +667,18 @@ static void run_point(const aim_config *cfg, point_result *r)
     r->seconds = now() - t0;
 }
 
-/* A worker: takes point numbers from the queue until it is empty,
- * computes each point, writes its file and reports its number and wall
- * time. Leaves with _exit: the parent's stdio buffers and atexit work
- * are not its own. */
-static _Noreturn void worker(const sweep *sw, int queue, int results, pid_t parent)
+/* In a worker: computes point p and writes its file. */
+static int compute_point(void *ctx, int p)
 {
-    aim_atomic_after_fork(); /* a rerun need not wait for a killed sweep's workers */
-#ifdef __linux__
-    /* a worker ends with its parent (killed) rather than computing on */
-    prctl(PR_SET_PDEATHSIG, SIGTERM);
-#endif
-    for (;;) {
-        if (getppid() != parent) /* the parent is gone (elsewhere than Linux too) */
-            _exit(AIM_EXIT_RUNTIME);
-        int p;
-        ssize_t n = read(queue, &p, sizeof p);
-        if (n < 0 && errno == EINTR)
-            continue;
-        if (n == 0)
-            _exit(0);
-        if (n != (ssize_t)sizeof p || p < 0 || p >= sw->npoints) {
-            fprintf(stderr, "aimdyn sweep: worker %ld: cannot read the queue of points\n",
-                    (long)getpid());
-            _exit(AIM_EXIT_RUNTIME);
-        }
-        point_result r;
-        run_point(&sw->cfg[p], &r);
-        if (write_point(sw, p, &r))
-            _exit(AIM_EXIT_RUNTIME);
-        /* once the parent is gone (killed) this write fails or raises
-         * SIGPIPE, so a killed sweep does not compute on in the
-         * background */
-        finished_point done;
-        memset(&done, 0, sizeof done); /* no stray bytes in the padding */
-        done.point = p;
-        done.seconds = r.seconds;
-        if (write(results, &done, sizeof done) != (ssize_t)sizeof done)
-            _exit(AIM_EXIT_RUNTIME);
+    const sweep *sw = ctx;
+    if (p >= sw->npoints) {
+        fprintf(stderr, "aimdyn sweep: worker %ld: point %d is not in the sweep\n",
+                (long)getpid(), p + 1);
+        return -1;
     }
+    point_result r;
+    run_point(&sw->cfg[p], &r);
+    return write_point(sw, p, &r);
 }
 
 static void report_progress(const sweep *sw, int p, int finished)
@@ -815,96 +701,30 @@ static void report_progress(const sweep *sw, int p, int finished)
             what, r->seconds);
 }
 
-/* Reports a worker that did not end well. */
-static void report_worker(pid_t pid, int status)
+/* In the parent: reads the point a worker finished from its file. */
+static void point_finished(void *ctx, int p, double seconds)
 {
-    if (WIFEXITED(status) && WEXITSTATUS(status) != 0)
-        fprintf(stderr, "aimdyn sweep: worker %ld failed (exit status %d)\n", (long)pid,
-                WEXITSTATUS(status));
-    else if (!WIFEXITED(status))
-        fprintf(stderr, "aimdyn sweep: worker %ld killed by signal %d\n", (long)pid,
-                WIFSIGNALED(status) ? WTERMSIG(status) : 0);
-}
-
-/* The queue of point numbers and the pipe of finished ones. */
-static int open_pipes(int queue[2], int results[2])
-{
-    if (pipe(queue) == 0) {
-        if (pipe(results) == 0)
-            return 0;
-        close(queue[0]);
-        close(queue[1]);
+    sweep *sw = ctx;
+    char path[1100], version[128];
+    if (p >= 0 && p < sw->npoints && point_path(sw, p, path, sizeof path) == 0 &&
+        read_point(path, &sw->res[p], NULL, version, sizeof version) == 0) {
+        sw->res[p].seconds = seconds;
+        sw->done[p] = COMPUTED;
+        report_progress(sw, p, ++sw->finished);
     }
-    fprintf(stderr, "aimdyn sweep: cannot create a pipe: %s\n", strerror(errno));
-    return -1;
 }
 
 /* Computes the points not done with sw->jobs workers; a point that a
  * failed worker left undone stays so (reported). */
-static void run_workers(sweep *sw, int finished)
+static void run_workers(sweep *sw)
 {
-    int queue[2], results[2], pending[MAX_POINTS], npending = 0;
+    int pending[MAX_POINTS], npending = 0;
     for (int p = 0; p < sw->npoints; p++)
         if (!sw->done[p])
             pending[npending++] = p;
-    const int jobs = sw->jobs < npending ? sw->jobs : npending;
-    if (open_pipes(queue, results))
-        return;
-    /* the whole queue at once, before any worker starts: it fits in the
-     * pipe (MAX_POINTS), so the write does not wait for a reader; workers
-     * see its end once it is empty */
-    ssize_t put = write(queue[1], pending, sizeof(int) * (size_t)npending);
-    close(queue[1]);
-    pid_t pids[MAX_JOBS];
-    int started = 0;
-    if (put != (ssize_t)(sizeof(int) * (size_t)npending))
-        fprintf(stderr, "aimdyn sweep: cannot queue the points: %s\n", strerror(errno));
-    else {
-        fflush(stdout); /* not written twice by the children */
-        fflush(stderr);
-        const pid_t parent = getpid();
-        for (; started < jobs; started++) {
-            pid_t pid = fork();
-            if (pid == 0) {
-                close(results[0]);
-                worker(sw, queue[0], results[1], parent);
-            }
-            if (pid < 0) {
-                fprintf(stderr, "aimdyn sweep: cannot start worker %d of %d: %s\n",
-                        started + 1, jobs, strerror(errno));
-                break;
-            }
-            pids[started] = pid;
-        }
-    }
-    close(queue[0]);
-    close(results[1]);
-    for (;;) {
-        finished_point done;
-        ssize_t n = read(results[0], &done, sizeof done);
-        if (n < 0 && errno == EINTR)
-            continue;
-        if (n != (ssize_t)sizeof done)
-            break; /* every worker has ended */
-        const int p = done.point;
-        char path[1100], version[128];
-        if (p >= 0 && p < sw->npoints && point_path(sw, p, path, sizeof path) == 0 &&
-            read_point(path, &sw->res[p], NULL, version, sizeof version) == 0) {
-            sw->res[p].seconds = done.seconds;
-            sw->done[p] = COMPUTED;
-            report_progress(sw, p, ++finished);
-        }
-    }
-    close(results[0]);
-    for (int w = 0; w < started; w++) {
-        int status;
-        while (waitpid(pids[w], &status, 0) < 0)
-            if (errno != EINTR) {
-                status = -1;
-                break;
-            }
-        report_worker(pids[w], status);
-    }
+    const aim_pool_spec spec = {"sweep", sw->jobs, pending, npending, compute_point,
+                                point_finished, sw};
+    aim_pool_run(&spec); /* the points left undone are counted by the caller */
 }
 
 /* ---- the table, the heatmap, the summary ---- */
@@ -1106,10 +926,9 @@ static int run_sweep(sweep *sw, double t0)
     const int kept = keep_finished(sw);
     if (kept < 0 || prepare_dirs(sw))
         return AIM_EXIT_USAGE;
-    /* one thread per worker: the workers are the parallelism */
-    openblas_set_num_threads(1);
+    sw->finished = kept;
     if (kept < sw->npoints)
-        run_workers(sw, kept);
+        run_workers(sw);
     int missing = 0;
     for (int p = 0; p < sw->npoints; p++)
         missing += !sw->done[p];

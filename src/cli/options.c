@@ -6,6 +6,7 @@
 
 #include "cli.h"
 #include "grid.h"
+#include "pool.h"
 #include "model.h"
 #include "model.h"
 #include "sgd.h"
@@ -104,6 +105,7 @@ int aim_cli_parse_run_options(const char *cmd, int argc, char **argv,
     const char *students = NULL;
     int d_given = 0, students_given = 0;
     memset(ro, 0, sizeof *ro);
+    ro->jobs = aim_pool_default_jobs();
     /* --out, --name, --seeds, --generic and (for ode and sgd) --d and
      * --order are shorthands for assignments; compare's --d and --order
      * are lists of runs */
@@ -135,7 +137,10 @@ int aim_cli_parse_run_options(const char *cmd, int argc, char **argv,
         {AIM_OPT("latex", is_hierarchy ? AIM_OPT_FLAG : AIM_OPT_ELSEWHERE, 0),
          .target = &ro->latex, .bits = 1},
         {AIM_OPT("students", is_compare ? AIM_OPT_TEXT : AIM_OPT_ELSEWHERE, 1),
-         .target = &students, .given = &students_given}};
+         .target = &students, .given = &students_given},
+        {AIM_OPT("jobs", is_sgd || is_compare ? AIM_OPT_INTEGER : AIM_OPT_ELSEWHERE, 1),
+         .lo = 1, .hi = AIM_POOL_MAX_JOBS, .allowed = " (worker processes)",
+         .target = &ro->jobs}};
     const aim_cli_spec spec = {cmd, options, (int)(sizeof options / sizeof options[0]),
                                aim_cli_usage_to_stdout, 1, "one CONFIG.ini at most"};
     aim_cli_args args;

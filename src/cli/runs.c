@@ -10,6 +10,7 @@
 #include "model.h"
 #include "ode.h"
 #include "recovery.h"
+#include "seeds.h"
 #include "sgd.h"
 #include "trajectory.h"
 #include "tsv.h"
@@ -125,14 +126,15 @@ double aim_cli_median_recovery(const aim_config *cfg, const double *tau, const d
     return med;
 }
 
-/* SGD at dimension d: runs the seeds, writes the per-seed and summary
+/* SGD at dimension d: runs the seeds on jobs workers (aim_seeds), writes the per-seed and summary
  * files into set (renamed into place when it is committed). mean/se
  * receive the summary (points x OBS) and xmean/xse that of the SGD-only
  * extras (points x AIM_SGD_EXTRA_COUNT): NaN from the first point a
  * blown-up seed did not reach, since a mean over the surviving seeds only
  * would be biased towards the stable ones. Returns 0, 1 when a seed blew
  * up (files written), -1 on failure. */
-int aim_cli_run_sgd(const aim_config *cfg, int d, const double *tau, double *mean,
+int aim_cli_run_sgd(const char *cmd, int jobs, const aim_config *cfg, int d, const double *tau,
+                    double *mean,
                    double *se, double *xmean, double *xse, double *median_wr,
                    int *recovered, char *summary_path, size_t pathlen, aim_atomic_set *set)
 {
@@ -176,8 +178,7 @@ int aim_cli_run_sgd(const aim_config *cfg, int d, const double *tau, double *mea
             goto done;
         }
     }
-    if (aim_compare_run_sgd_moments(cfg, d, tau, points, obs, extra, reached,
-                                    ws ? &mom : NULL))
+    if (aim_seeds_run(cmd, cfg, d, tau, jobs, obs, extra, reached, ws ? &mom : NULL, set))
         goto done;
     aim_compare_stats(seeds, points, obs, mean, se);
     aim_compare_stats_n(seeds, points, X, extra, xmean, xse);

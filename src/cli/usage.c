@@ -47,6 +47,16 @@ static const char *const usage_main =
     "A run's files replace those of an earlier run together or not at all\n"
     "(README.md, \"Failures and interruptions\").\n";
 
+/* How sgd and compare keep and resume their seeds (aim_seeds). */
+static const char seeds_help[] =
+    "Each seed is kept as it finishes, in DIR/.NAME-sgd-dD.seeds/seed-K.tsv (with\n"
+    "the configuration and the version). An interrupted run (Ctrl-C, kill) is\n"
+    "resumed by rerunning the same command: the finished seeds are taken from\n"
+    "there (said on stderr), the others computed; a seed file of another aimdyn\n"
+    "version is computed again, one of another configuration (output.* aside)\n"
+    "is refused (exit 2: remove the folder or choose another --name). The folder\n"
+    "is removed once the run's files are written.\n\n";
+
 void aim_cli_usage(FILE *out, const char *cmd)
 {
     if (!cmd) {
@@ -85,11 +95,17 @@ void aim_cli_usage(FILE *out, const char *cmd)
                 "order parameters, for comparison). Writes DIR/NAME-sgd-dD.tsv (mean\n"
                 "and standard error per observable) and DIR/NAME-sgd-dD-seeds.tsv\n"
                 "(every seed).\n\n"
+                "%s"
                 "options:\n"
                 "  --d D                    dimension (sgd.d, default 200)\n"
                 "  --seeds N                number of seeds (sgd.seeds, default 8)\n"
+                "  --jobs N                 worker processes for the seeds, 1..64 (default:\n"
+                "                           the online cores); each runs one seed at a time\n"
+                "                           with one BLAS thread (OPENBLAS_NUM_THREADS=1):\n"
+                "                           the workers are the parallelism. The files are\n"
+                "                           the same, bit for bit, for every N\n"
                 "%s",
-                aim_cli_usage_common);
+                seeds_help, aim_cli_usage_common);
     else if (!strcmp(cmd, "compare"))
         fprintf(out,
                 "usage: aimdyn compare [CONFIG.ini] [options]\n\n"
@@ -102,6 +118,7 @@ void aim_cli_usage(FILE *out, const char *cmd)
                 "is done: a compare that fails or is interrupted changes nothing. If gnuplot\n"
                 "fails, the tables are written, an old figure of the name removed, and the\n"
                 "exit status is 2; without gnuplot the same with a warning, status 0.\n\n"
+                "%s"
                 "options:\n"
                 "  --d D                    a dimension (repeatable; default sgd.d)\n"
                 "  --seeds N                seeds per dimension (sgd.seeds)\n"
@@ -119,8 +136,14 @@ void aim_cli_usage(FILE *out, const char *cmd)
                 "                           ODE of the last order over its SGD). Tied students\n"
                 "                           need a symmetric teacher and centred indices, e.g.\n"
                 "                           examples/students_he1he2.ini\n"
+                "  --jobs N                 worker processes for the seeds of each d, 1..64\n"
+                "                           (default: the online cores); each runs one seed\n"
+                "                           at a time with one BLAS thread\n"
+                "                           (OPENBLAS_NUM_THREADS=1): the workers are the\n"
+                "                           parallelism. The files are the same, bit for\n"
+                "                           bit, for every N\n"
                 "%s",
-                aim_cli_usage_common);
+                seeds_help, aim_cli_usage_common);
     else if (!strcmp(cmd, "hierarchy"))
         fprintf(out,
                 "usage: aimdyn hierarchy [CONFIG.ini] [--order M] [--latex] [--set ...]\n\n"

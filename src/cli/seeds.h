@@ -1,0 +1,34 @@
+/* aim_seeds: the SGD seeds of one dimension (sgd, compare), computed by
+ * worker processes (aim_pool), each seed's result kept in a file of its
+ * own as it finishes, DIR/.NAME-sgd-dD.seeds/seed-K.tsv, so that a rerun
+ * of an interrupted run takes the finished seeds from there.
+ *
+ * The seed files record the run's configuration and the aimdyn version,
+ * and every value to 17 significant digits, which read back to the same
+ * double: the arrays assembled from them, and so every result file, are
+ * bit-identical to those of one process computing the seeds in turn,
+ * whatever the number of workers and the interruptions. A seed file of
+ * another version is computed again (said); one of another configuration
+ * is refused (remove the folder or choose another --name). */
+#ifndef AIM_SEEDS_H
+#define AIM_SEEDS_H
+
+#include "atomic.h"
+#include "compare.h"
+#include "config.h"
+
+/* What aim_compare_run_sgd_moments(cfg, d, tau, cfg->points, obs, extra,
+ * reached, mom) computes (extra not NULL; mom may be NULL), on jobs
+ * workers with one BLAS thread each, the seeds kept as above. The seed
+ * files are removed when set is committed (aim_seeds_remove_dir then
+ * removes their folder). Returns 0, or -1 after a message "aimdyn CMD:
+ * ..." (the seeds that finished are kept). */
+int aim_seeds_run(const char *cmd, const aim_config *cfg, int d, const double *tau, int jobs,
+                  double *obs, double *extra, int *reached, aim_sgd_moments *mom,
+                  aim_atomic_set *set);
+
+/* After set's commit: removes the seed folder of cfg at d, then empty
+ * (a warning when it cannot). */
+void aim_seeds_remove_dir(const char *cmd, const aim_config *cfg, int d);
+
+#endif
