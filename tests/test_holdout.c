@@ -276,7 +276,7 @@ static void test_compare_columns(void **state)
     double tau[P] = {0.0, 0.005, 0.01};
     double obs[SEEDS * P * AIM_OBS_COUNT], extra[SEEDS * P * X];
     int reached[SEEDS];
-    assert_int_equal(aim_compare_run_sgd_moments(&cfg, D, tau, P, obs, extra, reached, NULL), 0);
+    assert_int_equal(aim_compare_run_sgd_moments(&cfg, D, tau, P, obs, extra, reached, NULL, NULL), 0);
     aim_gauss *g = aim_gauss_create(&cfg, cfg.rule);
     assert_non_null(g);
     for (int s = 0; s < SEEDS; s++) {

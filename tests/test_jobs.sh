@@ -37,7 +37,7 @@ for jobs in 1 2 3; do
     expect_exit "sgd --jobs $jobs" 0 "$exe" sgd $small --jobs $jobs --out "$out"
     [ ! -e "$out/.aimdyn-sgd-d40.seeds" ]
     check "sgd --jobs $jobs: the seed folder removed" $?
-    contains "sgd --jobs $jobs: seeds reported" "$work/err" "seed 4 finished"
+    contains "sgd --jobs $jobs: seeds reported" "$work/err" "d = 40: 4/4 seeds, 100 % of steps"
     rm -f "$out"/.*.lock
     mv "$out" "$work/sgd-jobs$jobs"
 done
@@ -91,6 +91,15 @@ contains "sgd rerun: the resumed seeds said" "$work/err" "sgd d=80: $kept of 3 s
 check "sgd rerun: the seed folder removed" $?
 rm -f "$out"/.*.lock
 same_files "sgd rerun: the files of an uninterrupted run" "$work/k-ref" "$out"
+# with --quiet the resumed seeds are not said (a note), the files the same
+rm -rf "$out"
+mkdir -p "$out"
+cp -R "$work/kept-seeds" "$seeds"
+expect_exit "sgd rerun --quiet" 0 "$exe" sgd $long --quiet --out "$out"
+[ ! -s "$work/err" ]
+check "sgd rerun --quiet: the resumed seeds not said" $?
+rm -f "$out"/.*.lock
+same_files "sgd rerun --quiet: the files of an uninterrupted run" "$work/k-ref" "$out"
 
 # a seed file of another configuration is refused, nothing written
 rm -rf "$out"

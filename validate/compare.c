@@ -6,9 +6,6 @@
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
-#include <time.h>
-#include <unistd.h>
-
 #include <string.h>
 
 #include "gauss.h"
@@ -28,83 +25,6 @@ static int letter_matrices(const aim_sgd *sgd, const aim_alphabet *ab, double *b
                              aim_sgd_dim(sgd), aim_sgd_columns(sgd), buf, mats);
 }
 
-static double now_seconds(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
-}
-
-static void format_duration(char *buf, size_t n, double s)
-{
-    if (!isfinite(s) || s < 0)
-        snprintf(buf, n, "--");
-    else if (s < 60)
-        snprintf(buf, n, "%.0fs", s);
-    else if (s < 3600)
-        snprintf(buf, n, "%dm%02ds", (int)(s / 60), (int)fmod(s, 60));
-    else
-        snprintf(buf, n, "%dh%02dm", (int)(s / 3600), (int)fmod(s / 60, 60));
-}
-
-static void format_rate(char *buf, size_t n, double r)
-{
-    if (r >= 1e6)
-        snprintf(buf, n, "%.1fM", r / 1e6);
-    else if (r >= 1e3)
-        snprintf(buf, n, "%.1fk", r / 1e3);
-    else
-        snprintf(buf, n, "%.0f", r);
-}
-
-typedef struct {
-    int tty;
-    int seeds, points;
-    double start;      /* wall clock at the start */
-    double last_draw;  /* wall clock of the last redraw */
-    double total;      /* steps over all seeds */
-    double done;       /* steps completed by finished seeds */
-} progress;
-
-static void progress_draw(progress *p, int seed, int point, long seed_steps,
-                          int force)
-{
-    if (!p->tty)
-        return;
-    double t = now_seconds();
-    if (!force && t - p->last_draw < 0.1)
-        return;
-    p->last_draw = t;
-    double done = p->done + (double)seed_steps;
-    double elapsed = t - p->start;
-    double rate = elapsed > 0 ? done / elapsed : 0;
-    char eta[32], rs[32];
-    format_rate(rs, sizeof rs, rate);
-    format_duration(eta, sizeof eta,
-                    rate > 0 ? (p->total - done) / rate : NAN);
-    double frac = p->total > 0 ? done / p->total : 1.0;
-    if (frac > 1)
-        frac = 1;
-    enum { WIDTH = 24 };
-    char bar[WIDTH + 1];
-    int fill = (int)(frac * WIDTH);
-    for (int i = 0; i < WIDTH; i++)
-        bar[i] = i < fill ? '#' : '.';
-    bar[WIDTH] = '\0';
-    fprintf(stderr,
-            "\r\033[Ksgd [%s] %3.0f%%  seeds %d/%d  point %d/%d  "
-            "%s steps/s  ETA %s",
-            bar, 100 * frac, seed, p->seeds, point, p->points, rs, eta);
-    fflush(stderr);
-}
-
-/* Ends the progress line before a message on stderr. */
-static void progress_break(const progress *p)
-{
-    if (p->tty)
-        fprintf(stderr, "\r\033[K");
-}
-
 const char *const aim_sgd_extra_names[AIM_SGD_EXTRA_COUNT] = {
     [AIM_SGD_RISK_GAUSS] = "risk_gauss",
     [AIM_SGD_RISK_HOLDOUT_SE] = "risk_holdout_se",
@@ -113,7 +33,7 @@ const char *const aim_sgd_extra_names[AIM_SGD_EXTRA_COUNT] = {
 int aim_compare_run_sgd(const aim_config *cfg, int d, const double *tau,
                         int points, double *obs, int *reached)
 {
-    return aim_compare_run_sgd_moments(cfg, d, tau, points, obs, NULL, reached, NULL);
+    return aim_compare_run_sgd_moments(cfg, d, tau, points, obs, NULL, reached, NULL, NULL);
 }
 
 /* The observables of seed sgd at its current state into row, measured:
@@ -143,7 +63,7 @@ static int measure(aim_gauss *g, aim_holdout *ho, const aim_sgd *sgd, double *ro
 
 int aim_compare_run_sgd_moments(const aim_config *cfg, int d, const double *tau,
                                 int points, double *obs, double *extra, int *reached,
-                                aim_sgd_moments *mom)
+                                aim_sgd_moments *mom, const aim_compare_progress *progress)
 {
     int seeds = cfg->seeds;
     if (seeds <= 0 || points <= 0) {
@@ -168,20 +88,12 @@ int aim_compare_run_sgd_moments(const aim_config *cfg, int d, const double *tau,
         return -1;
     }
 
-    progress pr = {.tty = isatty(2), .seeds = seeds, .points = points};
-    pr.start = now_seconds();
-    pr.last_draw = -1e300;
-    long last_steps = aim_sgd_steps_for(cfg, d, tau[points - 1]);
-    pr.total = (double)seeds * (double)(last_steps > 0 ? last_steps : 0);
-
     int rc = 0;
     for (int s = 0; s < seeds && rc == 0; s++) {
         uint64_t seed = cfg->seed + (uint64_t)s;
-        double seed_start = now_seconds();
         aim_sgd *sgd = aim_sgd_create(cfg, d, seed);
         aim_holdout *ho = sgd ? aim_holdout_create(sgd, seed, cfg->holdout) : NULL;
         if (!ho) {
-            progress_break(&pr);
             fprintf(stderr, "aimdyn: compare: cannot set up SGD seed %llu "
                             "at d = %d\n",
                     (unsigned long long)seed, d);
@@ -199,8 +111,7 @@ int aim_compare_run_sgd_moments(const aim_config *cfg, int d, const double *tau,
             if (todo > 0) {
                 int adv = aim_sgd_advance(sgd, todo);
                 if (adv == 1) {
-                    progress_break(&pr);
-                    fprintf(stderr,
+                            fprintf(stderr,
                             "aimdyn: warning: SGD seed %llu (d = %d) blew up "
                             "before tau = %g (step %ld): Omega(S,S) or the mean "
                             "passed ode.blowup or became non-finite; NaN from "
@@ -209,8 +120,7 @@ int aim_compare_run_sgd_moments(const aim_config *cfg, int d, const double *tau,
                             aim_sgd_steps(sgd));
                     break;
                 } else if (adv != 0) {
-                    progress_break(&pr);
-                    fprintf(stderr, "aimdyn: compare: SGD seed %llu failed "
+                            fprintf(stderr, "aimdyn: compare: SGD seed %llu failed "
                                     "at tau = %g\n",
                             (unsigned long long)seed, tau[i]);
                     rc = -1;
@@ -220,16 +130,14 @@ int aim_compare_run_sgd_moments(const aim_config *cfg, int d, const double *tau,
             const int st = measure(g, ho, sgd, row + (size_t)i * AIM_OBS_COUNT,
                                    xrow ? xrow + (size_t)i * AIM_SGD_EXTRA_COUNT : NULL);
             if (st > 0) {
-                progress_break(&pr);
-                fprintf(stderr,
+                    fprintf(stderr,
                         "aimdyn: warning: SGD seed %llu (d = %d) blew up at tau = %g: "
                         "its risk on the held-out samples is not finite; NaN from there "
                         "on\n", (unsigned long long)seed, d, tau[i]);
                 break;
             }
             if (st < 0) {
-                progress_break(&pr);
-                fprintf(stderr, "aimdyn: compare: SGD seed %llu, tau = %g: "
+                    fprintf(stderr, "aimdyn: compare: SGD seed %llu, tau = %g: "
                                 "observables: %s\n",
                         (unsigned long long)seed, tau[i], aim_gauss_error(g));
                 rc = -1;
@@ -239,8 +147,7 @@ int aim_compare_run_sgd_moments(const aim_config *cfg, int d, const double *tau,
                 const double *mats[AIM_ALPHABET_MAX];
                 if (letter_matrices(sgd, aim_wordset_alphabet(mom->ws), letters, mats) ||
                     aim_words_measure(mom->ws, aim_wordset_max_len(mom->ws), mats, d, all)) {
-                    progress_break(&pr);
-                    fprintf(stderr, "aimdyn: compare: out of memory measuring moments\n");
+                            fprintf(stderr, "aimdyn: compare: out of memory measuring moments\n");
                     rc = -1;
                     break;
                 }
@@ -248,7 +155,8 @@ int aim_compare_run_sgd_moments(const aim_config *cfg, int d, const double *tau,
                 for (int k = 0; k < mom->count; k++)
                     mrow[k] = all[mom->words[k]];
             }
-            progress_draw(&pr, s, i + 1, aim_sgd_steps(sgd), 0);
+            if (progress)
+                progress->point(progress->ctx, i + 1, points, aim_sgd_steps(sgd));
         }
         reached[s] = i;
         for (int j = i; j < points; j++) {
@@ -259,24 +167,11 @@ int aim_compare_run_sgd_moments(const aim_config *cfg, int d, const double *tau,
             for (int k = 0; mom && k < mom->count; k++)
                 mom->values[((size_t)s * points + (size_t)j) * mom->count + k] = NAN;
         }
-        long steps = aim_sgd_steps(sgd);
-        pr.done += (double)(last_steps > 0 ? last_steps : 0);
         aim_holdout_free(ho);
         aim_sgd_free(sgd);
         if (rc != 0)
             break;
-        if (pr.tty) {
-            progress_draw(&pr, s + 1, points, 0, 1);
-        } else {
-            double el = now_seconds() - seed_start;
-            fprintf(stderr, "sgd d=%d seed %llu (%d/%d): %d/%d points, "
-                            "%ld steps, %.1f s\n",
-                    d, (unsigned long long)seed, s + 1, seeds, i, points,
-                    steps, el);
-        }
     }
-    if (pr.tty)
-        fprintf(stderr, "\n");
     aim_gauss_free(g);
     free(all);
     free(letters);

@@ -16,8 +16,7 @@
  * seed: the order parameters from its matrices, the risk on its
  * cfg->holdout held-out samples (validate/holdout.h). A seed that blows
  * up has NaN from the blow-up on, and reached[s] is the number of points
- * it reached. Shows a progress bar on stderr when it is a terminal.
- * Returns 0, or -1 on failure (message on stderr). */
+ * it reached. Returns 0, or -1 on failure (message on stderr). */
 int aim_compare_run_sgd(const aim_config *cfg, int d, const double *tau,
                         int points, double *obs, int *reached);
 
@@ -81,12 +80,20 @@ typedef struct {
     double *values;
 } aim_sgd_moments;
 
+/* Told after each grid point a seed reaches: done of total points, the
+ * seed's steps so far. For a progress display: nothing measured passes
+ * through it. */
+typedef struct {
+    void (*point)(void *ctx, int done, int total, long steps);
+    void *ctx;
+} aim_compare_progress;
+
 /* aim_compare_run_sgd that also stores the per-seed extras,
  * extra[(s * points + i) * AIM_SGD_EXTRA_COUNT + k] (NaN past a
- * blow-up), and measures moments; extra and mom may be NULL. */
+ * blow-up), and measures moments; extra, mom and progress may be NULL. */
 int aim_compare_run_sgd_moments(const aim_config *cfg, int d, const double *tau,
                                 int points, double *obs, double *extra, int *reached,
-                                aim_sgd_moments *mom);
+                                aim_sgd_moments *mom, const aim_compare_progress *progress);
 
 /* Mean and standard error over the seeds that reached each point. */
 void aim_compare_stats(int seeds, int points, const double *obs,

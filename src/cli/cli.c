@@ -9,11 +9,14 @@
 #include "cli.h"
 #include "compare.h"
 #include "hierarchy.h"
+#include "progress.h"
 
 const char *const aim_cli_usage_common =
     "  --set section.key=value  override one configuration key (repeatable)\n"
     "  --out DIR                output directory (output.dir, default out)\n"
     "  --name NAME              file stem (output.name, default aimdyn)\n"
+    "  --quiet                  standard error only for warnings and errors: no\n"
+    "                           progress, no notes (standard output unchanged)\n"
     "  -h, --help               this help\n";
 
 /* What building the largest hierarchy allowed cost, measured with
@@ -49,9 +52,9 @@ int aim_cli_hierarchy_fits(const char *cmd, const aim_config *cfg, int order)
     }
     if (equations >= AIM_HIERARCHY_LARGE_EQUATIONS && equations > noted) {
         noted = equations;
-        fprintf(stderr, "aimdyn %s: note: hierarchy.order = %d: the %s hierarchy of this order "
-                        "has %.0f equations, built before the run starts; " BUILD_COST "\n",
-                cmd, order, kind, equations);
+        aim_progress_note("aimdyn %s: note: hierarchy.order = %d: the %s hierarchy of this "
+                          "order has %.0f equations, built before the run starts; " BUILD_COST
+                          "\n", cmd, order, kind, equations);
     }
     return 0;
 }

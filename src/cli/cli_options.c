@@ -10,8 +10,9 @@
 #include <string.h>
 
 #include "cli.h"
+#include "progress.h"
 
-enum { MAX_OPTIONS = 24, ASSIGN_LEN = 4096, HELP = 'h', FIRST_ID = 256 };
+enum { MAX_OPTIONS = 24, ASSIGN_LEN = 4096, HELP = 'h', QUIET = 'q', FIRST_ID = 256 };
 
 /* Parses a list option's integer (--d, --order) into list, increasing. */
 static int add_to_list(const char *cmd, const aim_cli_option *o, const char *arg)
@@ -140,7 +141,7 @@ static int take(const char *cmd, const aim_cli_option *o, const char *arg, int a
 
 int aim_cli_parse(const aim_cli_spec *spec, int argc, char **argv, aim_cli_args *args)
 {
-    struct option longopts[MAX_OPTIONS + 2];
+    struct option longopts[MAX_OPTIONS + 3];
     int n = 0;
     memset(args, 0, sizeof *args);
     for (; n < spec->noptions && n < MAX_OPTIONS; n++)
@@ -149,6 +150,8 @@ int aim_cli_parse(const aim_cli_spec *spec, int argc, char **argv, aim_cli_args 
                                                                  : no_argument,
                                       NULL, FIRST_ID + n};
     longopts[n++] = (struct option){"help", no_argument, NULL, HELP};
+    /* every command's: stderr keeps only warnings and errors */
+    longopts[n++] = (struct option){"quiet", no_argument, NULL, QUIET};
     longopts[n] = (struct option){NULL, 0, NULL, 0};
     optind = 1;
     int c;
@@ -156,6 +159,10 @@ int aim_cli_parse(const aim_cli_spec *spec, int argc, char **argv, aim_cli_args 
         if (c == HELP) {
             spec->help(spec->cmd);
             return 1;
+        }
+        if (c == QUIET) {
+            aim_progress_set_quiet(1);
+            continue;
         }
         if (c < FIRST_ID || c >= FIRST_ID + spec->noptions) {
             fprintf(stderr, "aimdyn %s: see `aimdyn %s --help`\n", spec->cmd, spec->cmd);

@@ -11,6 +11,7 @@
 #include "cli.h"
 #include "compare.h"
 #include "model.h"
+#include "progress.h"
 #include "recovery.h"
 #include "tsv.h"
 #include "version.h"
@@ -479,7 +480,7 @@ int aim_cmd_recovery(int argc, char **argv)
     memset(f, 0, sizeof f);
     int exit_code = 0;
     for (int i = 0; finite && i < o.ndims && !exit_code; i++) {
-        if (aim_recovery_finite_run(cfg, o.dims[i], cfg->seeds, 1, &seed_starts, &f[i], err, sizeof err)) {
+        if (aim_recovery_finite_run(cfg, o.dims[i], cfg->seeds, !aim_progress_quiet(), &seed_starts, &f[i], err, sizeof err)) {
             fprintf(stderr, "aimdyn recovery: %s\n", err);
             exit_code = AIM_EXIT_RUNTIME;
         }

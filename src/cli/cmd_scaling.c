@@ -96,6 +96,7 @@ static const char usage[] =
     "                   TSV is still written); STEM may not start with '|' or '<'\n"
     "  --out DIR        output directory (default out)\n"
     "  --name NAME      file stem (default aimdyn: DIR/aimdyn-scaling.tsv)\n"
+    "  --quiet          standard error only for warnings and errors\n"
     "  -h, --help       this help\n"
     "\n"
     "Writes DIR/NAME-scaling.tsv: one row per d (columns d, eta, seeds, recovered,\n"

@@ -30,6 +30,7 @@
 #include "grid.h"
 #include "plot.h"
 #include "pool.h"
+#include "progress.h"
 #include "trajectory.h"
 #include "tsv.h"
 #include "version.h"
@@ -569,8 +570,8 @@ static int keep_finished(sweep *sw)
         point_label(sw, p, label, sizeof label);
         int rc = read_point(path, &sw->res[p], &there, version, sizeof version);
         if (rc == OTHER_VERSION) {
-            fprintf(stderr, "sweep: point %d/%d (%s): written by aimdyn %s, this is aimdyn %s: "
-                            "computed again\n", p + 1, sw->npoints, label, version, AIM_VERSION);
+            aim_progress_note("sweep: point %d/%d (%s): written by aimdyn %s, this is aimdyn %s: "
+                              "computed again\n", p + 1, sw->npoints, label, version, AIM_VERSION);
             free(here);
             continue;
         }
@@ -595,13 +596,13 @@ static int keep_finished(sweep *sw)
         if (rc)
             return -1;
         if (!strcmp(sw->res[p].status, "failed")) {
-            fprintf(stderr, "sweep: point %d/%d (%s): failed in an earlier run (%s): computed "
-                            "again\n", p + 1, sw->npoints, label, sw->res[p].message);
+            aim_progress_note("sweep: point %d/%d (%s): failed in an earlier run (%s): computed "
+                              "again\n", p + 1, sw->npoints, label, sw->res[p].message);
             continue;
         }
         sw->done[p] = KEPT;
         kept++;
-        fprintf(stderr, "sweep: point %d/%d (%s): kept from an earlier run\n", p + 1,
+        aim_progress_note("sweep: point %d/%d (%s): kept from an earlier run\n", p + 1,
                 sw->npoints, label);
     }
     return kept;
@@ -697,8 +698,11 @@ static void report_progress(const sweep *sw, int p, int finished)
                  r->tau_end);
     else
         snprintf(what, sizeof what, "failed: %s", r->message);
-    fprintf(stderr, "sweep: %d/%d points (%s): %s (%.2g s)\n", finished, sw->npoints, label,
-            what, r->seconds);
+    /* a failed point is a warning (the sweep has no value there), even with
+     * --quiet; a result is a note */
+    (strcmp(r->status, "failed") ? aim_progress_note : aim_progress_warning)(
+        "sweep: %d/%d points (%s): %s (%.2g s)\n", finished, sw->npoints, label, what,
+        r->seconds);
 }
 
 /* In the parent: reads the point a worker finished from its file. */
@@ -722,9 +726,13 @@ static void run_workers(sweep *sw)
     for (int p = 0; p < sw->npoints; p++)
         if (!sw->done[p])
             pending[npending++] = p;
+    aim_progress *progress =
+        aim_progress_begin("sweep", "", "point", sw->npoints, npending,
+                           sw->jobs < npending ? sw->jobs : npending, 1, NULL);
     const aim_pool_spec spec = {"sweep", sw->jobs, pending, npending, compute_point,
-                                point_finished, sw};
+                                point_finished, sw, progress};
     aim_pool_run(&spec); /* the points left undone are counted by the caller */
+    aim_progress_free(progress);
 }
 
 /* ---- the table, the heatmap, the summary ---- */

@@ -5,6 +5,7 @@
 #include "pool.h"
 
 #include <errno.h>
+#include <poll.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -23,12 +24,24 @@
 #include "tsv.h"
 #include "version.h"
 
-/* What a worker reports through the pipe of finished tasks: the task's
- * number and its wall time (16 bytes: one atomic pipe write). */
+/* What a worker reports through the pipe of finished tasks: a task
+ * finished, or how far it is (40 bytes, less than PIPE_BUF: one atomic
+ * pipe write, never mixed with another worker's). */
 typedef struct {
-    int task;
-    double seconds;
-} finished_task;
+    int finished;    /* 1: the task is done; 0: a progress report */
+    int worker, task;
+    int done, total; /* grid points */
+    double work;     /* units done (SGD steps) */
+    double seconds;  /* the task's wall time so far */
+} report;
+
+/* A worker's own: where its reports go, and about which task. */
+static struct {
+    int fd;      /* -1: not in a worker */
+    int reports; /* progress reports wanted (spec->progress) */
+    int worker, task;
+    double start;
+} in_worker = {-1, 0, 0, 0, 0.0};
 
 int aim_pool_default_jobs(void)
 {
@@ -43,10 +56,33 @@ static double now(void)
     return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
 }
 
-/* A worker: takes task numbers from the queue until it is empty,
- * computes each and reports it. Leaves with _exit: the parent's stdio
- * buffers and atexit work are not its own. */
-static _Noreturn void worker(const aim_pool_spec *spec, int queue, int results, pid_t parent)
+/* Sends a report on the worker's task. Returns 0, or -1 when
+ * the parent is gone (the write fails or raises SIGPIPE). */
+static int send_report(int finished, int done, int total, double work)
+{
+    report r;
+    memset(&r, 0, sizeof r); /* no stray bytes in the padding */
+    r.finished = finished;
+    r.worker = in_worker.worker;
+    r.task = in_worker.task;
+    r.done = done;
+    r.total = total;
+    r.work = work;
+    r.seconds = now() - in_worker.start;
+    return write(in_worker.fd, &r, sizeof r) == (ssize_t)sizeof r ? 0 : -1;
+}
+
+void aim_pool_report(int done, int total, double work)
+{
+    if (in_worker.fd >= 0 && in_worker.reports)
+        send_report(0, done, total, work);
+}
+
+/* A worker (number w): takes task numbers from the queue until it is
+ * empty, computes each and reports it. Leaves with _exit: the parent's
+ * stdio buffers and atexit work are not its own. */
+static _Noreturn void worker(const aim_pool_spec *spec, int w, int queue, int results,
+                             pid_t parent)
 {
     aim_atomic_after_fork(); /* a rerun need not wait for a killed run's workers */
 #ifdef __linux__
@@ -57,6 +93,9 @@ static _Noreturn void worker(const aim_pool_spec *spec, int queue, int results, 
      * environment variable for any library the worker may load later) */
     setenv("OPENBLAS_NUM_THREADS", "1", 1);
     openblas_set_num_threads(1);
+    in_worker.fd = results;
+    in_worker.reports = spec->progress != NULL;
+    in_worker.worker = w;
     for (;;) {
         if (getppid() != parent) /* the parent is gone (elsewhere than Linux too) */
             _exit(AIM_EXIT_RUNTIME);
@@ -71,16 +110,14 @@ static _Noreturn void worker(const aim_pool_spec *spec, int queue, int results, 
                     spec->cmd, (long)getpid());
             _exit(AIM_EXIT_RUNTIME);
         }
-        const double t0 = now();
+        in_worker.task = task;
+        in_worker.start = now();
+        aim_pool_report(0, 0, 0.0); /* shown as taken at once */
         if (spec->run(spec->ctx, task))
             _exit(AIM_EXIT_RUNTIME);
         /* once the parent is gone (killed) this write fails or raises
          * SIGPIPE, so a killed run does not compute on in the background */
-        finished_task done;
-        memset(&done, 0, sizeof done); /* no stray bytes in the padding */
-        done.task = task;
-        done.seconds = now() - t0;
-        if (write(results, &done, sizeof done) != (ssize_t)sizeof done)
+        if (send_report(1, 0, 0, 0.0))
             _exit(AIM_EXIT_RUNTIME);
     }
 }
@@ -99,17 +136,68 @@ static int report_worker(const char *cmd, pid_t pid, int status)
     return -1;
 }
 
-/* The queue of task numbers and the pipe of finished ones. */
-static int open_pipes(const char *cmd, int queue[2], int results[2])
+/* The queue of task numbers, the pipe of reports and, when the progress
+ * is live on a terminal, the pipe of the workers' stderr (else {-1, -1}). */
+static int open_pipes(const aim_pool_spec *spec, int queue[2], int results[2], int relay[2])
 {
+    relay[0] = relay[1] = -1;
     if (pipe(queue) == 0) {
-        if (pipe(results) == 0)
-            return 0;
+        if (pipe(results) == 0) {
+            if (!aim_progress_live(spec->progress) || pipe(relay) == 0)
+                return 0;
+            close(results[0]);
+            close(results[1]);
+        }
         close(queue[0]);
         close(queue[1]);
     }
-    fprintf(stderr, "aimdyn %s: cannot create a pipe: %s\n", cmd, strerror(errno));
+    fprintf(stderr, "aimdyn %s: cannot create a pipe: %s\n", spec->cmd, strerror(errno));
     return -1;
+}
+
+/* In the parent: the workers' reports, and their stderr into the live
+ * progress, until every worker has ended (both pipes at their end). */
+static int gather(const aim_pool_spec *spec, int results, int relay)
+{
+    aim_progress *p = spec->progress;
+    struct pollfd fds[2] = {{results, POLLIN, 0}, {relay, POLLIN, 0}};
+    /* a live block is redrawn while no report comes (its times tick) */
+    const int timeout_ms = aim_progress_live(p) ? 250 : -1;
+    while (fds[0].fd >= 0 || fds[1].fd >= 0) {
+        const int ready = poll(fds, 2, timeout_ms);
+        if (ready < 0 && errno == EINTR)
+            continue;
+        if (ready < 0) {
+            fprintf(stderr, "aimdyn %s: cannot wait for the workers' reports: %s\n", spec->cmd,
+                    strerror(errno));
+            return -1;
+        }
+        aim_progress_tick(p);
+        if (fds[1].fd >= 0 && fds[1].revents) {
+            char text[1024];
+            const ssize_t n = read(relay, text, sizeof text);
+            if (n > 0)
+                aim_progress_relay(p, text, (size_t)n);
+            else if (n == 0 || errno != EINTR)
+                fds[1].fd = -1;
+        }
+        if (fds[0].fd >= 0 && fds[0].revents) {
+            report r;
+            const ssize_t n = read(results, &r, sizeof r);
+            if (n < 0 && errno == EINTR)
+                continue;
+            if (n != (ssize_t)sizeof r) {
+                fds[0].fd = -1; /* every worker has ended */
+            } else if (r.finished) {
+                aim_progress_finished(p, r.worker, r.task, r.seconds);
+                if (spec->finished)
+                    spec->finished(spec->ctx, r.task, r.seconds);
+            } else {
+                aim_progress_update(p, r.worker, r.task, r.done, r.total, r.work, r.seconds);
+            }
+        }
+    }
+    return 0;
 }
 
 int aim_pool_run(const aim_pool_spec *spec)
@@ -122,8 +210,8 @@ int aim_pool_run(const aim_pool_spec *spec)
         return -1;
     }
     const int jobs = spec->jobs < spec->ntasks ? spec->jobs : spec->ntasks;
-    int queue[2], results[2];
-    if (open_pipes(spec->cmd, queue, results))
+    int queue[2], results[2], relay[2];
+    if (open_pipes(spec, queue, results, relay))
         return -1;
     /* the whole queue at once, before any worker starts: it fits in the
      * pipe (AIM_POOL_MAX_TASKS), so the write does not wait for a reader;
@@ -144,7 +232,13 @@ int aim_pool_run(const aim_pool_spec *spec)
             pid_t pid = fork();
             if (pid == 0) {
                 close(results[0]);
-                worker(spec, queue[0], results[1], parent);
+                if (relay[1] >= 0) {
+                    /* its messages above the live block, not through it */
+                    dup2(relay[1], STDERR_FILENO);
+                    close(relay[0]);
+                    close(relay[1]);
+                }
+                worker(spec, started, queue[0], results[1], parent);
             }
             if (pid < 0) {
                 fprintf(stderr, "aimdyn %s: cannot start worker %d of %d: %s\n", spec->cmd,
@@ -157,16 +251,14 @@ int aim_pool_run(const aim_pool_spec *spec)
     }
     close(queue[0]);
     close(results[1]);
-    for (;;) {
-        finished_task done;
-        ssize_t n = read(results[0], &done, sizeof done);
-        if (n < 0 && errno == EINTR)
-            continue;
-        if (n != (ssize_t)sizeof done)
-            break; /* every worker has ended */
-        spec->finished(spec->ctx, done.task, done.seconds);
-    }
+    if (relay[1] >= 0)
+        close(relay[1]);
+    if (gather(spec, results[0], relay[0]))
+        rc = -1;
     close(results[0]);
+    if (relay[0] >= 0)
+        close(relay[0]);
+    aim_progress_finish(spec->progress);
     for (int w = 0; w < started; w++) {
         int status;
         while (waitpid(pids[w], &status, 0) < 0)

@@ -7,15 +7,16 @@
  * hold the others up. A worker computes its task, keeps the result in a
  * file of its own (written atomically, recording the configuration and
  * the version) and reports the task's number and wall time through a
- * second pipe. The parent reads the results back from the files, in task
- * order, so that what it assembles does not depend on the number of
- * workers. Workers run with one BLAS thread each (the workers are the
+ * second pipe, which also carries its progress reports. The parent reads
+ * the results back from the files, in task order, so that what it
+ * assembles does not depend on the number of workers. Workers run with one BLAS thread each (the workers are the
  * parallelism), end with the parent (killed or not) and release the
  * output locks they inherited. */
 #ifndef AIM_POOL_H
 #define AIM_POOL_H
 
 #include "config.h"
+#include "progress.h"
 
 enum {
     AIM_POOL_MAX_JOBS = 64,
@@ -34,10 +35,15 @@ typedef struct {
     /* In a worker: computes task and writes its result file. Returns 0, or
      * -1 after a message (the worker then ends, its task undone). */
     int (*run)(void *ctx, int task);
-    /* In the parent, as each task is reported finished (in the order they
-     * finish): seconds is the task's wall time in its worker. */
+    /* NULL, or in the parent, as each task is reported finished (in the
+     * order they finish): seconds is the task's wall time in its worker. */
     void (*finished)(void *ctx, int task, double seconds);
     void *ctx;
+    /* NULL, or what the campaign shows while it runs (progress.h): each
+     * task's start, its parts (aim_pool_report) and its end; finished
+     * (aim_progress_finish) once the workers are done. When it is live on
+     * a terminal, the workers' stderr reaches it through a pipe. */
+    aim_progress *progress;
 } aim_pool_spec;
 
 /* The default number of workers: the online cores, within
@@ -48,6 +54,12 @@ int aim_pool_default_jobs(void);
  * Returns 0 when every worker ended well, -1 when one failed, was killed
  * or could not be started (said; its tasks, or some, stay undone). */
 int aim_pool_run(const aim_pool_spec *spec);
+
+/* In a worker, during spec->run: its task has reached `done` of `total`
+ * grid points, `work` units (SGD steps) into it; shown by the parent's
+ * spec->progress. Nothing outside a worker. A report is one atomic pipe
+ * write, like a task's end, so that the workers' records never mix. */
+void aim_pool_report(int done, int total, double work);
 
 /* ---- what a task's result file records, to be resumed ---- */
 

@@ -11,6 +11,7 @@
 #include <unistd.h>
 
 #include "pool.h"
+#include "progress.h"
 #include "sgd.h"
 #include "tsv.h"
 #include "version.h"
@@ -19,7 +20,7 @@
 typedef struct {
     const char *cmd;
     const aim_config *cfg;
-    int d, points, seeds, done;
+    int d, points, seeds;
     const double *tau;
     aim_sgd_moments *mom; /* NULL: no moments measured */
     char dir[1100];       /* DIR/.NAME-sgd-dD.seeds */
@@ -96,6 +97,13 @@ static void seed_row(const seeds_run *r, int s, int i, double *obs, double *extr
         }
 }
 
+/* In a worker: a seed's grid point reached, to the parent's progress. */
+static void report_point(void *ctx, int done, int total, long steps)
+{
+    (void)ctx;
+    aim_pool_report(done, total, (double)steps);
+}
+
 /* In a worker: seed s (index) computed alone, as the serial loop computes
  * it (the seed cfg->seed + s, its own held-out samples), into its file. */
 static int compute_seed(void *ctx, int s)
@@ -114,10 +122,11 @@ static int compute_seed(void *ctx, int s)
     int reached = 0, rc = -1;
     char path[1200];
     aim_tsv *tsv = NULL;
+    const aim_compare_progress progress = {report_point, NULL};
     if (!obs || !extra || !mvals || !row)
         fprintf(stderr, "aimdyn %s: out of memory\n", r->cmd);
     else if (aim_compare_run_sgd_moments(&one, r->d, r->tau, P, obs, extra, &reached,
-                                         r->mom ? &mom : NULL) == 0 &&
+                                         r->mom ? &mom : NULL, &progress) == 0 &&
              seed_path(r, s, path, sizeof path) == 0 && (tsv = aim_tsv_open(path))) {
         FILE *f = aim_tsv_stream(tsv);
         aim_tsv_metadata(tsv, "sgd", r->cfg);
@@ -182,8 +191,8 @@ static int read_seed(const seeds_run *r, int s, double *obs, double *extra, int 
         return 1;
     const int v = aim_pool_check_version(r->cmd, path, seed_file_what, version, sizeof version);
     if (v > 0)
-        fprintf(stderr, "%s: %s was written by aimdyn %s, this is aimdyn %s: seed computed "
-                        "again\n", r->cmd, path, version, AIM_VERSION);
+        aim_progress_note("%s: %s was written by aimdyn %s, this is aimdyn %s: seed computed "
+                          "again\n", r->cmd, path, version, AIM_VERSION);
     if (v)
         return v;
     static const char *const needed[] = {"seed", "tau", NULL};
@@ -219,18 +228,11 @@ static int read_seed(const seeds_run *r, int s, double *obs, double *extra, int 
     return rc;
 }
 
-static void seed_finished(void *ctx, int s, double seconds)
-{
-    seeds_run *r = ctx;
-    fprintf(stderr, "%s d=%d: seed %llu finished in %.1f s (%d/%d seeds done)\n", r->cmd, r->d,
-            (unsigned long long)(r->cfg->seed + (uint64_t)s), seconds, ++r->done, r->seeds);
-}
-
 int aim_seeds_run(const char *cmd, const aim_config *cfg, int d, const double *tau, int jobs,
                   double *obs, double *extra, int *reached, aim_sgd_moments *mom,
                   aim_atomic_set *set)
 {
-    seeds_run r = {cmd, cfg, d, cfg->points, cfg->seeds, 0, tau, mom, ""};
+    seeds_run r = {cmd, cfg, d, cfg->points, cfg->seeds, tau, mom, ""};
     if (seeds_dir(cmd, cfg, d, r.dir, sizeof r.dir))
         return -1;
     /* the temporary files of a killed run's workers */
@@ -249,14 +251,20 @@ int aim_seeds_run(const char *cmd, const aim_config *cfg, int d, const double *t
         else if (got > 0)
             pending[npending++] = s;
     }
-    r.done = r.seeds - npending;
-    if (rc == 0 && r.done > 0)
-        fprintf(stderr, "%s d=%d: %d of %d seeds resumed from %s (finished by an earlier run)\n",
-                cmd, d, r.done, r.seeds, r.dir);
+    if (rc == 0 && npending < r.seeds)
+        aim_progress_note("%s d=%d: %d of %d seeds resumed from %s (finished by an earlier "
+                          "run)\n", cmd, d, r.seeds - npending, r.seeds, r.dir);
     if (rc == 0 && npending > 0) {
-        const aim_pool_spec spec = {cmd, jobs, pending, npending, compute_seed, seed_finished,
-                                    &r};
+        char label[32];
+        snprintf(label, sizeof label, "d = %d", d);
+        aim_progress *progress =
+            aim_progress_begin(cmd, label, "seed", r.seeds, npending,
+                               jobs < npending ? jobs : npending,
+                               (double)aim_sgd_steps_for(cfg, d, tau[r.points - 1]), "steps");
+        const aim_pool_spec spec = {cmd, jobs, pending, npending, compute_seed, NULL, &r,
+                                    progress};
         aim_pool_run(&spec); /* the seeds left undone are counted below */
+        aim_progress_free(progress);
         int missing = 0;
         for (int k = 0; k < npending && rc == 0; k++) {
             const int got = read_seed(&r, pending[k], obs, extra, reached);

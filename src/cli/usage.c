@@ -159,7 +159,8 @@ void aim_cli_usage(FILE *out, const char *cmd)
                 "options:\n"
                 "  --order M                truncation order (hierarchy.order, default 4)\n"
                 "  --latex                  LaTeX (align*) instead of plain text\n"
-                "  --set section.key=value  override one configuration key (repeatable)\n");
+                "  --set section.key=value  override one configuration key (repeatable)\n"
+                "  --quiet                  standard error only for warnings and errors\n");
     else if (!strcmp(cmd, "plot"))
         fprintf(out,
                 "usage: aimdyn plot [--ode FILE [--label L]]... [--sgd FILE]... --figure STEM\n"
@@ -180,7 +181,8 @@ void aim_cli_usage(FILE *out, const char *cmd)
                 "example (the paper's Figure 3 from validate/campaigns/campaign_untied.sh):\n"
                 "  aimdyn plot --samples 400 --figure fig3 \\\n"
                 "      --ode fig3-he1-M4-d400-ode.tsv --sgd fig3-he1-sgd-d400.tsv --label He1 \\\n"
-                "      --ode fig3-he2-M4-d400-ode.tsv --sgd fig3-he2-sgd-d400.tsv --label He2\n");
+                "      --ode fig3-he2-M4-d400-ode.tsv --sgd fig3-he2-sgd-d400.tsv --label He2\n"
+                "--quiet: standard error only for warnings and errors.\n");
     else if (!strcmp(cmd, "agreement"))
         fprintf(out,
                 "usage: aimdyn agreement --sgd FILE --ode FILE [--ode FILE]... [--upto TAU]\n\n"
@@ -193,7 +195,7 @@ void aim_cli_usage(FILE *out, const char *cmd)
                 "tau <= TAU. An ODE that stopped early (blow-up, or a hierarchy that\n"
                 "left the valid moments) has an infinite gap where SGD goes on. Used\n"
                 "to compare several hierarchy orders or closures with one set of SGD\n"
-                "runs.\n");
+                "runs. --quiet: standard error only for warnings and errors.\n");
     else if (!strcmp(cmd, "keys"))
         fprintf(out, "usage: aimdyn keys\n\nPrints every configuration key.\n");
 }

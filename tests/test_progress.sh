@@ -1,0 +1,135 @@
+#!/bin/sh
+# What a campaign shows on stderr while it runs (src/cli/progress.c) and
+# --quiet: off a terminal, plain campaign lines without escape sequences;
+# on a terminal (a pseudo-terminal from util-linux's script), a live block
+# with one line per worker, workers' warnings whole above it; --quiet
+# leaves stderr empty on success (warnings stay); the result files are the
+# same, bit for bit, whatever is shown.
+set -u
+exe="$1"
+work=$(mktemp -d)
+trap 'rm -rf "$work"' EXIT
+. "$(dirname "$0")/checks.sh"
+export OPENBLAS_NUM_THREADS=1
+esc=$(printf '\033')
+
+same_files() { # name, directory a, directory b: the same file names and bytes
+    r=0
+    [ "$(ls -A "$2")" = "$(ls -A "$3")" ] || r=1
+    for f in "$2"/*; do
+        cmp -s "$f" "$3/$(basename "$f")" || r=1
+    done
+    check "$1" $r
+}
+
+keep() { # the output folder $work/o as $work/$1 (locks aside)
+    rm -f "$work/o"/.*.lock
+    mv "$work/o" "$work/$1"
+}
+
+small="--d 40 --seeds 4 --jobs 2"
+
+# off a terminal: the campaign's final line, well-formed, no escapes
+expect_exit "sgd off a terminal" 0 "$exe" sgd $small --out "$work/o"
+contains "sgd: the campaign's final line" "$work/err" \
+    "^aimdyn sgd: d = 40: 4/4 seeds, 100 % of steps, [0-9.e]* steps/s, [0-9.]*s$"
+! grep -q "$esc" "$work/err"
+check "sgd off a terminal: no escape sequences" $?
+! grep -q "worker" "$work/err"
+check "sgd off a terminal: no worker lines" $?
+keep sgd-plain
+
+# --quiet: nothing on stderr, the same files
+expect_exit "sgd --quiet" 0 "$exe" sgd $small --quiet --out "$work/o"
+[ ! -s "$work/err" ]
+check "sgd --quiet: stderr empty" $?
+contains "sgd --quiet: the results still on stdout" "$work/out" "^wrote "
+keep sgd-quiet
+same_files "sgd --quiet writes what sgd does" "$work/sgd-plain" "$work/sgd-quiet"
+
+# on a terminal: the live block with a line per worker, the final line
+# after it, the same files
+command -v script >/dev/null
+check "script (util-linux) is installed" $?
+script -qec "'$exe' sgd --d 60 --seeds 4 --jobs 2 --out '$work/o'" "$work/tty" \
+    >/dev/null 2>&1 </dev/null
+check "sgd on a terminal" $?
+tr -d '\r' <"$work/tty" >"$work/tty.txt"
+contains "terminal: the campaign line" "$work/tty.txt" \
+    "aimdyn sgd: d = 60: [0-4]/4 seeds, [0-9]* % of steps, .* steps/s, ETA "
+contains "terminal: worker 1's line" "$work/tty.txt" \
+    "  worker 1: seed [1-4]/4, grid [0-9]*/31, .* steps/s, [0-9.]*s"
+contains "terminal: worker 2's line" "$work/tty.txt" \
+    "  worker 2: seed [1-4]/4, grid [0-9]*/31, .* steps/s, [0-9.]*s"
+contains "terminal: redrawn in place (cursor up)" "$work/tty.txt" "${esc}\[3A"
+contains "terminal: cleared, then the final line" "$work/tty.txt" \
+    "${esc}\[3A${esc}\[Jaimdyn sgd: d = 60: 4/4 seeds, 100 % of steps"
+keep sgd-tty
+expect_exit "sgd d = 60 off a terminal" 0 "$exe" sgd --d 60 --seeds 4 --jobs 2 --out "$work/o"
+keep sgd-tty-plain
+same_files "sgd on a terminal writes what it writes off one" "$work/sgd-tty-plain" \
+    "$work/sgd-tty"
+
+# a worker's warning (seeds that blow up at eta = 3) reaches the terminal
+# whole, above the block; with --quiet it stays
+blowup="--d 60 --seeds 3 --jobs 2 --set training.eta=3"
+script -qec "'$exe' sgd $blowup --out '$work/o'" "$work/tty" >/dev/null 2>&1 </dev/null
+check "sgd blowing up on a terminal: exit 3" $([ $? -eq 3 ]; echo $?)
+tr -d '\r' <"$work/tty" >"$work/tty.txt"
+warned=$(grep -c "aimdyn: warning: SGD seed [1-3] (d = 60) blew up .*; NaN from there on$" \
+    "$work/tty.txt")
+[ "$warned" -eq 3 ]
+check "terminal: the workers' 3 warnings, each whole on its line ($warned)" $?
+keep blowup-tty
+expect_exit "sgd blowing up, --quiet" 3 "$exe" sgd $blowup --quiet --out "$work/o"
+warned=$(grep -c "aimdyn: warning: SGD seed" "$work/err")
+[ "$warned" -eq 3 ] && [ "$(wc -l <"$work/err")" -eq 3 ]
+check "--quiet: the 3 warnings stay, nothing else ($warned)" $?
+keep blowup-quiet
+same_files "sgd blowing up: --quiet writes what a terminal run does" "$work/blowup-tty" \
+    "$work/blowup-quiet"
+
+# compare, ode and sweep: --quiet leaves stderr empty on success; sweep's
+# plain lines without it
+expect_exit "compare --quiet" 0 "$exe" compare --d 40 --seeds 8 --jobs 2 \
+    --set training.horizon=0.1 --quiet --out "$work/o"
+[ ! -s "$work/err" ]
+check "compare --quiet: stderr empty" $?
+keep compare-quiet
+expect_exit "compare" 0 "$exe" compare --d 40 --seeds 8 --jobs 2 --set training.horizon=0.1 \
+    --out "$work/o"
+contains "compare: the campaign's final line" "$work/err" \
+    "^aimdyn compare: d = 40: 8/8 seeds, 100 % of steps"
+keep compare-plain
+same_files "compare --quiet writes what compare does" "$work/compare-plain" \
+    "$work/compare-quiet"
+expect_exit "ode --quiet" 0 "$exe" ode --quiet --out "$work/o"
+[ ! -s "$work/err" ]
+check "ode --quiet: stderr empty" $?
+sweep="--vary model.activation=he1,he2 --vary training.eta=0.05,0.1 --set training.horizon=0.05
+       --set training.points=11 --jobs 2"
+expect_exit "sweep" 0 "$exe" sweep $sweep --out "$work/s"
+contains "sweep: a line per point" "$work/err" "^sweep: 4/4 points ("
+contains "sweep: the campaign's final line" "$work/err" "^aimdyn sweep: 4/4 points, [0-9.]*s$"
+rm -rf "$work/s"
+expect_exit "sweep --quiet" 0 "$exe" sweep $sweep --quiet --out "$work/s"
+[ ! -s "$work/err" ]
+check "sweep --quiet: stderr empty" $?
+# a note (a large hierarchy's size, said before it is built) is not a
+# warning; the unusable output.dir ends the run before the build
+: >"$work/file"
+untied="$(dirname "$0")/../examples/untied_fig3.ini --order 7 --out $work/file/sub"
+expect_exit "untied order 7" 1 "$exe" ode $untied
+contains "untied order 7: noted" "$work/err" "note: hierarchy.order = 7"
+expect_exit "untied order 7 --quiet" 1 "$exe" ode $untied --quiet
+! grep -q "note:" "$work/err"
+check "--quiet: no note" $?
+contains "--quiet: the error stays" "$work/err" "is unusable"
+
+for cmd in ode sgd compare hierarchy agreement plot recovery sweep scaling; do
+    expect_exit "$cmd --help" 0 "$exe" $cmd --help
+    contains "$cmd --help names --quiet" "$work/out" "--quiet"
+done
+
+echo "test_progress: $passes passed, $failures failed"
+[ "$failures" -eq 0 ]
