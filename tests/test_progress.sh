@@ -13,15 +13,6 @@ trap 'rm -rf "$work"' EXIT
 export OPENBLAS_NUM_THREADS=1
 esc=$(printf '\033')
 
-same_files() { # name, directory a, directory b: the same file names and bytes
-    r=0
-    [ "$(ls -A "$2")" = "$(ls -A "$3")" ] || r=1
-    for f in "$2"/*; do
-        cmp -s "$f" "$3/$(basename "$f")" || r=1
-    done
-    check "$1" $r
-}
-
 keep() { # the output folder $work/o as $work/$1 (locks aside)
     rm -f "$work/o"/.*.lock
     mv "$work/o" "$work/$1"
