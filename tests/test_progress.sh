@@ -61,6 +61,18 @@ keep sgd-tty-plain
 same_files "sgd on a terminal writes what it writes off one" "$work/sgd-tty-plain" \
     "$work/sgd-tty"
 
+# a block taller than the terminal would scroll and its redraw miss
+# lines: on 5 rows, 2 workers shown and a line for the others
+script -qec "stty rows 5 cols 100; '$exe' sgd --d 40 --seeds 4 --jobs 4 --out '$work/o'" \
+    "$work/tty" >/dev/null 2>&1 </dev/null
+check "sgd on a terminal of 5 rows" $?
+tr -d '\r' <"$work/tty" >"$work/tty.txt"
+contains "5 rows: the other workers counted" "$work/tty.txt" "^${esc}\[K  (and 2 more workers)$"
+! grep -q "worker 3:" "$work/tty.txt"
+check "5 rows: worker 3 not shown" $?
+contains "5 rows: the block is 4 lines" "$work/tty.txt" "${esc}\[4A${esc}\[Jaimdyn sgd: d = 40: 4/4"
+rm -rf "$work/o"
+
 # a worker's warning (seeds that blow up at eta = 3) reaches the terminal
 # whole, above the block; with --quiet it stays
 blowup="--d 60 --seeds 3 --jobs 2 --set training.eta=3"

@@ -141,12 +141,15 @@ static void worker_line(const aim_progress *p, int k, double t, char *buf, size_
         snprintf(buf + len, n - (size_t)len, ", %s", time);
 }
 
-/* A line wider than the terminal wraps, and the cursor-up count of the
- * next redraw would then miss it. */
-static int terminal_columns(void)
+/* The terminal's size (80 x 24 when it does not say): a line wider than
+ * the terminal wraps, and a block taller than it scrolls; the cursor-up
+ * of the next redraw would then miss lines. */
+static void terminal_size(int *columns, int *rows)
 {
     struct winsize ws;
-    return ioctl(STDERR_FILENO, TIOCGWINSZ, &ws) == 0 && ws.ws_col > 1 ? ws.ws_col : 80;
+    const int known = ioctl(STDERR_FILENO, TIOCGWINSZ, &ws) == 0;
+    *columns = known && ws.ws_col > 1 ? ws.ws_col : 80;
+    *rows = known && ws.ws_row > 3 ? ws.ws_row : 24;
 }
 
 static void clear_block(aim_progress *p)
@@ -159,18 +162,25 @@ static void clear_block(aim_progress *p)
 static void draw_block(aim_progress *p)
 {
     const double t = now();
-    const int width = terminal_columns() - 1;
+    int width, rows;
+    terminal_size(&width, &rows);
+    width--;
+    /* the campaign line, then as many workers as fit under it with a line
+     * for the rest and one for the cursor */
+    const int shown = p->workers <= rows - 2 ? p->workers : rows - 3;
     char line[LINE_LEN];
     if (p->drawn)
         fprintf(stderr, "\033[%dA", p->drawn);
     campaign_line(p, line, sizeof line, 0);
     fprintf(stderr, "\r\033[K%.*s\n", width, line);
-    for (int k = 0; k < p->workers; k++) {
+    for (int k = 0; k < shown; k++) {
         worker_line(p, k, t, line, sizeof line);
         fprintf(stderr, "\r\033[K%.*s\n", width, line);
     }
+    if (shown < p->workers)
+        fprintf(stderr, "\r\033[K  (and %d more workers)\n", p->workers - shown);
     fflush(stderr);
-    p->drawn = 1 + p->workers;
+    p->drawn = 1 + shown + (shown < p->workers);
     p->last_draw = t;
     live = p;
 }
