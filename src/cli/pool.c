@@ -56,7 +56,9 @@ static _Noreturn void worker(const aim_pool_spec *spec, int queue, int results, 
     /* one BLAS thread per worker: the workers are the parallelism (the
      * environment variable for any library the worker may load later) */
     setenv("OPENBLAS_NUM_THREADS", "1", 1);
+#ifdef AIM_HAVE_OPENBLAS_THREADS
     openblas_set_num_threads(1);
+#endif
     for (;;) {
         if (getppid() != parent) /* the parent is gone (elsewhere than Linux too) */
             _exit(AIM_EXIT_RUNTIME);
