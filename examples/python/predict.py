@@ -12,8 +12,7 @@ import aimdyn
 
 
 def main(argv):
-    config = argv[0] if argv and "=" not in argv[0] else None
-    settings = dict(a.split("=", 1) for a in argv[1 if config else 0:])
+    config, settings = aimdyn.arguments(argv)
     try:
         run = aimdyn.ode(settings, config=config)
     except aimdyn.AimdynError as e:
