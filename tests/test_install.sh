@@ -52,6 +52,15 @@ fi
 
 export LD_LIBRARY_PATH="$lib"
 aimdyn="$top/bin/aimdyn"
+# the man page has the version filled in and describes every command of
+# `aimdyn --help`
+man=$top/share/man/man1/aimdyn.1
+! grep -q '@[A-Z]*@' "$man" || fail "aimdyn.1 keeps a placeholder: $(grep '@[A-Z]*@' "$man")"
+commands=$("$aimdyn" --help | sed -n '/^commands:/,/^$/p' | awk '/^  [a-z]/ {print $1}')
+[ -n "$commands" ] || fail "no commands found in aimdyn --help"
+for c in $commands; do
+    grep -q "^\.B $c\$" "$man" || fail "aimdyn.1 does not describe the command $c of aimdyn --help"
+done
 ldd "$aimdyn" | grep -q "libaimdyn.so.0 => $lib/" ||
     fail "the installed aimdyn does not run on the installed libaimdyn: $(ldd "$aimdyn")"
 others=$(nm -D --defined-only "$lib/libaimdyn.so.0" | awk '{print $3}' | grep -v '^aim_' || true)
