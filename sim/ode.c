@@ -119,6 +119,35 @@ static void keep_solver_message(int code, const char *module,
              function, module, code, msg);
 }
 
+#if SUNDIALS_VERSION_MAJOR >= 7
+/* SUNDIALS 7 reports errors through its context's handlers (it removed
+ * CVodeSetErrHandlerFn); code is CVODE's flag. */
+static void keep_context_message(int line, const char *function, const char *file,
+                                 const char *msg, SUNErrCode code, void *user,
+                                 SUNContext sunctx)
+{
+    (void)line;
+    (void)file;
+    (void)sunctx;
+    keep_solver_message(code, "CVODE", function, (char *)msg, user);
+}
+#endif
+
+/* CVODE's messages go to the session (into a failure's report) instead
+ * of stderr: in SUNDIALS 7 through the context (its default handler, which
+ * prints, replaced), in SUNDIALS 6 through the solver. */
+static int catch_solver_messages(SUNContext sunctx, void *mem, session *s)
+{
+#if SUNDIALS_VERSION_MAJOR >= 7
+    (void)mem;
+    SUNErrCode e = SUNContext_ClearErrHandlers(sunctx);
+    return e != SUN_SUCCESS ? e : SUNContext_PushErrHandler(sunctx, keep_context_message, s);
+#else
+    (void)sunctx;
+    return CVodeSetErrHandlerFn(mem, keep_solver_message, s);
+#endif
+}
+
 /* CVodeGetReturnFlagName returns a string the caller must free. */
 static void flag_name(int flag, char *buf, size_t n)
 {
@@ -296,7 +325,12 @@ aim_ode_status aim_ode_integrate(const aim_config *cfg, const aim_ode_model *mod
     int *found = NULL, *direction = NULL;
     double *dy0 = NULL;
 
-    if (SUNContext_Create(NULL, &sunctx) != 0) {
+#if SUNDIALS_VERSION_MAJOR >= 7
+    const int created = SUNContext_Create(SUN_COMM_NULL, &sunctx);
+#else
+    const int created = SUNContext_Create(NULL, &sunctx);
+#endif
+    if (created != 0) {
         say(report, "SUNContext_Create failed");
         return report->status;
     }
@@ -353,7 +387,7 @@ aim_ode_status aim_ode_integrate(const aim_config *cfg, const aim_ode_model *mod
     int flag;
     if ((flag = CVodeInit(mem, rhs_adapter, tau[0], y)) != CV_SUCCESS ||
         (flag = CVodeSetUserData(mem, &s)) != CV_SUCCESS ||
-        (flag = CVodeSetErrHandlerFn(mem, keep_solver_message, &s)) != CV_SUCCESS ||
+        (flag = catch_solver_messages(sunctx, mem, &s)) != CV_SUCCESS ||
         (flag = CVodeSStolerances(mem, cfg->rtol, cfg->atol)) != CV_SUCCESS ||
         (flag = CVodeSetLinearSolver(mem, LS, A)) != CV_SUCCESS ||
         (flag = CVodeSetMaxNumSteps(mem, 1000000)) != CV_SUCCESS ||

@@ -102,6 +102,19 @@ void aim_config_defaults(aim_config *cfg)
     snprintf(cfg->source, sizeof cfg->source, "built-in default");
 }
 
+aim_config *aim_config_new(void)
+{
+    aim_config *cfg = malloc(sizeof *cfg);
+    if (cfg)
+        aim_config_defaults(cfg);
+    return cfg;
+}
+
+void aim_config_free(aim_config *cfg)
+{
+    free(cfg);
+}
+
 /* ------------------------------------------------------------------ */
 /* Files                                                               */
 /* ------------------------------------------------------------------ */

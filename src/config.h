@@ -150,6 +150,13 @@ typedef struct {
  * sigma = He1 + He2/sqrt 2). */
 void aim_config_defaults(aim_config *cfg);
 
+/* A configuration on the heap holding the defaults, for callers that
+ * cannot size an aim_config themselves (a foreign-function interface such
+ * as Python's ctypes); NULL when out of memory. Free it with
+ * aim_config_free (NULL is allowed). */
+aim_config *aim_config_new(void);
+void aim_config_free(aim_config *cfg);
+
 /* Reads an INI file on top of whatever cfg holds (normally the
  * defaults). Returns 0, or -1 with err filled ("FILE:LINE: section.key =
  * "value": reason; allowed: ..."); cfg is unchanged on error. path may be
@@ -172,6 +179,12 @@ int aim_config_validate(aim_config *cfg, aim_config_error *err);
  * metadata; prefix NULL = ""); reals with %.17g, so the text reloads
  * bit-identically. */
 void aim_config_write(const aim_config *cfg, FILE *out, const char *prefix);
+
+/* The value of the key name ("section.key") as aim_config_write writes
+ * it, into buf (size n). Returns 0, or -1 with err filled (may be NULL)
+ * for an unknown key or a buf too small for the value. */
+int aim_config_get(const aim_config *cfg, const char *name, char *buf, size_t n,
+                   aim_config_error *err);
 
 /* Prints the key reference table (used by --help). */
 void aim_config_describe(FILE *out);

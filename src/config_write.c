@@ -20,6 +20,34 @@ void aim_config_write(const aim_config *cfg, FILE *out, const char *prefix)
     }
 }
 
+int aim_config_get(const aim_config *cfg, const char *name, char *buf, size_t n,
+                   aim_config_error *err)
+{
+    const char *dot = strchr(name, '.');
+    for (int i = 0; dot && i < aim_config_nkeys; i++) {
+        const aim_config_key *k = &aim_config_keys[i];
+        if (strlen(k->section) != (size_t)(dot - name) ||
+            strncmp(k->section, name, (size_t)(dot - name)) != 0 || strcmp(k->key, dot + 1) != 0)
+            continue;
+        char text[2200];
+        k->get(k, cfg, text, sizeof text);
+        if (strlen(text) >= n) {
+            if (err)
+                snprintf(err->message, sizeof err->message,
+                         "%.300s: its value has %zu characters, more than the buffer of %zu holds",
+                         name, strlen(text), n);
+            return -1;
+        }
+        memcpy(buf, text, strlen(text) + 1);
+        return 0;
+    }
+    if (err)
+        snprintf(err->message, sizeof err->message,
+                 "%.300s: no such key; the keys are listed by `aimdyn keys` and in docs/config.md",
+                 name);
+    return -1;
+}
+
 void aim_config_describe(FILE *out)
 {
     fprintf(out,

@@ -17,6 +17,7 @@
 #include <unistd.h>
 
 #include "config.h"
+#include "config_keys.h"
 
 /* ---------- temporary files ---------- */
 
@@ -748,6 +749,44 @@ static void test_round_trip(void **state)
     assert_same_config(&cfg, &back);
 }
 
+/* aim_config_get gives every key as aim_config_write writes it, and
+ * refuses an unknown key or a buffer too small; aim_config_new holds the
+ * defaults. */
+static void test_get(void **state)
+{
+    (void)state;
+    aim_config cfg;
+    aim_config_error err;
+    unusual_config(&cfg);
+    for (int i = 0; i < aim_config_nkeys; i++) {
+        const aim_config_key *k = &aim_config_keys[i];
+        char name[200], written[2200], got[2200];
+        snprintf(name, sizeof name, "%s.%s", k->section, k->key);
+        k->get(k, &cfg, written, sizeof written); /* what aim_config_write writes */
+        if (aim_config_get(&cfg, name, got, sizeof got, &err) != 0)
+            fail_msg("%s", err.message);
+        assert_string_equal(got, written);
+    }
+
+    char small[4];
+    assert_int_equal(aim_config_get(&cfg, "training.eta", small, sizeof small, &err), -1);
+    assert_contains(err.message, "training.eta");
+    char buf[64];
+    assert_int_equal(aim_config_get(&cfg, "training.nokey", buf, sizeof buf, &err), -1);
+    assert_contains(err.message, "training.nokey: no such key");
+    assert_int_equal(aim_config_get(&cfg, "training", buf, sizeof buf, &err), -1);
+    assert_int_equal(aim_config_get(&cfg, "trainingx.eta", buf, sizeof buf, &err), -1);
+    assert_int_equal(aim_config_get(&cfg, "training.eta", buf, sizeof buf, NULL), 0);
+    assert_string_equal(buf, "0.07");
+
+    aim_config *heap = aim_config_new();
+    assert_non_null(heap);
+    aim_config_defaults(&cfg);
+    assert_same_config(heap, &cfg);
+    aim_config_free(heap);
+    aim_config_free(NULL);
+}
+
 /* Every key written by aim_config_write ("section.key = ...") appears in
  * docs/config.md (as `section.key`) and in aim_config_describe. */
 static void test_docs(void **state)
@@ -802,7 +841,7 @@ int main(void)
         cmocka_unit_test(test_file_errors), cmocka_unit_test(test_file_accepts),
         cmocka_unit_test(test_file_input_limits),
         cmocka_unit_test(test_set),        cmocka_unit_test(test_round_trip),
-        cmocka_unit_test(test_docs),
+        cmocka_unit_test(test_get),        cmocka_unit_test(test_docs),
     };
     return cmocka_run_group_tests(tests, setup_tmpdir, remove_tmpdir);
 }

@@ -92,7 +92,9 @@ static _Noreturn void worker(const aim_pool_spec *spec, int w, int queue, int re
     /* one BLAS thread per worker: the workers are the parallelism (the
      * environment variable for any library the worker may load later) */
     setenv("OPENBLAS_NUM_THREADS", "1", 1);
+#ifdef AIM_HAVE_OPENBLAS_THREADS
     openblas_set_num_threads(1);
+#endif
     in_worker.fd = results;
     in_worker.reports = spec->progress != NULL;
     in_worker.worker = w;

@@ -184,7 +184,9 @@ int main(int argc, char **argv)
     double budget = argc > 1 ? atof(argv[1]) : 0.8;
     if (!(budget > 0.0))
         budget = 0.8;
+#ifdef AIM_HAVE_OPENBLAS_THREADS
     openblas_set_num_threads(1);
+#endif
 
     aim_config cfg;
     aim_config_defaults(&cfg);
