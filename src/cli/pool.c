@@ -182,9 +182,13 @@ int aim_pool_run(const aim_pool_spec *spec)
 
 /* ---- result files ---- */
 
+/* output.dir and output.name say where the files go, not what is in
+ * them; every other key may decide a result (output.recovery_threshold
+ * decides tau_wr). */
 static int result_config_line(const char *line)
 {
-    return !strncmp(line, "# config ", 9) && strncmp(line + 9, "output.", 7) != 0;
+    return !strncmp(line, "# config ", 9) && strncmp(line + 9, "output.dir ", 11) != 0 &&
+           strncmp(line + 9, "output.name ", 12) != 0;
 }
 
 char *aim_pool_config_lines(const aim_config *cfg)

@@ -51,9 +51,9 @@ int aim_pool_run(const aim_pool_spec *spec);
 
 /* ---- what a task's result file records, to be resumed ---- */
 
-/* The "# config" lines of cfg that decide a result: all but output.*,
- * so that a moved or renamed output directory still resumes (malloc'd;
- * NULL when out of memory). */
+/* The "# config" lines of cfg that decide a result: all but output.dir
+ * and output.name, so that a moved or renamed output directory still
+ * resumes (malloc'd; NULL when out of memory). */
 char *aim_pool_config_lines(const aim_config *cfg);
 
 /* The first line where two aim_pool_config_lines texts differ, as
