@@ -246,3 +246,44 @@ int aim_pool_check_version(const char *cmd, const char *path, const char *what,
         return strcmp(version, AIM_VERSION) ? 1 : 0;
     return -1;
 }
+
+int aim_pool_read_kept(const char *cmd, const char *path, const aim_table_kind *kind,
+                       const aim_config *cfg, const char *dir, const char *noun,
+                       aim_table *t)
+{
+    char version[128];
+    if (access(path, F_OK) != 0)
+        return 1;
+    const int v = aim_pool_check_version(cmd, path, kind->what, version, sizeof version);
+    if (v > 0)
+        fprintf(stderr, "%s: %s was written by aimdyn %s, this is aimdyn %s: %s computed "
+                        "again\n", cmd, path, version, AIM_VERSION, noun);
+    if (v)
+        return v;
+    if (aim_table_read(path, kind, t))
+        return -1;
+    aim_config recorded;
+    aim_config_error err;
+    char *there = NULL, *here = aim_pool_config_lines(cfg);
+    int rc = -1;
+    if (!here)
+        fprintf(stderr, "aimdyn %s: out of memory\n", cmd);
+    else if (aim_table_config(t, &recorded, &err))
+        fprintf(stderr, "aimdyn %s: %s: %s\n", cmd, path, err.message);
+    else if (!(there = aim_pool_config_lines(&recorded)))
+        fprintf(stderr, "aimdyn %s: out of memory\n", cmd);
+    else if (strcmp(there, here)) {
+        char diff[2048];
+        aim_pool_first_difference(there, here, diff, sizeof diff);
+        fprintf(stderr, "aimdyn %s: %s was written by a run of another configuration (%s); "
+                        "remove the folder %s or choose another --name\n", cmd, path, diff,
+                dir);
+    } else {
+        rc = 0;
+    }
+    free(here);
+    free(there);
+    if (rc)
+        aim_table_free(t);
+    return rc;
+}

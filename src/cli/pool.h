@@ -16,6 +16,7 @@
 #define AIM_POOL_H
 
 #include "config.h"
+#include "tsv.h"
 
 enum {
     AIM_POOL_MAX_JOBS = 64,
@@ -66,5 +67,14 @@ void aim_pool_first_difference(const char *there, const char *here, char *buf, s
  * there (said, "aimdyn CMD: ..."). */
 int aim_pool_check_version(const char *cmd, const char *path, const char *what,
                            char *version, size_t n);
+
+/* A kept result file at path (a task's, resumed by a rerun of cfg), of
+ * kind: 1 when there is none, or one of another aimdyn version (said:
+ * "NOUN computed again"); -1 when it is not of kind or was written by a
+ * run of another configuration (said: remove the folder dir or choose
+ * another --name); 0 with its table in *t (free with aim_table_free). */
+int aim_pool_read_kept(const char *cmd, const char *path, const aim_table_kind *kind,
+                       const aim_config *cfg, const char *dir, const char *noun,
+                       aim_table *t);
 
 #endif

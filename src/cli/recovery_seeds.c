@@ -1,0 +1,198 @@
+/* aim_recovery_seeds: recovery's finite-d starts on worker processes,
+ * kept as they finish (see recovery_seeds.h). As in aim_seeds, the seed
+ * file is both what a worker hands back to the parent and what a rerun
+ * resumes from. */
+#include "recovery_seeds.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "pool.h"
+#include "tsv.h"
+
+#define CMD "recovery"
+
+typedef struct {
+    const aim_config *cfg;
+    int d, seeds, done;
+    const aim_start_source *source;
+    aim_recovery_finite *out;
+    char dir[1100]; /* DIR/.NAME-recovery-dD.seeds */
+} recovery_run;
+
+/* The start and end values are teacher overlaps, but not named as such:
+ * the table reader holds a column named *overlap* to [-1, 1], and the
+ * last value of an ODE that blew up need not be. */
+static const char *const seed_columns[] = {"seed",        "start_value", "tau_wr", "tau_end",
+                                           "end_value",   "blew_up",     NULL};
+static const char seed_file_what[] =
+    "a seed file of `aimdyn recovery` (one row: seed, start_value, tau_wr, tau_end, "
+    "end_value, blew_up; a '# failure: ' line when its ODE failed)";
+static const char failure_prefix[] = "# failure: ";
+
+static int seeds_dir(const aim_config *cfg, int d, char *buf, size_t n)
+{
+    aim_config hidden = *cfg;
+    char suffix[32];
+    snprintf(hidden.name, sizeof hidden.name, ".%.*s", (int)sizeof hidden.name - 2, cfg->name);
+    snprintf(suffix, sizeof suffix, "recovery-d%d", d);
+    if (aim_tsv_path(buf, n, &hidden, suffix, "seeds")) {
+        fprintf(stderr, "aimdyn " CMD ": output path too long for the seed folder of d = %d\n",
+                d);
+        return -1;
+    }
+    return 0;
+}
+
+static int seed_path(const recovery_run *r, int s, char *buf, size_t n)
+{
+    const int len = snprintf(buf, n, "%s/seed-%llu.tsv", r->dir,
+                             (unsigned long long)(r->cfg->seed + (uint64_t)s));
+    if (len < 0 || (size_t)len >= n) {
+        fprintf(stderr, "aimdyn " CMD ": output path too long: '%s/seed-...'\n", r->dir);
+        return -1;
+    }
+    return 0;
+}
+
+/* In a worker: seed index s computed alone into its file. */
+static int compute_seed(void *ctx, int s)
+{
+    const recovery_run *r = ctx;
+    const uint64_t seed = r->cfg->seed + (uint64_t)s;
+    aim_recovery_seed res;
+    char path[1200];
+    aim_tsv *tsv;
+    if (aim_recovery_seed_run(r->cfg, r->d, seed, r->source, &res)) {
+        fprintf(stderr, "aimdyn " CMD ": out of memory\n");
+        return -1;
+    }
+    aim_recovery_seed_print(stderr, r->d, seed, &res, r->cfg->recovery_threshold);
+    if (seed_path(r, s, path, sizeof path) || !(tsv = aim_tsv_open(path)))
+        return -1;
+    FILE *f = aim_tsv_stream(tsv);
+    aim_tsv_metadata(tsv, CMD, r->cfg);
+    fprintf(f, "# recovery seed %llu (seed %d of %d) at d = %d: the limit ODE from its initial "
+               "matrices, kept until the run's files are written; values to 17 digits (read "
+               "back to the same double)\n",
+            (unsigned long long)seed, s + 1, r->seeds, r->d);
+    if (res.failure[0]) {
+        /* one line: a line break would end the metadata line */
+        for (char *c = res.failure; *c; c++)
+            if (*c == '\n' || *c == '\r')
+                *c = ' ';
+        fprintf(f, "%s%s\n", failure_prefix, res.failure);
+    }
+    for (int c = 0; seed_columns[c]; c++)
+        fprintf(f, "%s%s", c ? "\t" : "", seed_columns[c]);
+    fprintf(f, "\n%llu\t%.17g\t%.17g\t%.17g\t%.17g\t%d\n", (unsigned long long)seed,
+            res.start_overlap, res.tau_wr, res.tau_end, res.overlap_end, res.blew_up);
+    return aim_tsv_commit(tsv);
+}
+
+/* Seed s from its file into r->out. Returns 0; 1 when there is no file,
+ * or one of another aimdyn version (said: computed again); -1 when the
+ * file is not a seed file of this configuration (said). */
+static int read_seed(recovery_run *r, int s)
+{
+    static const aim_table_kind kind = {seed_file_what, seed_columns, NULL};
+    const uint64_t seed = r->cfg->seed + (uint64_t)s;
+    char path[1200];
+    aim_table t;
+    if (seed_path(r, s, path, sizeof path))
+        return -1;
+    const int kept = aim_pool_read_kept(CMD, path, &kind, r->cfg, r->dir, "seed", &t);
+    if (kept)
+        return kept;
+    const double *v = t.data;
+    const char *failure = aim_table_meta(&t, failure_prefix);
+    if (t.ncols != 6 || t.nrows != 1 || t.seed[0] != seed || (v[5] != 0 && v[5] != 1)) {
+        fprintf(stderr, "aimdyn " CMD ": %s: not one row of the 6 columns for seed %llu with "
+                        "blew_up 0 or 1; allowed: %s\n", path, (unsigned long long)seed,
+                seed_file_what);
+        aim_table_free(&t);
+        return -1;
+    }
+    aim_recovery_seed res = {v[1], v[2], v[3], v[4], (int)v[5], ""};
+    if (failure)
+        snprintf(res.failure, sizeof res.failure, "%.*s", (int)strcspn(failure, "\n"),
+                 failure + strlen(failure_prefix));
+    aim_recovery_finite_put(r->out, s, &res, r->cfg->recovery_threshold);
+    aim_table_free(&t);
+    return 0;
+}
+
+static void seed_finished(void *ctx, int s, double seconds)
+{
+    recovery_run *r = ctx;
+    fprintf(stderr, CMD " d=%d: seed %llu finished in %.1f s (%d/%d seeds done)\n", r->d,
+            (unsigned long long)(r->cfg->seed + (uint64_t)s), seconds, ++r->done, r->seeds);
+}
+
+int aim_recovery_seeds_run(const aim_config *cfg, int d, int jobs,
+                           const aim_start_source *source, aim_recovery_finite *out,
+                           aim_atomic_set *set)
+{
+    recovery_run r = {cfg, d, cfg->seeds, 0, source, out, ""};
+    int *pending = NULL;
+    if (seeds_dir(cfg, d, r.dir, sizeof r.dir))
+        return -1;
+    /* the temporary files of a killed run's workers */
+    if (access(r.dir, F_OK) == 0 && aim_atomic_clean(r.dir, "seed") < 0)
+        return -1;
+    if (aim_recovery_finite_init(out, d, r.seeds) ||
+        !(pending = malloc(sizeof(int) * (size_t)r.seeds))) {
+        fprintf(stderr, "aimdyn " CMD ": out of memory\n");
+        aim_recovery_finite_free(out);
+        return -1;
+    }
+    int npending = 0, rc = 0;
+    for (int s = 0; s < r.seeds && rc == 0; s++) {
+        const int got = read_seed(&r, s);
+        if (got < 0)
+            rc = -1;
+        else if (got > 0)
+            pending[npending++] = s;
+    }
+    r.done = r.seeds - npending;
+    if (rc == 0 && r.done > 0)
+        fprintf(stderr, CMD " d=%d: %d of %d seeds resumed from %s (finished by an earlier "
+                        "run)\n", d, r.done, r.seeds, r.dir);
+    if (rc == 0 && npending > 0) {
+        const aim_pool_spec spec = {CMD, jobs, pending, npending, compute_seed, seed_finished,
+                                    &r};
+        aim_pool_run(&spec); /* the seeds left undone are counted below */
+        int missing = 0;
+        for (int k = 0; k < npending && rc == 0; k++) {
+            const int got = read_seed(&r, pending[k]);
+            missing += got > 0;
+            rc = got < 0 ? -1 : 0;
+        }
+        if (rc == 0 && missing) {
+            fprintf(stderr, "aimdyn " CMD ": %d of %d seeds at d = %d have no result (see "
+                            "above); rerun the same command to compute them (the finished "
+                            "seeds are kept in %s)\n", missing, r.seeds, d, r.dir);
+            rc = -1;
+        }
+    }
+    char path[1200];
+    for (int s = 0; s < r.seeds && rc == 0; s++)
+        rc = seed_path(&r, s, path, sizeof path) || aim_atomic_set_remove(set, path) ? -1 : 0;
+    free(pending);
+    if (rc)
+        aim_recovery_finite_free(out);
+    else
+        aim_recovery_finite_median(out);
+    return rc;
+}
+
+void aim_recovery_seeds_remove_dir(const aim_config *cfg, int d)
+{
+    char dir[1100];
+    if (seeds_dir(cfg, d, dir, sizeof dir) == 0 && rmdir(dir) != 0 && errno != ENOENT)
+        fprintf(stderr, "aimdyn " CMD ": warning: cannot remove the seed folder %s: %s\n", dir,
+                strerror(errno));
+}
