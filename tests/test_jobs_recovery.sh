@@ -39,6 +39,9 @@ done
 check "bad --jobs: nothing written" $?
 expect_exit "recovery --help" 0 "$exe" recovery --help
 contains "recovery --help: the BLAS thread policy" "$work/out" "one BLAS thread"
+# scaling computes no seed; its help says where they are computed, and how
+expect_exit "scaling --help" 0 "$exe" scaling --help
+contains "scaling --help: the BLAS thread policy of the seeds" "$work/out" "aimdyn sgd --jobs N. (worker processes with one BLAS"
 
 # the same files for 1, 2 and 3 workers, no seed folder left: a direct
 # student (invariant start: the finite-d seeds run by default) at two d,
