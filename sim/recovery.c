@@ -150,19 +150,29 @@ static int quasi_random_rule(const aim_config *cfg)
            cfg->activation == AIM_ACT_RELU;
 }
 
+/* The training grid into *tau and room for the observables on it into
+ * *obs (free both). Returns 0, or -1 when out of memory (neither kept). */
+static int grid_buffers(const aim_config *cfg, double **tau, double **obs)
+{
+    *tau = malloc(sizeof(double) * (size_t)cfg->points);
+    *obs = malloc(sizeof(double) * (size_t)cfg->points * AIM_OBS_COUNT);
+    if (!*tau || !*obs) {
+        free(*tau);
+        free(*obs);
+        return -1;
+    }
+    aim_grid_fill(cfg, *tau);
+    return 0;
+}
+
 /* The limit ODE on the training grid: tau_wr, where it stopped. */
 static int limit_run(const aim_config *cfg, int d, aim_recovery_limit *out, char *err, size_t n)
 {
-    const int points = cfg->points;
-    double *tau = malloc(sizeof(double) * (size_t)points);
-    double *obs = malloc(sizeof(double) * (size_t)points * AIM_OBS_COUNT);
-    if (!tau || !obs) {
-        free(tau);
-        free(obs);
+    double *tau, *obs;
+    if (grid_buffers(cfg, &tau, &obs)) {
         snprintf(err, n, "out of memory");
         return -1;
     }
-    aim_grid_fill(cfg, tau);
     aim_ode_report rep;
     out->status = aim_trajectory_run(cfg, d, tau, obs, &rep);
     snprintf(out->message, sizeof out->message, "%s", rep.message);
@@ -284,15 +294,9 @@ int aim_recovery_seed_run(const aim_config *cfg, int d, uint64_t seed,
                           const aim_start_source *source, aim_recovery_seed *out)
 {
     memset(out, 0, sizeof *out);
-    const int points = cfg->points;
-    double *tau = malloc(sizeof(double) * (size_t)points);
-    double *obs = malloc(sizeof(double) * (size_t)points * AIM_OBS_COUNT);
-    if (!tau || !obs) {
-        free(tau);
-        free(obs);
+    double *tau, *obs;
+    if (grid_buffers(cfg, &tau, &obs))
         return -1;
-    }
-    aim_grid_fill(cfg, tau);
     aim_ode_report rep = {.reached = 0};
     /* a seed whose ODE fails is marked with its reason (it counts as
      * stopped, unrecovered, where it stopped) */
