@@ -287,3 +287,86 @@ int aim_pool_read_kept(const char *cmd, const char *path, const aim_table_kind *
         aim_table_free(t);
     return rc;
 }
+
+int aim_pool_seeds_dir(const char *cmd, const aim_config *cfg, const char *kind, int d,
+                       char *buf, size_t n)
+{
+    aim_config hidden = *cfg;
+    char suffix[64];
+    snprintf(hidden.name, sizeof hidden.name, ".%.*s", (int)sizeof hidden.name - 2, cfg->name);
+    snprintf(suffix, sizeof suffix, "%s-d%d", kind, d);
+    if (aim_tsv_path(buf, n, &hidden, suffix, "seeds")) {
+        fprintf(stderr, "aimdyn %s: output path too long for the seed folder of d = %d\n", cmd,
+                d);
+        return -1;
+    }
+    return 0;
+}
+
+int aim_pool_seed_path(const char *cmd, const char *dir, uint64_t seed, char *buf, size_t n)
+{
+    const int len = snprintf(buf, n, "%s/seed-%llu.tsv", dir, (unsigned long long)seed);
+    if (len < 0 || (size_t)len >= n) {
+        fprintf(stderr, "aimdyn %s: output path too long: '%s/seed-...'\n", cmd, dir);
+        return -1;
+    }
+    return 0;
+}
+
+void aim_pool_seeds_remove_dir(const char *cmd, const aim_config *cfg, const char *kind, int d)
+{
+    char dir[1100];
+    if (aim_pool_seeds_dir(cmd, cfg, kind, d, dir, sizeof dir) == 0 && rmdir(dir) != 0 &&
+        errno != ENOENT)
+        fprintf(stderr, "aimdyn %s: warning: cannot remove the seed folder %s: %s\n", cmd, dir,
+                strerror(errno));
+}
+
+int aim_pool_run_seeds(const aim_pool_seeds_spec *spec, aim_atomic_set *set)
+{
+    /* the temporary files of a killed run's workers */
+    if (access(spec->dir, F_OK) == 0 && aim_atomic_clean(spec->dir, "seed") < 0)
+        return -1;
+    int *pending = malloc(sizeof(int) * (size_t)spec->seeds);
+    if (!pending) {
+        fprintf(stderr, "aimdyn %s: out of memory\n", spec->cmd);
+        return -1;
+    }
+    int npending = 0, rc = 0;
+    for (int s = 0; s < spec->seeds && rc == 0; s++) {
+        const int got = spec->read(spec->ctx, s);
+        if (got < 0)
+            rc = -1;
+        else if (got > 0)
+            pending[npending++] = s;
+    }
+    *spec->done = spec->seeds - npending;
+    if (rc == 0 && *spec->done > 0)
+        fprintf(stderr, "%s d=%d: %d of %d seeds resumed from %s (finished by an earlier run)\n",
+                spec->cmd, spec->d, *spec->done, spec->seeds, spec->dir);
+    if (rc == 0 && npending > 0) {
+        const aim_pool_spec pool = {spec->cmd, spec->jobs,     pending,  npending,
+                                    spec->run, spec->finished, spec->ctx};
+        aim_pool_run(&pool); /* the seeds left undone are counted below */
+        int missing = 0;
+        for (int k = 0; k < npending && rc == 0; k++) {
+            const int got = spec->read(spec->ctx, pending[k]);
+            missing += got > 0;
+            rc = got < 0 ? -1 : 0;
+        }
+        if (rc == 0 && missing) {
+            fprintf(stderr, "aimdyn %s: %d of %d seeds at d = %d have no result (see above); "
+                            "rerun the same command to compute them (the finished seeds are "
+                            "kept in %s)\n", spec->cmd, missing, spec->seeds, spec->d, spec->dir);
+            rc = -1;
+        }
+    }
+    char path[1200];
+    for (int s = 0; s < spec->seeds && rc == 0; s++)
+        rc = aim_pool_seed_path(spec->cmd, spec->dir, spec->first_seed + (uint64_t)s, path,
+                                sizeof path) == 0 && aim_atomic_set_remove(set, path) == 0
+                 ? 0
+                 : -1;
+    free(pending);
+    return rc;
+}

@@ -15,6 +15,9 @@
 #ifndef AIM_POOL_H
 #define AIM_POOL_H
 
+#include <stddef.h>
+#include <stdint.h>
+
 #include "config.h"
 #include "tsv.h"
 
@@ -67,6 +70,43 @@ void aim_pool_first_difference(const char *there, const char *here, char *buf, s
  * there (said, "aimdyn CMD: ..."). */
 int aim_pool_check_version(const char *cmd, const char *path, const char *what,
                            char *version, size_t n);
+
+/* The folder that keeps the finished seeds of cfg's KIND run ("sgd",
+ * "recovery") at d, DIR/.NAME-KIND-dD.seeds, into buf. Returns 0, or -1
+ * after a message "aimdyn CMD: ...". */
+int aim_pool_seeds_dir(const char *cmd, const aim_config *cfg, const char *kind, int d,
+                       char *buf, size_t n);
+
+/* The file of seed in the folder dir, dir/seed-K.tsv, into buf. Returns
+ * 0, or -1 after a message. */
+int aim_pool_seed_path(const char *cmd, const char *dir, uint64_t seed, char *buf, size_t n);
+
+/* The seeds of one d (sgd's, recovery's), each kept in its file in dir
+ * (aim_pool_seeds_dir) as it finishes: what a command does with them. */
+typedef struct {
+    const char *cmd;
+    int jobs, d, seeds;
+    uint64_t first_seed; /* the seed of index 0 (sgd.seed) */
+    const char *dir;
+    /* Seed index s from its kept file into the command's results: 0; 1
+     * when there is none (or one to compute again, said); -1 after a
+     * message. */
+    int (*read)(void *ctx, int s);
+    int (*run)(void *ctx, int s); /* in a worker, as aim_pool_spec's */
+    void (*finished)(void *ctx, int s, double seconds);
+    void *ctx;
+    int *done; /* set to the number of seeds resumed before any run */
+} aim_pool_seeds_spec;
+
+/* Reads the kept seeds (said), computes the others on the pool, reads them
+ * back, and adds every seed file to set's removals. Returns 0, or -1
+ * after a message (the seeds that finished stay kept: rerun to resume). */
+int aim_pool_run_seeds(const aim_pool_seeds_spec *spec, aim_atomic_set *set);
+
+/* After the commit of the run's files: removes that folder, then empty
+ * (a warning when it cannot). */
+void aim_pool_seeds_remove_dir(const char *cmd, const aim_config *cfg, const char *kind,
+                               int d);
 
 /* A kept result file at path (a task's, resumed by a rerun of cfg), of
  * kind: 1 when there is none, or one of another aimdyn version (said:

@@ -4,11 +4,8 @@
  * resumes from. */
 #include "recovery_seeds.h"
 
-#include <errno.h>
 #include <stdio.h>
-#include <stdlib.h>
 #include <string.h>
-#include <unistd.h>
 
 #include "pool.h"
 #include "tsv.h"
@@ -33,29 +30,9 @@ static const char seed_file_what[] =
     "end_value, blew_up; a '# failure: ' line when its ODE failed)";
 static const char failure_prefix[] = "# failure: ";
 
-static int seeds_dir(const aim_config *cfg, int d, char *buf, size_t n)
-{
-    aim_config hidden = *cfg;
-    char suffix[32];
-    snprintf(hidden.name, sizeof hidden.name, ".%.*s", (int)sizeof hidden.name - 2, cfg->name);
-    snprintf(suffix, sizeof suffix, "recovery-d%d", d);
-    if (aim_tsv_path(buf, n, &hidden, suffix, "seeds")) {
-        fprintf(stderr, "aimdyn " CMD ": output path too long for the seed folder of d = %d\n",
-                d);
-        return -1;
-    }
-    return 0;
-}
-
 static int seed_path(const recovery_run *r, int s, char *buf, size_t n)
 {
-    const int len = snprintf(buf, n, "%s/seed-%llu.tsv", r->dir,
-                             (unsigned long long)(r->cfg->seed + (uint64_t)s));
-    if (len < 0 || (size_t)len >= n) {
-        fprintf(stderr, "aimdyn " CMD ": output path too long: '%s/seed-...'\n", r->dir);
-        return -1;
-    }
-    return 0;
+    return aim_pool_seed_path(CMD, r->dir, r->cfg->seed + (uint64_t)s, buf, n);
 }
 
 /* In a worker: seed index s computed alone into its file. */
@@ -96,8 +73,9 @@ static int compute_seed(void *ctx, int s)
 /* Seed s from its file into r->out. Returns 0; 1 when there is no file,
  * or one of another aimdyn version (said: computed again); -1 when the
  * file is not a seed file of this configuration (said). */
-static int read_seed(recovery_run *r, int s)
+static int read_seed(void *ctx, int s)
 {
+    recovery_run *r = ctx;
     static const aim_table_kind kind = {seed_file_what, seed_columns, NULL};
     const uint64_t seed = r->cfg->seed + (uint64_t)s;
     char path[1200];
@@ -137,62 +115,23 @@ int aim_recovery_seeds_run(const aim_config *cfg, int d, int jobs,
                            aim_atomic_set *set)
 {
     recovery_run r = {cfg, d, cfg->seeds, 0, source, out, ""};
-    int *pending = NULL;
-    if (seeds_dir(cfg, d, r.dir, sizeof r.dir))
+    if (aim_pool_seeds_dir(CMD, cfg, "recovery", d, r.dir, sizeof r.dir))
         return -1;
-    /* the temporary files of a killed run's workers */
-    if (access(r.dir, F_OK) == 0 && aim_atomic_clean(r.dir, "seed") < 0)
-        return -1;
-    if (aim_recovery_finite_init(out, d, r.seeds) ||
-        !(pending = malloc(sizeof(int) * (size_t)r.seeds))) {
+    if (aim_recovery_finite_init(out, d, r.seeds)) {
         fprintf(stderr, "aimdyn " CMD ": out of memory\n");
+        return -1;
+    }
+    const aim_pool_seeds_spec spec = {CMD, jobs, d, r.seeds, cfg->seed, r.dir, read_seed,
+                                      compute_seed, seed_finished, &r, &r.done};
+    if (aim_pool_run_seeds(&spec, set)) {
         aim_recovery_finite_free(out);
         return -1;
     }
-    int npending = 0, rc = 0;
-    for (int s = 0; s < r.seeds && rc == 0; s++) {
-        const int got = read_seed(&r, s);
-        if (got < 0)
-            rc = -1;
-        else if (got > 0)
-            pending[npending++] = s;
-    }
-    r.done = r.seeds - npending;
-    if (rc == 0 && r.done > 0)
-        fprintf(stderr, CMD " d=%d: %d of %d seeds resumed from %s (finished by an earlier "
-                        "run)\n", d, r.done, r.seeds, r.dir);
-    if (rc == 0 && npending > 0) {
-        const aim_pool_spec spec = {CMD, jobs, pending, npending, compute_seed, seed_finished,
-                                    &r};
-        aim_pool_run(&spec); /* the seeds left undone are counted below */
-        int missing = 0;
-        for (int k = 0; k < npending && rc == 0; k++) {
-            const int got = read_seed(&r, pending[k]);
-            missing += got > 0;
-            rc = got < 0 ? -1 : 0;
-        }
-        if (rc == 0 && missing) {
-            fprintf(stderr, "aimdyn " CMD ": %d of %d seeds at d = %d have no result (see "
-                            "above); rerun the same command to compute them (the finished "
-                            "seeds are kept in %s)\n", missing, r.seeds, d, r.dir);
-            rc = -1;
-        }
-    }
-    char path[1200];
-    for (int s = 0; s < r.seeds && rc == 0; s++)
-        rc = seed_path(&r, s, path, sizeof path) || aim_atomic_set_remove(set, path) ? -1 : 0;
-    free(pending);
-    if (rc)
-        aim_recovery_finite_free(out);
-    else
-        aim_recovery_finite_median(out);
-    return rc;
+    aim_recovery_finite_median(out);
+    return 0;
 }
 
 void aim_recovery_seeds_remove_dir(const aim_config *cfg, int d)
 {
-    char dir[1100];
-    if (seeds_dir(cfg, d, dir, sizeof dir) == 0 && rmdir(dir) != 0 && errno != ENOENT)
-        fprintf(stderr, "aimdyn " CMD ": warning: cannot remove the seed folder %s: %s\n", dir,
-                strerror(errno));
+    aim_pool_seeds_remove_dir(CMD, cfg, "recovery", d);
 }
