@@ -301,6 +301,8 @@ int aim_recovery_seed_run(const aim_config *cfg, int d, uint64_t seed,
     /* a seed whose ODE fails is marked with its reason (it counts as
      * stopped, unrecovered, where it stopped) */
     if (seed_run(cfg, d, seed, source, tau, obs, &rep, out->failure, sizeof out->failure)) {
+        if (!out->failure[0]) /* a failure is known by its reason */
+            snprintf(out->failure, sizeof out->failure, "the ODE failed (no reason given)");
         out->start_overlap = rep.reached >= 1 ? obs[AIM_OBS_OVERLAP] : NAN;
         out->tau_wr = out->overlap_end = NAN;
         out->tau_end = rep.reached >= 1 ? rep.tau : NAN;

@@ -63,6 +63,14 @@ contains "direct: finite-d seeds computed" "$work/direct1/direct_he2-recovery-se
 # (exit 3: its seeds' order-3 hierarchies stop after recovering, recorded)
 runs tied 3 "$examples/tied_he2.ini" --d 48 --seeds 3 --finite always
 contains "tied: finite-d seeds computed" "$work/tied1/tied_he2-recovery-seeds.tsv" "^48	3	"
+# seeds that fail (their start beyond the blow-up level), marked with their
+# reason and kept through the seed files (exit 3: recorded)
+runs failing 3 --d 8 --finite always --seeds 8 --set ode.blowup=0.27 \
+    --set training.horizon=0.05 --set training.points=6
+contains "failing: a failed seed's reason" "$work/failing1/aimdyn-recovery-seeds.tsv" "^# d = 8, seed 1 failed: the initial omega_ss = "
+grep -q '	failed$' "$work/failing1/aimdyn-recovery-seeds.tsv" &&
+    grep -q '	recovered$\|	not-by-horizon$' "$work/failing1/aimdyn-recovery-seeds.tsv"
+check "failing: failed seeds marked, the others kept" $?
 
 # interrupted after its seeds finished (the result file cannot be
 # written: a directory in its place), then rerun: the finished seeds are

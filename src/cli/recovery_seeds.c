@@ -96,8 +96,7 @@ static int read_seed(void *ctx, int s)
     }
     aim_recovery_seed res = {v[1], v[2], v[3], v[4], (int)v[5], ""};
     if (failure)
-        snprintf(res.failure, sizeof res.failure, "%.*s", (int)strcspn(failure, "\n"),
-                 failure + strlen(failure_prefix));
+        snprintf(res.failure, sizeof res.failure, "%.*s", (int)strcspn(failure, "\n"), failure);
     aim_recovery_finite_put(r->out, s, &res, r->cfg->recovery_threshold);
     aim_table_free(&t);
     return 0;
