@@ -1,6 +1,8 @@
 /* aim_pool: independent numbered tasks (a sweep's points, the SGD seeds
- * of one d) computed by forked worker processes, and what their result
- * files share.
+ * of one d, recovery's finite-d seeds of one d) computed by forked worker
+ * processes, and what their result files share: the check of a kept file
+ * (version, configuration) and, for seeds, one folder per d whose files
+ * a rerun resumes from (aim_pool_run_seeds).
  *
  * The task numbers still to do are written into a pipe before any worker
  * starts; a free worker takes the next one, so that a slow task does not
@@ -18,6 +20,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "atomic.h"
 #include "config.h"
 #include "tsv.h"
 
