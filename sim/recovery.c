@@ -150,19 +150,29 @@ static int quasi_random_rule(const aim_config *cfg)
            cfg->activation == AIM_ACT_RELU;
 }
 
+/* The training grid into *tau and room for the observables on it into
+ * *obs (free both). Returns 0, or -1 when out of memory (neither kept). */
+static int grid_buffers(const aim_config *cfg, double **tau, double **obs)
+{
+    *tau = malloc(sizeof(double) * (size_t)cfg->points);
+    *obs = malloc(sizeof(double) * (size_t)cfg->points * AIM_OBS_COUNT);
+    if (!*tau || !*obs) {
+        free(*tau);
+        free(*obs);
+        return -1;
+    }
+    aim_grid_fill(cfg, *tau);
+    return 0;
+}
+
 /* The limit ODE on the training grid: tau_wr, where it stopped. */
 static int limit_run(const aim_config *cfg, int d, aim_recovery_limit *out, char *err, size_t n)
 {
-    const int points = cfg->points;
-    double *tau = malloc(sizeof(double) * (size_t)points);
-    double *obs = malloc(sizeof(double) * (size_t)points * AIM_OBS_COUNT);
-    if (!tau || !obs) {
-        free(tau);
-        free(obs);
+    double *tau, *obs;
+    if (grid_buffers(cfg, &tau, &obs)) {
         snprintf(err, n, "out of memory");
         return -1;
     }
-    aim_grid_fill(cfg, tau);
     aim_ode_report rep;
     out->status = aim_trajectory_run(cfg, d, tau, obs, &rep);
     snprintf(out->message, sizeof out->message, "%s", rep.message);
@@ -280,6 +290,51 @@ static int seed_run(const aim_config *cfg, int d, uint64_t seed, const aim_start
     return 0;
 }
 
+int aim_recovery_seed_run(const aim_config *cfg, int d, uint64_t seed,
+                          const aim_start_source *source, aim_recovery_seed *out)
+{
+    memset(out, 0, sizeof *out);
+    double *tau, *obs;
+    if (grid_buffers(cfg, &tau, &obs))
+        return -1;
+    aim_ode_report rep = {.reached = 0};
+    /* a seed whose ODE fails is marked with its reason (it counts as
+     * stopped, unrecovered, where it stopped) */
+    if (seed_run(cfg, d, seed, source, tau, obs, &rep, out->failure, sizeof out->failure)) {
+        if (!out->failure[0]) /* a failure is known by its reason */
+            snprintf(out->failure, sizeof out->failure, "the ODE failed (no reason given)");
+        out->start_overlap = rep.reached >= 1 ? obs[AIM_OBS_OVERLAP] : NAN;
+        out->tau_wr = out->overlap_end = NAN;
+        out->tau_end = rep.reached >= 1 ? rep.tau : NAN;
+        out->blew_up = 0;
+    } else {
+        out->start_overlap = obs[AIM_OBS_OVERLAP];
+        out->tau_wr = rep.tau_wr;
+        out->tau_end = tau[rep.reached - 1];
+        out->overlap_end = obs[(size_t)(rep.reached - 1) * AIM_OBS_COUNT + AIM_OBS_OVERLAP];
+        out->blew_up = rep.status == AIM_ODE_BLOWUP;
+    }
+    free(tau);
+    free(obs);
+    return 0;
+}
+
+void aim_recovery_seed_print(FILE *to, int d, uint64_t seed, const aim_recovery_seed *r,
+                             double threshold)
+{
+    if (r->failure[0]) {
+        fprintf(to, "recovery: d = %d, seed %llu: failed: %s\n", d, (unsigned long long)seed,
+                r->failure);
+        return;
+    }
+    const int above = fabs(r->start_overlap) >= threshold, recovered = isfinite(r->tau_wr);
+    fprintf(to, "recovery: d = %d, seed %llu: start overlap %.3g%s, %s%.6g%s\n", d,
+            (unsigned long long)seed, r->start_overlap,
+            above ? " (already above the threshold: tau_wr = 0)" : "",
+            recovered ? "tau_wr = " : "no recovery by tau = ", recovered ? r->tau_wr : r->tau_end,
+            r->blew_up ? " (blow-up)" : "");
+}
+
 void aim_recovery_finite_free(aim_recovery_finite *f)
 {
     if (!f)
@@ -293,13 +348,9 @@ void aim_recovery_finite_free(aim_recovery_finite *f)
     memset(f, 0, sizeof *f);
 }
 
-int aim_recovery_finite_run(const aim_config *cfg, int d, int seeds, int progress,
-                            const aim_start_source *source, aim_recovery_finite *out,
-                            char *err, size_t n)
+int aim_recovery_finite_init(aim_recovery_finite *out, int d, int seeds)
 {
     memset(out, 0, sizeof *out);
-    const int points = cfg->points;
-    const double threshold = cfg->recovery_threshold;
     out->d = d;
     out->seeds = seeds;
     out->start_overlap = malloc(sizeof(double) * (size_t)seeds);
@@ -308,54 +359,58 @@ int aim_recovery_finite_run(const aim_config *cfg, int d, int seeds, int progres
     out->overlap_end = malloc(sizeof(double) * (size_t)seeds);
     out->blew_up = malloc(sizeof(int) * (size_t)seeds);
     out->failure = calloc((size_t)seeds, sizeof *out->failure);
-    double *tau = malloc(sizeof(double) * (size_t)points);
-    double *obs = malloc(sizeof(double) * (size_t)points * AIM_OBS_COUNT);
+    out->median_tau = NAN;
     if (!out->start_overlap || !out->tau_wr || !out->tau_end || !out->overlap_end ||
-        !out->blew_up || !out->failure || !tau || !obs) {
-        snprintf(err, n, "out of memory");
-        free(tau);
-        free(obs);
+        !out->blew_up || !out->failure) {
         aim_recovery_finite_free(out);
         return -1;
     }
-    aim_grid_fill(cfg, tau);
-    for (int s = 0; s < seeds; s++) {
-        aim_ode_report rep = {.reached = 0};
-        const uint64_t seed = cfg->seed + (uint64_t)s;
-        /* a seed whose ODE fails is marked with its reason; the others go
-         * on (it counts as stopped, unrecovered, where it stopped) */
-        if (seed_run(cfg, d, seed, source, tau, obs, &rep, out->failure[s],
-                     sizeof out->failure[s])) {
-            out->failed++;
-            out->start_overlap[s] = rep.reached >= 1 ? obs[AIM_OBS_OVERLAP] : NAN;
-            out->tau_wr[s] = out->overlap_end[s] = NAN;
-            out->tau_end[s] = rep.reached >= 1 ? rep.tau : NAN;
-            out->blew_up[s] = 0;
-            if (progress)
-                fprintf(stderr, "recovery: d = %d, seed %llu: failed: %s\n", d,
-                        (unsigned long long)seed, out->failure[s]);
-            continue;
-        }
-        out->start_overlap[s] = obs[AIM_OBS_OVERLAP];
-        out->tau_wr[s] = rep.tau_wr;
-        out->tau_end[s] = tau[rep.reached - 1];
-        out->overlap_end[s] = obs[(size_t)(rep.reached - 1) * AIM_OBS_COUNT + AIM_OBS_OVERLAP];
-        out->blew_up[s] = rep.status == AIM_ODE_BLOWUP;
-        out->escaped += isfinite(out->tau_wr[s]);
-        out->blowups += !isfinite(out->tau_wr[s]) && out->blew_up[s];
-        out->above += fabs(out->start_overlap[s]) >= threshold;
-        if (progress)
-            fprintf(stderr, "recovery: d = %d, seed %llu: start overlap %.3g%s, %s%.6g%s\n", d,
-                    (unsigned long long)seed, out->start_overlap[s],
-                    fabs(out->start_overlap[s]) >= threshold
-                        ? " (already above the threshold: tau_wr = 0)"
-                        : "",
-                    isfinite(out->tau_wr[s]) ? "tau_wr = " : "no recovery by tau = ",
-                    isfinite(out->tau_wr[s]) ? out->tau_wr[s] : out->tau_end[s],
-                    out->blew_up[s] ? " (blow-up)" : "");
+    return 0;
+}
+
+void aim_recovery_finite_put(aim_recovery_finite *out, int s, const aim_recovery_seed *r,
+                             double threshold)
+{
+    out->start_overlap[s] = r->start_overlap;
+    out->tau_wr[s] = r->tau_wr;
+    out->tau_end[s] = r->tau_end;
+    out->overlap_end[s] = r->overlap_end;
+    out->blew_up[s] = r->blew_up;
+    snprintf(out->failure[s], sizeof out->failure[s], "%s", r->failure);
+    if (r->failure[0]) {
+        out->failed++;
+        return;
     }
-    free(tau);
-    free(obs);
-    out->median_tau = aim_recovery_median(seeds, out->tau_wr, out->tau_end);
+    out->escaped += isfinite(r->tau_wr);
+    out->blowups += !isfinite(r->tau_wr) && r->blew_up;
+    out->above += fabs(r->start_overlap) >= threshold;
+}
+
+void aim_recovery_finite_median(aim_recovery_finite *out)
+{
+    out->median_tau = aim_recovery_median(out->seeds, out->tau_wr, out->tau_end);
+}
+
+int aim_recovery_finite_run(const aim_config *cfg, int d, int seeds, int progress,
+                            const aim_start_source *source, aim_recovery_finite *out,
+                            char *err, size_t n)
+{
+    if (aim_recovery_finite_init(out, d, seeds)) {
+        snprintf(err, n, "out of memory");
+        return -1;
+    }
+    for (int s = 0; s < seeds; s++) {
+        const uint64_t seed = cfg->seed + (uint64_t)s;
+        aim_recovery_seed r;
+        if (aim_recovery_seed_run(cfg, d, seed, source, &r)) {
+            snprintf(err, n, "out of memory");
+            aim_recovery_finite_free(out);
+            return -1;
+        }
+        aim_recovery_finite_put(out, s, &r, cfg->recovery_threshold);
+        if (progress)
+            aim_recovery_seed_print(stderr, d, seed, &r, cfg->recovery_threshold);
+    }
+    aim_recovery_finite_median(out);
     return 0;
 }

@@ -16,6 +16,7 @@
 #define AIM_RECOVERY_H
 
 #include <stddef.h>
+#include <stdio.h>
 #include <stdint.h>
 
 #include "config.h"
@@ -96,6 +97,30 @@ int aim_recovery_finite_run(const aim_config *cfg, int d, int seeds, int progres
                             const aim_start_source *source, aim_recovery_finite *out,
                             char *err, size_t n);
 void aim_recovery_finite_free(aim_recovery_finite *f);
+
+/* The same, one seed at a time (seeds computed apart, e.g. by worker
+ * processes): what one seed's run gives ... */
+typedef struct {
+    double start_overlap, tau_wr, tau_end, overlap_end; /* as in aim_recovery_finite */
+    int blew_up;
+    char failure[256]; /* why its ODE failed, "" if it did not */
+} aim_recovery_seed;
+
+/* ... computed: seed's start at d and the limit ODE from it on the
+ * training grid. Returns 0 (a failed ODE is marked in out->failure), or
+ * -1 when out of memory. */
+int aim_recovery_seed_run(const aim_config *cfg, int d, uint64_t seed,
+                          const aim_start_source *source, aim_recovery_seed *out);
+/* ... said in one progress line on to ... */
+void aim_recovery_seed_print(FILE *to, int d, uint64_t seed, const aim_recovery_seed *r,
+                             double threshold);
+/* ... and gathered: out for `seeds` seeds at d (0, or -1 when out of
+ * memory), seed index s's result put in (counted against the weak-recovery
+ * threshold), then the median once every seed is in. */
+int aim_recovery_finite_init(aim_recovery_finite *out, int d, int seeds);
+void aim_recovery_finite_put(aim_recovery_finite *out, int s, const aim_recovery_seed *r,
+                             double threshold);
+void aim_recovery_finite_median(aim_recovery_finite *out);
 
 /* Median over n seeds of recovery times x (NAN: not recovered): a seed
  * that did not recover counts as later than every recovered one when it

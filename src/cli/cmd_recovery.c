@@ -12,7 +12,9 @@
 #include "compare.h"
 #include "model.h"
 #include "progress.h"
+#include "pool.h"
 #include "recovery.h"
+#include "recovery_seeds.h"
 #include "tsv.h"
 #include "version.h"
 
@@ -24,7 +26,7 @@ static const aim_start_source seed_starts = {aim_compare_measure_start,
 
 static const char *const usage =
     "usage: aimdyn recovery [CONFIG.ini] [--d D]... [--seeds K] [--finite auto|always|never]\n"
-    "                       [--set section.key=value]... [--out DIR] [--name NAME]\n"
+    "                       [--jobs N] [--set section.key=value]... [--out DIR] [--name NAME]\n"
     "\n"
     "Will this attention layer learn from its uninformative start, and after\n"
     "how many samples? (theory/recovery.md)\n"
@@ -54,7 +56,12 @@ static const char *const usage =
     "and DIR/NAME-recovery-seeds.tsv (finite d, one row per seed). They\n"
     "replace the files of an earlier run together (without finite-d seeds\n"
     "an old seeds file is removed): a run that fails or is interrupted\n"
-    "changes nothing.\n"
+    "changes nothing. The finite-d seeds run on worker processes (--jobs);\n"
+    "each seed's result is kept in DIR/.NAME-recovery-dD.seeds/ as it\n"
+    "finishes, so that rerunning an interrupted run computes only the seeds\n"
+    "not yet done (a kept seed of another configuration is refused: remove\n"
+    "the folder or choose another --name; one of another aimdyn version is\n"
+    "computed again). The folder is removed once the files are written.\n"
     "\n"
     "options:\n"
     "  --d D                    a dimension (repeatable, increasing; default sgd.d)\n"
@@ -62,6 +69,12 @@ static const char *const usage =
     "                           (sgd.seeds, default 8)\n"
     "  --finite WHEN            auto (default: when the limit does not recover),\n"
     "                           always, never\n"
+    "  --jobs N                 worker processes for the finite-d seeds of each d,\n"
+    "                           1..%d (default: the online cores); each runs one\n"
+    "                           seed at a time with one BLAS thread\n"
+    "                           (OPENBLAS_NUM_THREADS=1): the workers are the\n"
+    "                           parallelism. The files are the same, bit for bit,\n"
+    "                           for every N\n"
     "%s"
     "\n"
     "examples:\n"
@@ -80,6 +93,7 @@ typedef struct {
     aim_config cfg;
     int dims[MAX_DIMS], ndims;
     finite_when finite;
+    int jobs;
 } recovery_options;
 
 static int parse_finite(void *target, const char *value)
@@ -102,12 +116,13 @@ static int parse_finite(void *target, const char *value)
 static void print_usage(const char *cmd)
 {
     (void)cmd;
-    printf(usage, aim_cli_usage_common);
+    printf(usage, AIM_POOL_MAX_JOBS, aim_cli_usage_common);
 }
 
 static int parse_options(int argc, char **argv, recovery_options *o)
 {
     memset(o, 0, sizeof *o);
+    o->jobs = aim_pool_default_jobs();
     const aim_cli_option options[] = {
         {AIM_OPT("set", AIM_OPT_ASSIGN, 1), .assign = ""},
         {AIM_OPT("out", AIM_OPT_ASSIGN, 1), .assign = "output.dir="},
@@ -115,7 +130,9 @@ static int parse_options(int argc, char **argv, recovery_options *o)
         {AIM_OPT("d", AIM_OPT_INTEGERS, 1), .lo = 8, .hi = 20000, .target = o->dims,
          .count = &o->ndims, .max_count = MAX_DIMS},
         {AIM_OPT("seeds", AIM_OPT_INTEGER, 1), .assign = "sgd.seeds=", .lo = 1, .hi = 1000},
-        {AIM_OPT("finite", AIM_OPT_OWN, 1), .target = &o->finite, .own = parse_finite}};
+        {AIM_OPT("finite", AIM_OPT_OWN, 1), .target = &o->finite, .own = parse_finite},
+        {AIM_OPT("jobs", AIM_OPT_INTEGER, 1), .lo = 1, .hi = AIM_POOL_MAX_JOBS,
+         .allowed = " (worker processes)", .target = &o->jobs}};
     const aim_cli_spec spec = {"recovery", options, (int)(sizeof options / sizeof options[0]),
                                print_usage, 1, "one CONFIG.ini at most"};
     aim_cli_args args;
@@ -409,16 +426,15 @@ static void put_seeds(FILE *p, const recovery_options *o, const aim_recovery_fin
 }
 
 /* The files replace those of an earlier run together or not at all (one
- * aim_atomic_set, under the lock of NAME: parse_options); without
- * finite-d runs an old seeds file goes with them, so the directory never
- * mixes two runs. */
+ * aim_atomic_set, under the lock of NAME: parse_options; it already
+ * removes the kept seed files); without finite-d runs an old seeds file
+ * goes with them, so the directory never mixes two runs. Frees set. */
 static int write_files(const recovery_options *o, const aim_recovery_limit *lim, int nlim,
-                       const aim_recovery_finite *f, char paths[3][1024])
+                       const aim_recovery_finite *f, aim_atomic_set *set, char paths[3][1024])
 {
     const aim_config *cfg = &o->cfg;
     static const char *const suffix[3] = {"recovery", "recovery-start", "recovery-seeds"};
-    aim_atomic_set *set = aim_atomic_set_create(cfg->dir, cfg->name);
-    int rc = set ? 0 : -1;
+    int rc = 0;
     for (int k = 0; !rc && k < 3; k++) {
         aim_tsv *tsv = NULL;
         rc = aim_tsv_path(paths[k], sizeof paths[k], cfg, suffix[k], "tsv");
@@ -478,19 +494,22 @@ int aim_cmd_recovery(int argc, char **argv)
     const int finite = o.finite == FINITE_ALWAYS || (o.finite == FINITE_AUTO && !limit_recovers);
     aim_recovery_finite f[MAX_DIMS];
     memset(f, 0, sizeof f);
-    int exit_code = 0;
+    aim_atomic_set *set = aim_atomic_set_create(cfg->dir, cfg->name);
+    int exit_code = set ? 0 : AIM_EXIT_RUNTIME;
     for (int i = 0; finite && i < o.ndims && !exit_code; i++) {
-        if (aim_recovery_finite_run(cfg, o.dims[i], cfg->seeds, !aim_progress_quiet(), &seed_starts, &f[i], err, sizeof err)) {
-            fprintf(stderr, "aimdyn recovery: %s\n", err);
+        if (aim_recovery_seeds_run(cfg, o.dims[i], o.jobs, &seed_starts, &f[i], set))
             exit_code = AIM_EXIT_RUNTIME;
-        }
         blowup |= f[i].blowups > 0 || f[i].failed > 0;
     }
     if (!exit_code && finite)
         print_finite(cfg, f, o.ndims);
     char paths[3][1024];
-    if (!exit_code && write_files(&o, lim, nlim, finite ? f : NULL, paths))
+    if (exit_code)
+        aim_atomic_set_free(set);
+    else if (write_files(&o, lim, nlim, finite ? f : NULL, set, paths))
         exit_code = AIM_EXIT_RUNTIME;
+    for (int i = 0; finite && i < o.ndims && !exit_code; i++)
+        aim_recovery_seeds_remove_dir(cfg, o.dims[i]);
     if (!exit_code) {
         printf("wrote %s, %s%s%s\n", paths[0], paths[1], finite ? ", " : "",
                finite ? paths[2] : "");

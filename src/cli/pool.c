@@ -276,9 +276,13 @@ int aim_pool_run(const aim_pool_spec *spec)
 
 /* ---- result files ---- */
 
+/* output.dir and output.name say where the files go, not what is in
+ * them; every other key may decide a result (output.recovery_threshold
+ * decides tau_wr). */
 static int result_config_line(const char *line)
 {
-    return !strncmp(line, "# config ", 9) && strncmp(line + 9, "output.", 7) != 0;
+    return !strncmp(line, "# config ", 9) && strncmp(line + 9, "output.dir ", 11) != 0 &&
+           strncmp(line + 9, "output.name ", 12) != 0;
 }
 
 char *aim_pool_config_lines(const aim_config *cfg)
@@ -335,4 +339,135 @@ int aim_pool_check_version(const char *cmd, const char *path, const char *what,
     else
         return strcmp(version, AIM_VERSION) ? 1 : 0;
     return -1;
+}
+
+int aim_pool_read_kept(const char *cmd, const char *path, const aim_table_kind *kind,
+                       const aim_config *cfg, const char *dir, const char *noun,
+                       aim_table *t)
+{
+    char version[128];
+    if (access(path, F_OK) != 0)
+        return 1;
+    const int v = aim_pool_check_version(cmd, path, kind->what, version, sizeof version);
+    if (v > 0)
+        fprintf(stderr, "%s: %s was written by aimdyn %s, this is aimdyn %s: %s computed "
+                        "again\n", cmd, path, version, AIM_VERSION, noun);
+    if (v)
+        return v;
+    if (aim_table_read(path, kind, t))
+        return -1;
+    aim_config recorded;
+    aim_config_error err;
+    char *there = NULL, *here = aim_pool_config_lines(cfg);
+    int rc = -1;
+    if (!here)
+        fprintf(stderr, "aimdyn %s: out of memory\n", cmd);
+    else if (aim_table_config(t, &recorded, &err))
+        fprintf(stderr, "aimdyn %s: %s: %s\n", cmd, path, err.message);
+    else if (!(there = aim_pool_config_lines(&recorded)))
+        fprintf(stderr, "aimdyn %s: out of memory\n", cmd);
+    else if (strcmp(there, here)) {
+        char diff[2048];
+        aim_pool_first_difference(there, here, diff, sizeof diff);
+        fprintf(stderr, "aimdyn %s: %s was written by a run of another configuration (%s); "
+                        "remove the folder %s or choose another --name\n", cmd, path, diff,
+                dir);
+    } else {
+        rc = 0;
+    }
+    free(here);
+    free(there);
+    if (rc)
+        aim_table_free(t);
+    return rc;
+}
+
+int aim_pool_seeds_dir(const char *cmd, const aim_config *cfg, const char *kind, int d,
+                       char *buf, size_t n)
+{
+    aim_config hidden = *cfg;
+    char suffix[64];
+    snprintf(hidden.name, sizeof hidden.name, ".%.*s", (int)sizeof hidden.name - 2, cfg->name);
+    snprintf(suffix, sizeof suffix, "%s-d%d", kind, d);
+    if (aim_tsv_path(buf, n, &hidden, suffix, "seeds")) {
+        fprintf(stderr, "aimdyn %s: output path too long for the seed folder of d = %d\n", cmd,
+                d);
+        return -1;
+    }
+    return 0;
+}
+
+int aim_pool_seed_path(const char *cmd, const char *dir, uint64_t seed, char *buf, size_t n)
+{
+    const int len = snprintf(buf, n, "%s/seed-%llu.tsv", dir, (unsigned long long)seed);
+    if (len < 0 || (size_t)len >= n) {
+        fprintf(stderr, "aimdyn %s: output path too long: '%s/seed-...'\n", cmd, dir);
+        return -1;
+    }
+    return 0;
+}
+
+void aim_pool_seeds_remove_dir(const char *cmd, const aim_config *cfg, const char *kind, int d)
+{
+    char dir[1100];
+    if (aim_pool_seeds_dir(cmd, cfg, kind, d, dir, sizeof dir) == 0 && rmdir(dir) != 0 &&
+        errno != ENOENT)
+        fprintf(stderr, "aimdyn %s: warning: cannot remove the seed folder %s: %s\n", cmd, dir,
+                strerror(errno));
+}
+
+int aim_pool_run_seeds(const aim_pool_seeds_spec *spec, aim_atomic_set *set)
+{
+    /* the temporary files of a killed run's workers */
+    if (access(spec->dir, F_OK) == 0 && aim_atomic_clean(spec->dir, "seed") < 0)
+        return -1;
+    int *pending = malloc(sizeof(int) * (size_t)spec->seeds);
+    if (!pending) {
+        fprintf(stderr, "aimdyn %s: out of memory\n", spec->cmd);
+        return -1;
+    }
+    int npending = 0, rc = 0;
+    for (int s = 0; s < spec->seeds && rc == 0; s++) {
+        const int got = spec->read(spec->ctx, s);
+        if (got < 0)
+            rc = -1;
+        else if (got > 0)
+            pending[npending++] = s;
+    }
+    if (rc == 0 && npending < spec->seeds)
+        aim_progress_note("%s d=%d: %d of %d seeds resumed from %s (finished by an earlier "
+                          "run)\n", spec->cmd, spec->d, spec->seeds - npending, spec->seeds,
+                          spec->dir);
+    if (rc == 0 && npending > 0) {
+        char label[32];
+        snprintf(label, sizeof label, "d = %d", spec->d);
+        aim_progress *progress =
+            aim_progress_begin(spec->cmd, label, "seed", spec->seeds, npending,
+                               spec->jobs < npending ? spec->jobs : npending,
+                               spec->work_per_seed, spec->work_unit);
+        const aim_pool_spec pool = {spec->cmd, spec->jobs, pending,  npending,
+                                    spec->run, NULL,       spec->ctx, progress};
+        aim_pool_run(&pool); /* the seeds left undone are counted below */
+        aim_progress_free(progress);
+        int missing = 0;
+        for (int k = 0; k < npending && rc == 0; k++) {
+            const int got = spec->read(spec->ctx, pending[k]);
+            missing += got > 0;
+            rc = got < 0 ? -1 : 0;
+        }
+        if (rc == 0 && missing) {
+            fprintf(stderr, "aimdyn %s: %d of %d seeds at d = %d have no result (see above); "
+                            "rerun the same command to compute them (the finished seeds are "
+                            "kept in %s)\n", spec->cmd, missing, spec->seeds, spec->d, spec->dir);
+            rc = -1;
+        }
+    }
+    char path[1200];
+    for (int s = 0; s < spec->seeds && rc == 0; s++)
+        rc = aim_pool_seed_path(spec->cmd, spec->dir, spec->first_seed + (uint64_t)s, path,
+                                sizeof path) == 0 && aim_atomic_set_remove(set, path) == 0
+                 ? 0
+                 : -1;
+    free(pending);
+    return rc;
 }

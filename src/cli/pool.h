@@ -1,6 +1,8 @@
 /* aim_pool: independent numbered tasks (a sweep's points, the SGD seeds
- * of one d) computed by forked worker processes, and what their result
- * files share.
+ * of one d, recovery's finite-d seeds of one d) computed by forked worker
+ * processes, and what their result files share: the check of a kept file
+ * (version, configuration) and, for seeds, one folder per d whose files
+ * a rerun resumes from (aim_pool_run_seeds).
  *
  * The task numbers still to do are written into a pipe before any worker
  * starts; a free worker takes the next one, so that a slow task does not
@@ -15,8 +17,13 @@
 #ifndef AIM_POOL_H
 #define AIM_POOL_H
 
+#include <stddef.h>
+#include <stdint.h>
+
+#include "atomic.h"
 #include "config.h"
 #include "progress.h"
+#include "tsv.h"
 
 enum {
     AIM_POOL_MAX_JOBS = 64,
@@ -63,9 +70,9 @@ void aim_pool_report(int done, int total, double work);
 
 /* ---- what a task's result file records, to be resumed ---- */
 
-/* The "# config" lines of cfg that decide a result: all but output.*,
- * so that a moved or renamed output directory still resumes (malloc'd;
- * NULL when out of memory). */
+/* The "# config" lines of cfg that decide a result: all but output.dir
+ * and output.name, so that a moved or renamed output directory still
+ * resumes (malloc'd; NULL when out of memory). */
 char *aim_pool_config_lines(const aim_config *cfg);
 
 /* The first line where two aim_pool_config_lines texts differ, as
@@ -78,5 +85,54 @@ void aim_pool_first_difference(const char *there, const char *here, char *buf, s
  * there (said, "aimdyn CMD: ..."). */
 int aim_pool_check_version(const char *cmd, const char *path, const char *what,
                            char *version, size_t n);
+
+/* The folder that keeps the finished seeds of cfg's KIND run ("sgd",
+ * "recovery") at d, DIR/.NAME-KIND-dD.seeds, into buf. Returns 0, or -1
+ * after a message "aimdyn CMD: ...". */
+int aim_pool_seeds_dir(const char *cmd, const aim_config *cfg, const char *kind, int d,
+                       char *buf, size_t n);
+
+/* The file of seed in the folder dir, dir/seed-K.tsv, into buf. Returns
+ * 0, or -1 after a message. */
+int aim_pool_seed_path(const char *cmd, const char *dir, uint64_t seed, char *buf, size_t n);
+
+/* The seeds of one d (sgd's, recovery's), each kept in its file in dir
+ * (aim_pool_seeds_dir) as it finishes: what a command does with them. */
+typedef struct {
+    const char *cmd;
+    int jobs, d, seeds;
+    uint64_t first_seed; /* the seed of index 0 (sgd.seed) */
+    const char *dir;
+    /* Seed index s from its kept file into the command's results: 0; 1
+     * when there is none (or one to compute again, said); -1 after a
+     * message. */
+    int (*read)(void *ctx, int s);
+    int (*run)(void *ctx, int s); /* in a worker, as aim_pool_spec's */
+    void *ctx;
+    /* what the progress shows of one seed: work_per_seed units of
+     * work_unit ("steps", reported by the worker with aim_pool_report);
+     * work_unit NULL: a seed is the unit of work */
+    double work_per_seed;
+    const char *work_unit;
+} aim_pool_seeds_spec;
+
+/* Reads the kept seeds (said), computes the others on the pool, reads them
+ * back, and adds every seed file to set's removals. Returns 0, or -1
+ * after a message (the seeds that finished stay kept: rerun to resume). */
+int aim_pool_run_seeds(const aim_pool_seeds_spec *spec, aim_atomic_set *set);
+
+/* After the commit of the run's files: removes that folder, then empty
+ * (a warning when it cannot). */
+void aim_pool_seeds_remove_dir(const char *cmd, const aim_config *cfg, const char *kind,
+                               int d);
+
+/* A kept result file at path (a task's, resumed by a rerun of cfg), of
+ * kind: 1 when there is none, or one of another aimdyn version (said:
+ * "NOUN computed again"); -1 when it is not of kind or was written by a
+ * run of another configuration (said: remove the folder dir or choose
+ * another --name); 0 with its table in *t (free with aim_table_free). */
+int aim_pool_read_kept(const char *cmd, const char *path, const aim_table_kind *kind,
+                       const aim_config *cfg, const char *dir, const char *noun,
+                       aim_table *t);
 
 #endif

@@ -4,17 +4,13 @@
  * computed one are read by the same code. */
 #include "seeds.h"
 
-#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <unistd.h>
 
 #include "pool.h"
-#include "progress.h"
 #include "sgd.h"
 #include "tsv.h"
-#include "version.h"
 #include "words.h"
 
 typedef struct {
@@ -24,35 +20,17 @@ typedef struct {
     const double *tau;
     aim_sgd_moments *mom; /* NULL: no moments measured */
     char dir[1100];       /* DIR/.NAME-sgd-dD.seeds */
+    double *obs, *extra;  /* the run's arrays, as aim_seeds_run's */
+    int *reached;
 } seeds_run;
 
 static const char seed_file_what[] =
     "a seed file of an SGD run (seed, tau, the observables, the SGD extras and the moments "
     "at every grid point, a '# reached:' line), as `aimdyn sgd` writes it";
 
-static int seeds_dir(const char *cmd, const aim_config *cfg, int d, char *buf, size_t n)
-{
-    aim_config hidden = *cfg;
-    char suffix[32];
-    snprintf(hidden.name, sizeof hidden.name, ".%.*s", (int)sizeof hidden.name - 2, cfg->name);
-    snprintf(suffix, sizeof suffix, "sgd-d%d", d);
-    if (aim_tsv_path(buf, n, &hidden, suffix, "seeds")) {
-        fprintf(stderr, "aimdyn %s: output path too long for the seed folder of d = %d\n", cmd,
-                d);
-        return -1;
-    }
-    return 0;
-}
-
 static int seed_path(const seeds_run *r, int s, char *buf, size_t n)
 {
-    const int len = snprintf(buf, n, "%s/seed-%llu.tsv", r->dir,
-                             (unsigned long long)(r->cfg->seed + (uint64_t)s));
-    if (len < 0 || (size_t)len >= n) {
-        fprintf(stderr, "aimdyn %s: output path too long: '%s/seed-...'\n", r->cmd, r->dir);
-        return -1;
-    }
-    return 0;
+    return aim_pool_seed_path(r->cmd, r->dir, r->cfg->seed + (uint64_t)s, buf, n);
 }
 
 static int columns_of(const seeds_run *r)
@@ -182,48 +160,25 @@ static int check_seed_table(const seeds_run *r, int s, const char *path, const a
 /* Seed s from its file into the run's arrays. Returns 0; 1 when there is
  * no file, or one of another aimdyn version (said: computed again); -1
  * when the file is not a seed file of this configuration (said). */
-static int read_seed(const seeds_run *r, int s, double *obs, double *extra, int *reached)
+static int read_seed(void *ctx, int s)
 {
-    char path[1200], version[128];
+    static const char *const needed[] = {"seed", "tau", NULL};
+    static const aim_table_kind kind = {seed_file_what, needed, NULL};
+    const seeds_run *r = ctx;
+    char path[1200];
+    aim_table t;
     if (seed_path(r, s, path, sizeof path))
         return -1;
-    if (access(path, F_OK) != 0)
-        return 1;
-    const int v = aim_pool_check_version(r->cmd, path, seed_file_what, version, sizeof version);
-    if (v > 0)
-        aim_progress_note("%s: %s was written by aimdyn %s, this is aimdyn %s: seed computed "
-                          "again\n", r->cmd, path, version, AIM_VERSION);
-    if (v)
-        return v;
-    static const char *const needed[] = {"seed", "tau", NULL};
-    const aim_table_kind kind = {seed_file_what, needed, NULL};
-    aim_table t;
-    if (aim_table_read(path, &kind, &t))
-        return -1;
-    aim_config recorded;
-    aim_config_error err;
-    char *there = NULL, *here = aim_pool_config_lines(r->cfg);
+    const int kept = aim_pool_read_kept(r->cmd, path, &kind, r->cfg, r->dir, "seed", &t);
+    if (kept)
+        return kept;
     int rc = -1;
-    if (!here)
-        fprintf(stderr, "aimdyn %s: out of memory\n", r->cmd);
-    else if (aim_table_config(&t, &recorded, &err))
-        fprintf(stderr, "aimdyn %s: %s: %s\n", r->cmd, path, err.message);
-    else if (!(there = aim_pool_config_lines(&recorded)))
-        fprintf(stderr, "aimdyn %s: out of memory\n", r->cmd);
-    else if (strcmp(there, here)) {
-        char diff[2048];
-        aim_pool_first_difference(there, here, diff, sizeof diff);
-        fprintf(stderr, "aimdyn %s: %s was written by a run of another configuration (%s); "
-                        "remove the folder %s or choose another --name\n", r->cmd, path, diff,
-                r->dir);
-    } else if ((reached[s] = check_seed_table(r, s, path, &t)) >= 0) {
+    if ((r->reached[s] = check_seed_table(r, s, path, &t)) >= 0) {
         double *mvals = r->mom ? r->mom->values : NULL;
         for (int i = 0; i < r->points; i++)
-            seed_row(r, s, i, obs, extra, mvals, t.data + (size_t)i * t.ncols + 2, 0);
+            seed_row(r, s, i, r->obs, r->extra, mvals, t.data + (size_t)i * t.ncols + 2, 0);
         rc = 0;
     }
-    free(here);
-    free(there);
     aim_table_free(&t);
     return rc;
 }
@@ -232,63 +187,16 @@ int aim_seeds_run(const char *cmd, const aim_config *cfg, int d, const double *t
                   double *obs, double *extra, int *reached, aim_sgd_moments *mom,
                   aim_atomic_set *set)
 {
-    seeds_run r = {cmd, cfg, d, cfg->points, cfg->seeds, tau, mom, ""};
-    if (seeds_dir(cmd, cfg, d, r.dir, sizeof r.dir))
+    seeds_run r = {cmd, cfg, d, cfg->points, cfg->seeds, tau, mom, "", obs, extra, reached};
+    if (aim_pool_seeds_dir(cmd, cfg, "sgd", d, r.dir, sizeof r.dir))
         return -1;
-    /* the temporary files of a killed run's workers */
-    if (access(r.dir, F_OK) == 0 && aim_atomic_clean(r.dir, "seed") < 0)
-        return -1;
-    int *pending = malloc(sizeof(int) * (size_t)r.seeds);
-    if (!pending) {
-        fprintf(stderr, "aimdyn %s: out of memory\n", cmd);
-        return -1;
-    }
-    int npending = 0, rc = 0;
-    for (int s = 0; s < r.seeds && rc == 0; s++) {
-        const int got = read_seed(&r, s, obs, extra, reached);
-        if (got < 0)
-            rc = -1;
-        else if (got > 0)
-            pending[npending++] = s;
-    }
-    if (rc == 0 && npending < r.seeds)
-        aim_progress_note("%s d=%d: %d of %d seeds resumed from %s (finished by an earlier "
-                          "run)\n", cmd, d, r.seeds - npending, r.seeds, r.dir);
-    if (rc == 0 && npending > 0) {
-        char label[32];
-        snprintf(label, sizeof label, "d = %d", d);
-        aim_progress *progress =
-            aim_progress_begin(cmd, label, "seed", r.seeds, npending,
-                               jobs < npending ? jobs : npending,
-                               (double)aim_sgd_steps_for(cfg, d, tau[r.points - 1]), "steps");
-        const aim_pool_spec spec = {cmd, jobs, pending, npending, compute_seed, NULL, &r,
-                                    progress};
-        aim_pool_run(&spec); /* the seeds left undone are counted below */
-        aim_progress_free(progress);
-        int missing = 0;
-        for (int k = 0; k < npending && rc == 0; k++) {
-            const int got = read_seed(&r, pending[k], obs, extra, reached);
-            missing += got > 0;
-            rc = got < 0 ? -1 : 0;
-        }
-        if (rc == 0 && missing) {
-            fprintf(stderr, "aimdyn %s: %d of %d seeds at d = %d have no result (see above); "
-                            "rerun the same command to compute them (the finished seeds are "
-                            "kept in %s)\n", cmd, missing, r.seeds, d, r.dir);
-            rc = -1;
-        }
-    }
-    char path[1200];
-    for (int s = 0; s < r.seeds && rc == 0; s++)
-        rc = seed_path(&r, s, path, sizeof path) || aim_atomic_set_remove(set, path) ? -1 : 0;
-    free(pending);
-    return rc;
+    const aim_pool_seeds_spec spec = {
+        cmd,          jobs, d, r.seeds, cfg->seed, r.dir, read_seed,
+        compute_seed, &r,   (double)aim_sgd_steps_for(cfg, d, tau[r.points - 1]), "steps"};
+    return aim_pool_run_seeds(&spec, set);
 }
 
 void aim_seeds_remove_dir(const char *cmd, const aim_config *cfg, int d)
 {
-    char dir[1100];
-    if (seeds_dir(cmd, cfg, d, dir, sizeof dir) == 0 && rmdir(dir) != 0 && errno != ENOENT)
-        fprintf(stderr, "aimdyn %s: warning: cannot remove the seed folder %s: %s\n", cmd, dir,
-                strerror(errno));
+    aim_pool_seeds_remove_dir(cmd, cfg, "sgd", d);
 }

@@ -59,9 +59,9 @@ static const char seeds_help[] =
     "the configuration and the version). An interrupted run (Ctrl-C, kill) is\n"
     "resumed by rerunning the same command: the finished seeds are taken from\n"
     "there (said on stderr), the others computed; a seed file of another aimdyn\n"
-    "version is computed again, one of another configuration (output.* aside)\n"
-    "is refused (exit 2: remove the folder or choose another --name). The folder\n"
-    "is removed once the run's files are written.\n\n";
+    "version is computed again, one of another configuration (output.dir and\n"
+    "output.name aside) is refused (exit 2: remove the folder or choose another\n"
+    "--name). The folder is removed once the run's files are written.\n\n";
 
 void aim_cli_usage(FILE *out, const char *cmd)
 {

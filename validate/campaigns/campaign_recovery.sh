@@ -13,10 +13,11 @@
 #              figures (validate/results/figures).
 # Resumable: a step whose result file exists is skipped. Usage:
 #   sh validate/campaigns/campaign_recovery.sh [fig2|d800|d800-tied|d800-direct|scaling|report|all]
-# (scaling = scaling-main, then scaling-he3-800: the two can run on two cores)
+# (scaling = scaling-main, then scaling-he3-800)
 # AIMDYN (default build/aimdyn), OUT (default validate/runs_recovery) and
 # UNTIED (campaign_untied.sh's OUT, default validate/runs_untied) can be
-# set; SGD seeds run one after another on one core.
+# set; each `aimdyn sgd` and `aimdyn recovery` runs its seeds on worker
+# processes with one BLAS thread each (--jobs: the online cores).
 set -eu
 root=$(cd "$(dirname "$0")/../.." && pwd)
 B=${AIMDYN:-$root/build/aimdyn}

@@ -13,7 +13,8 @@
 # only, into $OUT/scan.txt; report: figures into validate/results/figures and
 # agreement tables into $OUT/*.agreement.txt)
 # AIMDYN (default build/aimdyn) and OUT (default validate/runs_untied) can
-# be set; SGD seeds run one after another on one core.
+# be set; each SGD run's seeds run on worker processes with one BLAS thread
+# each (--jobs: the online cores).
 set -eu
 root=$(cd "$(dirname "$0")/../.." && pwd)
 B=${AIMDYN:-$root/build/aimdyn}

@@ -1,0 +1,129 @@
+/* aim_recovery_seeds: recovery's finite-d starts on worker processes,
+ * kept as they finish (see recovery_seeds.h). As in aim_seeds, the seed
+ * file is both what a worker hands back to the parent and what a rerun
+ * resumes from. */
+#include "recovery_seeds.h"
+
+#include <stdio.h>
+#include <string.h>
+
+#include "pool.h"
+#include "tsv.h"
+
+#define CMD "recovery"
+
+typedef struct {
+    const aim_config *cfg;
+    int d, seeds;
+    const aim_start_source *source;
+    aim_recovery_finite *out;
+    char dir[1100]; /* DIR/.NAME-recovery-dD.seeds */
+} recovery_run;
+
+/* The start and end values are teacher overlaps, but not named as such:
+ * the table reader holds a column named *overlap* to [-1, 1], and the
+ * last value of an ODE that blew up need not be. */
+static const char *const seed_columns[] = {"seed",        "start_value", "tau_wr", "tau_end",
+                                           "end_value",   "blew_up",     NULL};
+static const char seed_file_what[] =
+    "a seed file of `aimdyn recovery` (one row: seed, start_value, tau_wr, tau_end, "
+    "end_value, blew_up; a '# failure: ' line when its ODE failed)";
+static const char failure_prefix[] = "# failure: ";
+
+static int seed_path(const recovery_run *r, int s, char *buf, size_t n)
+{
+    return aim_pool_seed_path(CMD, r->dir, r->cfg->seed + (uint64_t)s, buf, n);
+}
+
+/* In a worker: seed index s computed alone into its file. */
+static int compute_seed(void *ctx, int s)
+{
+    const recovery_run *r = ctx;
+    const uint64_t seed = r->cfg->seed + (uint64_t)s;
+    aim_recovery_seed res;
+    char path[1200];
+    aim_tsv *tsv;
+    if (aim_recovery_seed_run(r->cfg, r->d, seed, r->source, &res)) {
+        fprintf(stderr, "aimdyn " CMD ": out of memory\n");
+        return -1;
+    }
+    aim_recovery_seed_print(stderr, r->d, seed, &res, r->cfg->recovery_threshold);
+    if (seed_path(r, s, path, sizeof path) || !(tsv = aim_tsv_open(path)))
+        return -1;
+    FILE *f = aim_tsv_stream(tsv);
+    aim_tsv_metadata(tsv, CMD, r->cfg);
+    fprintf(f, "# recovery seed %llu (seed %d of %d) at d = %d: the limit ODE from its initial "
+               "matrices, kept until the run's files are written; values to 17 digits (read "
+               "back to the same double)\n",
+            (unsigned long long)seed, s + 1, r->seeds, r->d);
+    if (res.failure[0]) {
+        /* one line: a line break would end the metadata line */
+        for (char *c = res.failure; *c; c++)
+            if (*c == '\n' || *c == '\r')
+                *c = ' ';
+        fprintf(f, "%s%s\n", failure_prefix, res.failure);
+    }
+    for (int c = 0; seed_columns[c]; c++)
+        fprintf(f, "%s%s", c ? "\t" : "", seed_columns[c]);
+    fprintf(f, "\n%llu\t%.17g\t%.17g\t%.17g\t%.17g\t%d\n", (unsigned long long)seed,
+            res.start_overlap, res.tau_wr, res.tau_end, res.overlap_end, res.blew_up);
+    return aim_tsv_commit(tsv);
+}
+
+/* Seed s from its file into r->out. Returns 0; 1 when there is no file,
+ * or one of another aimdyn version (said: computed again); -1 when the
+ * file is not a seed file of this configuration (said). */
+static int read_seed(void *ctx, int s)
+{
+    recovery_run *r = ctx;
+    static const aim_table_kind kind = {seed_file_what, seed_columns, NULL};
+    const uint64_t seed = r->cfg->seed + (uint64_t)s;
+    char path[1200];
+    aim_table t;
+    if (seed_path(r, s, path, sizeof path))
+        return -1;
+    const int kept = aim_pool_read_kept(CMD, path, &kind, r->cfg, r->dir, "seed", &t);
+    if (kept)
+        return kept;
+    const double *v = t.data;
+    const char *failure = aim_table_meta(&t, failure_prefix);
+    if (t.ncols != 6 || t.nrows != 1 || t.seed[0] != seed || (v[5] != 0 && v[5] != 1)) {
+        fprintf(stderr, "aimdyn " CMD ": %s: not one row of the 6 columns for seed %llu with "
+                        "blew_up 0 or 1; allowed: %s\n", path, (unsigned long long)seed,
+                seed_file_what);
+        aim_table_free(&t);
+        return -1;
+    }
+    aim_recovery_seed res = {v[1], v[2], v[3], v[4], (int)v[5], ""};
+    if (failure)
+        snprintf(res.failure, sizeof res.failure, "%.*s", (int)strcspn(failure, "\n"), failure);
+    aim_recovery_finite_put(r->out, s, &res, r->cfg->recovery_threshold);
+    aim_table_free(&t);
+    return 0;
+}
+
+int aim_recovery_seeds_run(const aim_config *cfg, int d, int jobs,
+                           const aim_start_source *source, aim_recovery_finite *out,
+                           aim_atomic_set *set)
+{
+    recovery_run r = {cfg, d, cfg->seeds, source, out, ""};
+    if (aim_pool_seeds_dir(CMD, cfg, "recovery", d, r.dir, sizeof r.dir))
+        return -1;
+    if (aim_recovery_finite_init(out, d, r.seeds)) {
+        fprintf(stderr, "aimdyn " CMD ": out of memory\n");
+        return -1;
+    }
+    const aim_pool_seeds_spec spec = {CMD,          jobs, d,   r.seeds, cfg->seed, r.dir,
+                                      read_seed,    compute_seed, &r, 0, NULL};
+    if (aim_pool_run_seeds(&spec, set)) {
+        aim_recovery_finite_free(out);
+        return -1;
+    }
+    aim_recovery_finite_median(out);
+    return 0;
+}
+
+void aim_recovery_seeds_remove_dir(const aim_config *cfg, int d)
+{
+    aim_pool_seeds_remove_dir(CMD, cfg, "recovery", d);
+}
