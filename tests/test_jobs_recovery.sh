@@ -88,7 +88,10 @@ cp -R "$seeds" "$work/kept-seeds"
 rm "$seeds/seed-2.tsv" "$out/.direct_he2-recovery-d60.seeds/seed-1.tsv"
 expect_exit "recovery rerun" 0 "$exe" recovery $args --out "$out"
 contains "recovery rerun: the resumed seeds said" "$work/err" "recovery d=40: 3 of 4 seeds resumed from"
-contains "recovery rerun: only the missing seed computed" "$work/err" "recovery d=40: seed 2 finished"
+contains "recovery rerun: the missing seed computed" "$work/err" "recovery: d = 40, seed 2:"
+[ "$(grep -c '^recovery: d = [0-9]*, seed' "$work/err")" -eq 2 ]
+check "recovery rerun: only the two missing seeds computed" $?
+contains "recovery rerun: one seed left at d = 40" "$work/err" "aimdyn recovery: d = 40: 1/1 seeds"
 [ ! -e "$seeds" ] && [ ! -e "$out/.direct_he2-recovery-d60.seeds" ]
 check "recovery rerun: the seed folders removed" $?
 rm -f "$out"/.*.lock
