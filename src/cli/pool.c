@@ -20,6 +20,7 @@
 
 #include "atomic.h"
 #include "cli.h"
+#include "ranks.h"
 #include "tsv.h"
 #include "version.h"
 
@@ -32,6 +33,10 @@ typedef struct {
 
 int aim_pool_default_jobs(void)
 {
+    /* in an MPI job the ranks are the parallelism, launched one per core
+     * (mpirun binds each to its core: its workers would share that one) */
+    if (aim_ranks_count() > 1)
+        return 1;
     const long cores = sysconf(_SC_NPROCESSORS_ONLN);
     return cores < 1 ? 1 : cores > AIM_POOL_MAX_JOBS ? AIM_POOL_MAX_JOBS : (int)cores;
 }

@@ -11,6 +11,7 @@
 #include <unistd.h>
 
 #include "pool.h"
+#include "ranks.h"
 #include "sgd.h"
 #include "tsv.h"
 #include "version.h"
@@ -233,47 +234,66 @@ int aim_seeds_run(const char *cmd, const aim_config *cfg, int d, const double *t
     seeds_run r = {cmd, cfg, d, cfg->points, cfg->seeds, 0, tau, mom, ""};
     if (seeds_dir(cmd, cfg, d, r.dir, sizeof r.dir))
         return -1;
-    /* the temporary files of a killed run's workers */
-    if (access(r.dir, F_OK) == 0 && aim_atomic_clean(r.dir, "seed") < 0)
-        return -1;
+    const int rank = aim_ranks_rank(), ranks = aim_ranks_count();
     int *pending = malloc(sizeof(int) * (size_t)r.seeds);
-    if (!pending) {
+    int *share = malloc(sizeof(int) * (size_t)r.seeds);
+    if (!pending || !share) {
         fprintf(stderr, "aimdyn %s: out of memory\n", cmd);
+        free(pending);
+        free(share);
         return -1;
     }
-    int npending = 0, rc = 0;
-    for (int s = 0; s < r.seeds && rc == 0; s++) {
-        const int got = read_seed(&r, s, obs, extra, reached);
-        if (got < 0)
+    int npending = 0, nshare = 0, rc = 0;
+    /* rank 0 alone looks at the seed folder (the other ranks of an MPI
+     * job, ranks.h, write there only once it has) */
+    if (rank == 0) {
+        /* the temporary files of a killed run's workers */
+        if (access(r.dir, F_OK) == 0 && aim_atomic_clean(r.dir, "seed") < 0)
             rc = -1;
-        else if (got > 0)
-            pending[npending++] = s;
+        for (int s = 0; s < r.seeds && rc == 0; s++) {
+            const int got = read_seed(&r, s, obs, extra, reached);
+            if (got < 0)
+                rc = -1;
+            else if (got > 0)
+                pending[npending++] = s;
+        }
     }
+    rc = aim_ranks_share(rc, pending, &npending, r.seeds);
     r.done = r.seeds - npending;
-    if (rc == 0 && r.done > 0)
+    if (rc == 0 && rank == 0 && r.done > 0)
         fprintf(stderr, "%s d=%d: %d of %d seeds resumed from %s (finished by an earlier run)\n",
                 cmd, d, r.done, r.seeds, r.dir);
-    if (rc == 0 && npending > 0) {
-        const aim_pool_spec spec = {cmd, jobs, pending, npending, compute_seed, seed_finished,
-                                    &r};
+    /* this rank's seeds: every ranks-th of those to do, from its rank on */
+    for (int k = rank; rc == 0 && k < npending; k += ranks)
+        share[nshare++] = pending[k];
+    if (rc == 0 && nshare > 0) {
+        const aim_pool_spec spec = {cmd, jobs, share, nshare, compute_seed, seed_finished, &r};
         aim_pool_run(&spec); /* the seeds left undone are counted below */
-        int missing = 0;
-        for (int k = 0; k < npending && rc == 0; k++) {
-            const int got = read_seed(&r, pending[k], obs, extra, reached);
-            missing += got > 0;
-            rc = got < 0 ? -1 : 0;
-        }
-        if (rc == 0 && missing) {
-            fprintf(stderr, "aimdyn %s: %d of %d seeds at d = %d have no result (see above); "
-                            "rerun the same command to compute them (the finished seeds are "
-                            "kept in %s)\n", cmd, missing, r.seeds, d, r.dir);
-            rc = -1;
-        }
+    }
+    if (rc == 0)
+        aim_ranks_barrier(); /* every rank's seed files are written */
+    if (rc == 0 && rank != 0) {
+        free(pending);
+        free(share);
+        return 1; /* rank 0 reads them */
+    }
+    int missing = 0;
+    for (int k = 0; k < npending && rc == 0; k++) {
+        const int got = read_seed(&r, pending[k], obs, extra, reached);
+        missing += got > 0;
+        rc = got < 0 ? -1 : 0;
+    }
+    if (rc == 0 && missing) {
+        fprintf(stderr, "aimdyn %s: %d of %d seeds at d = %d have no result (see above); "
+                        "rerun the same command to compute them (the finished seeds are "
+                        "kept in %s)\n", cmd, missing, r.seeds, d, r.dir);
+        rc = -1;
     }
     char path[1200];
     for (int s = 0; s < r.seeds && rc == 0; s++)
         rc = seed_path(&r, s, path, sizeof path) || aim_atomic_set_remove(set, path) ? -1 : 0;
     free(pending);
+    free(share);
     return rc;
 }
 
