@@ -34,7 +34,7 @@ typedef struct {
 int aim_pool_default_jobs(void)
 {
     /* in an MPI job the ranks are the parallelism, launched one per core
-     * (mpirun binds each to its core: its workers would share that one) */
+     * and bound (docs/scaling.md): more workers per rank would share cores */
     if (aim_ranks_count() > 1)
         return 1;
     const long cores = sysconf(_SC_NPROCESSORS_ONLN);
