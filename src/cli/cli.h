@@ -189,11 +189,20 @@ double aim_cli_median_recovery(const aim_config *cfg, const double *tau, const d
  * extras (points x AIM_SGD_EXTRA_COUNT): NaN from the first point a
  * blown-up seed did not reach, since a mean over the surviving seeds only
  * would be biased towards the stable ones. Returns 0, 1 when a seed blew
- * up (files written), -1 on failure. */
+ * up (files written), AIM_CLI_SGD_ELSEWHERE on a rank other than 0 of an
+ * MPI job (its share of the seeds written, nothing else: ranks.h), -1 on
+ * failure. */
+enum { AIM_CLI_SGD_ELSEWHERE = 2 };
 int aim_cli_run_sgd(const char *cmd, int jobs, const aim_config *cfg, int d, const double *tau,
                     double *mean,
                    double *se, double *xmean, double *xse, double *median_wr,
                    int *recovered, char *summary_path, size_t pathlen, aim_atomic_set *set);
+
+/* On a rank other than 0 of an MPI job (ranks.h): this rank's share of
+ * the seeds that aim_cli_run_sgd(cmd, jobs, cfg, d, ...) runs on rank 0,
+ * each written into its seed file; nothing else. Returns 0, or -1 after
+ * a message. */
+int aim_cli_sgd_share(const char *cmd, int jobs, const aim_config *cfg, int d);
 
 void aim_cli_usage(FILE *out, const char *cmd);
 /* aim_cli_usage(stdout, cmd): the --help of a command whose text is in usage.c */

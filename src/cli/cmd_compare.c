@@ -12,6 +12,7 @@
 #include "model.h"
 #include "ode.h"
 #include "plot.h"
+#include "ranks.h"
 #include "sgd.h"
 #include "trajectory.h"
 #include "tsv.h"
@@ -39,6 +40,17 @@ typedef struct {
     const char *ode[MAX_DIMS], *sgd[MAX_DIMS];
     int blowup, figure_failed;
 } compare_result;
+
+/* The configuration of the SGD seeds of a student (cfg) at d: the last
+ * order compared (a direct student compares one), so that its moments
+ * are measured for the longest words. */
+static aim_config sgd_config_of(const run_options *ro, const aim_config *cfg, int d)
+{
+    aim_config sgd_cfg = *cfg;
+    sgd_cfg.d = d;
+    sgd_cfg.order = ro->orders[aim_model_ops_of(cfg)->hierarchy ? ro->norders - 1 : 0];
+    return sgd_cfg;
+}
 
 /* The comparison of one student (cfg: its configuration, cfg->name its
  * file stem) at every d and order of ro: ODE and SGD files, the figure of
@@ -81,9 +93,7 @@ static int compare_student(const run_options *ro, const aim_config *cfg, aim_ato
         char ode_paths[MAX_ORDERS][1024], labels[MAX_ORDERS][32];
         const char *ode_list[MAX_ORDERS], *label_list[MAX_ORDERS];
         char sgd_path[1024], stem[1024], suffix[64];
-        aim_config sgd_cfg = *cfg;
-        sgd_cfg.d = d;
-        sgd_cfg.order = orders[nord - 1]; /* SGD moments for the longest words */
+        const aim_config sgd_cfg = sgd_config_of(ro, cfg, d);
         /* a seed start is measured once per d, up to the longest words
          * used: the word sets of lower orders are its leading entries */
         free(start);
@@ -247,6 +257,21 @@ done:
     return rc;
 }
 
+/* On a rank other than 0 of an MPI job (ranks.h): its share of the SGD
+ * seeds of every student and d, in the order rank 0 runs them; rank 0
+ * solves the ODEs and writes every file. */
+static int compare_rank_share(const run_options *ro)
+{
+    for (int s = 0; s < (ro->nstudents ? ro->nstudents : 1); s++)
+        for (int j = 0; j < ro->ndims; j++) {
+            const aim_config *student = ro->nstudents ? &ro->student_cfg[s] : &ro->cfg;
+            const aim_config sgd_cfg = sgd_config_of(ro, student, ro->dims[j]);
+            if (aim_cli_sgd_share("compare", ro->jobs, &sgd_cfg, ro->dims[j]))
+                return AIM_EXIT_RUNTIME;
+        }
+    return 0;
+}
+
 /* compare --students: per d one figure NAME-students-dD of every
  * student's ODE (its last order) over its SGD, a colour per student. */
 static int compare_students_figure(const run_options *ro, const compare_result *res,
@@ -284,6 +309,8 @@ int aim_cmd_compare(int argc, char **argv)
     int rc = aim_cli_parse_run_options("compare", argc, argv, &ro);
     if (rc)
         return rc > 0 ? 0 : AIM_EXIT_USAGE;
+    if (aim_ranks_rank() != 0)
+        return compare_rank_share(&ro);
     const aim_config *cfg = &ro.cfg;
     int exit_code = AIM_EXIT_RUNTIME;
     char few[256];

@@ -5,6 +5,7 @@
 #include "cli.h"
 #include "compare.h"
 #include "grid.h"
+#include "ranks.h"
 #include "seeds.h"
 
 int aim_cmd_sgd(int argc, char **argv)
@@ -14,6 +15,8 @@ int aim_cmd_sgd(int argc, char **argv)
     if (rc)
         return rc > 0 ? 0 : AIM_EXIT_USAGE;
     aim_config *cfg = &ro.cfg;
+    if (aim_ranks_rank() != 0) /* rank 0 writes the files (ranks.h) */
+        return aim_cli_sgd_share("sgd", ro.jobs, cfg, ro.dims[0]) ? AIM_EXIT_RUNTIME : 0;
     const int points = cfg->points;
     double *tau = malloc(sizeof(double) * (size_t)points);
     double *mean = malloc(sizeof(double) * (size_t)points * AIM_OBS_COUNT);

@@ -31,6 +31,7 @@
 #include "plot.h"
 #include "pool.h"
 #include "progress.h"
+#include "ranks.h"
 #include "trajectory.h"
 #include "tsv.h"
 #include "version.h"
@@ -114,7 +115,8 @@ static void print_help(const char *cmd)
            "                           contains commas (model.hermite, model.covariance)\n"
            "                           with spaces or semicolons instead\n"
            "  --jobs N                 worker processes, 1..%d (default: the online\n"
-           "                           cores, %ld here)\n"
+           "                           cores, %ld here; 1 per rank under mpirun, whose\n"
+           "                           ranks share the points: docs/scaling.md)\n"
            "%s\n"
            "Output (DIR = output.dir, NAME = output.name):\n"
            "  DIR/NAME-sweep.d/point-NNNN.tsv  one file per point: its full configuration\n"
@@ -715,25 +717,40 @@ static void point_finished(void *ctx, int p, double seconds)
         read_point(path, &sw->res[p], NULL, version, sizeof version) == 0) {
         sw->res[p].seconds = seconds;
         sw->done[p] = COMPUTED;
-        report_progress(sw, p, ++sw->finished);
+        sw->finished++;
+        if (!isnan(seconds)) /* NaN: another rank's point, reported there */
+            report_progress(sw, p, sw->finished);
     }
 }
 
 /* Computes the points not done with sw->jobs workers; a point that a
- * failed worker left undone stays so (reported). */
-static void run_workers(sweep *sw)
+ * failed worker left undone stays so (reported). In an MPI job (ranks.h)
+ * rank 0's list of the points to do (status: whether it could make it) is
+ * shared, each rank computes every ranks-th of them and rank 0 then reads
+ * those of the others from their files. Returns 0, or -1 when rank 0 sent
+ * a failure. */
+static int run_workers(sweep *sw, int status)
 {
-    int pending[MAX_POINTS], npending = 0;
+    int pending[MAX_POINTS], npending = 0, share[MAX_POINTS], nshare = 0;
     for (int p = 0; p < sw->npoints; p++)
         if (!sw->done[p])
             pending[npending++] = p;
+    if (aim_ranks_share(status, pending, &npending, MAX_POINTS))
+        return -1;
+    for (int k = aim_ranks_rank(); k < npending; k += aim_ranks_count())
+        share[nshare++] = pending[k];
     aim_progress *progress =
-        aim_progress_begin("sweep", "", "point", sw->npoints, npending,
-                           sw->jobs < npending ? sw->jobs : npending, 1, NULL);
-    const aim_pool_spec spec = {"sweep", sw->jobs, pending, npending, compute_point,
+        aim_progress_begin("sweep", "", "point", sw->npoints, nshare,
+                           sw->jobs < nshare ? sw->jobs : nshare, 1, NULL);
+    const aim_pool_spec spec = {"sweep", sw->jobs, share, nshare, compute_point,
                                 point_finished, sw, progress};
     aim_pool_run(&spec); /* the points left undone are counted by the caller */
     aim_progress_free(progress);
+    aim_ranks_barrier(); /* every rank's point files are written */
+    for (int k = 0; aim_ranks_rank() == 0 && k < npending; k++)
+        if (!sw->done[pending[k]])
+            point_finished(sw, pending[k], NAN); /* another rank's: its time not known */
+    return 0;
 }
 
 /* ---- the table, the heatmap, the summary ---- */
@@ -859,11 +876,12 @@ static void print_summary(const sweep *sw, int computed, double wall)
                shown(b[1], r->n_wr), shown(b[2], r->tau_end));
     }
     for (int p = 0; p < sw->npoints; p++)
-        if (sw->done[p] == COMPUTED)
+        if (sw->done[p] == COMPUTED && !isnan(sw->res[p].seconds)) /* NaN: another rank's */
             ode += sw->res[p].seconds;
     printf("%d points (%d computed, %d kept from an earlier run), %d jobs: wall time %.2f s, "
-           "ODE time %.2f s summed over the computed points",
-           sw->npoints, computed, sw->npoints - computed, sw->jobs, wall, ode);
+           "ODE time %.2f s summed over the computed points%s",
+           sw->npoints, computed, sw->npoints - computed, sw->jobs, wall, ode,
+           aim_ranks_count() > 1 ? " of rank 0" : "");
     if (computed > 0 && wall > 0)
         printf(" (speed-up %.2f)", ode / wall);
     printf("\n");
@@ -932,12 +950,15 @@ static int run_sweep(sweep *sw, double t0)
 {
     if (point_dir(sw))
         return AIM_EXIT_USAGE;
-    const int kept = keep_finished(sw);
-    if (kept < 0 || prepare_dirs(sw))
-        return AIM_EXIT_USAGE;
+    /* rank 0 alone reads and prepares the point folder (ranks.h) */
+    const int root = aim_ranks_rank() == 0;
+    const int kept = root ? keep_finished(sw) : 0;
+    const int prepared = kept >= 0 && (!root || prepare_dirs(sw) == 0);
     sw->finished = kept;
-    if (kept < sw->npoints)
-        run_workers(sw);
+    if (run_workers(sw, prepared ? 0 : -1) || !prepared)
+        return AIM_EXIT_USAGE;
+    if (!root)
+        return 0; /* rank 0 writes the table */
     int missing = 0;
     for (int p = 0; p < sw->npoints; p++)
         missing += !sw->done[p];

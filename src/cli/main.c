@@ -10,6 +10,7 @@
 #include <gsl/gsl_errno.h>
 
 #include "cli.h"
+#include "ranks.h"
 #include "version.h"
 
 static int run_command(int argc, char **argv)
@@ -23,6 +24,13 @@ static int run_command(int argc, char **argv)
         return 0;
     }
     const char *cmd = argv[1];
+    if (aim_ranks_count() > 1 && strcmp(cmd, "sgd") && strcmp(cmd, "compare") &&
+        strcmp(cmd, "sweep")) {
+        fprintf(stderr, "aimdyn %s: not for %d MPI ranks; allowed under mpirun or srun with "
+                        "more than one rank: sgd, compare, sweep (docs/scaling.md)\n", cmd,
+                aim_ranks_count());
+        return AIM_EXIT_USAGE;
+    }
     if (!strcmp(cmd, "ode"))
         return aim_cmd_ode(argc - 1, argv + 1);
     if (!strcmp(cmd, "sgd"))
@@ -86,5 +94,9 @@ int main(int argc, char **argv)
      * and out-of-range special-function values surface as non-finite
      * numbers that the blow-up checks report. */
     gsl_set_error_handler_off();
-    return finish_stdout(run_command(argc, argv));
+    if (aim_ranks_init(&argc, &argv))
+        return AIM_EXIT_RUNTIME;
+    const int rc = finish_stdout(run_command(argc, argv));
+    /* a blow-up (exit 3) is a finished run, its files written */
+    return aim_ranks_end(rc, rc == AIM_EXIT_USAGE || rc == AIM_EXIT_RUNTIME);
 }

@@ -7,6 +7,7 @@
 #include "cli.h"
 #include "grid.h"
 #include "pool.h"
+#include "ranks.h"
 #include "model.h"
 #include "model.h"
 #include "sgd.h"
@@ -181,7 +182,9 @@ int aim_cli_parse_run_options(const char *cmd, int argc, char **argv,
             return -1;
     if (ro->norders == 0)
         ro->orders[ro->norders++] = ro->cfg.order;
-    if (is_hierarchy)
+    /* the other ranks of an MPI job write seed files only, once rank 0
+     * has taken the locks (ranks.h) */
+    if (is_hierarchy || aim_ranks_rank() != 0)
         return 0;
     /* the output locks of the files the run writes: sgd's at its d only,
      * so that runs at different d may share a name; compare's all */

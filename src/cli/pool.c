@@ -21,6 +21,7 @@
 
 #include "atomic.h"
 #include "cli.h"
+#include "ranks.h"
 #include "tsv.h"
 #include "version.h"
 
@@ -45,6 +46,10 @@ static struct {
 
 int aim_pool_default_jobs(void)
 {
+    /* in an MPI job the ranks are the parallelism, launched one per core
+     * and bound (docs/scaling.md): more workers per rank would share cores */
+    if (aim_ranks_count() > 1)
+        return 1;
     const long cores = sysconf(_SC_NPROCESSORS_ONLN);
     return cores < 1 ? 1 : cores > AIM_POOL_MAX_JOBS ? AIM_POOL_MAX_JOBS : (int)cores;
 }
@@ -418,49 +423,68 @@ void aim_pool_seeds_remove_dir(const char *cmd, const aim_config *cfg, const cha
 
 int aim_pool_run_seeds(const aim_pool_seeds_spec *spec, aim_atomic_set *set)
 {
-    /* the temporary files of a killed run's workers */
-    if (access(spec->dir, F_OK) == 0 && aim_atomic_clean(spec->dir, "seed") < 0)
-        return -1;
+    const int rank = aim_ranks_rank(), ranks = aim_ranks_count();
     int *pending = malloc(sizeof(int) * (size_t)spec->seeds);
-    if (!pending) {
+    int *share = malloc(sizeof(int) * (size_t)spec->seeds);
+    if (!pending || !share) {
         fprintf(stderr, "aimdyn %s: out of memory\n", spec->cmd);
+        free(pending);
+        free(share);
         return -1;
     }
-    int npending = 0, rc = 0;
-    for (int s = 0; s < spec->seeds && rc == 0; s++) {
-        const int got = spec->read(spec->ctx, s);
-        if (got < 0)
+    int npending = 0, nshare = 0, rc = 0;
+    /* rank 0 alone looks at the seed folder (the other ranks of an MPI
+     * job, ranks.h, write there only once it has) */
+    if (rank == 0) {
+        /* the temporary files of a killed run's workers */
+        if (access(spec->dir, F_OK) == 0 && aim_atomic_clean(spec->dir, "seed") < 0)
             rc = -1;
-        else if (got > 0)
-            pending[npending++] = s;
+        for (int s = 0; s < spec->seeds && rc == 0; s++) {
+            const int got = spec->read(spec->ctx, s);
+            if (got < 0)
+                rc = -1;
+            else if (got > 0)
+                pending[npending++] = s;
+        }
     }
-    if (rc == 0 && npending < spec->seeds)
+    rc = aim_ranks_share(rc, pending, &npending, spec->seeds);
+    if (rc == 0 && rank == 0 && npending < spec->seeds)
         aim_progress_note("%s d=%d: %d of %d seeds resumed from %s (finished by an earlier "
                           "run)\n", spec->cmd, spec->d, spec->seeds - npending, spec->seeds,
                           spec->dir);
-    if (rc == 0 && npending > 0) {
+    /* this rank's seeds: every ranks-th of those to do, from its rank on */
+    for (int k = rank; rc == 0 && k < npending; k += ranks)
+        share[nshare++] = pending[k];
+    if (rc == 0 && nshare > 0) {
         char label[32];
         snprintf(label, sizeof label, "d = %d", spec->d);
         aim_progress *progress =
-            aim_progress_begin(spec->cmd, label, "seed", spec->seeds, npending,
-                               spec->jobs < npending ? spec->jobs : npending,
-                               spec->work_per_seed, spec->work_unit);
-        const aim_pool_spec pool = {spec->cmd, spec->jobs, pending,  npending,
+            aim_progress_begin(spec->cmd, label, "seed", spec->seeds, nshare,
+                               spec->jobs < nshare ? spec->jobs : nshare, spec->work_per_seed,
+                               spec->work_unit);
+        const aim_pool_spec pool = {spec->cmd, spec->jobs, share,    nshare,
                                     spec->run, NULL,       spec->ctx, progress};
         aim_pool_run(&pool); /* the seeds left undone are counted below */
         aim_progress_free(progress);
-        int missing = 0;
-        for (int k = 0; k < npending && rc == 0; k++) {
-            const int got = spec->read(spec->ctx, pending[k]);
-            missing += got > 0;
-            rc = got < 0 ? -1 : 0;
-        }
-        if (rc == 0 && missing) {
-            fprintf(stderr, "aimdyn %s: %d of %d seeds at d = %d have no result (see above); "
-                            "rerun the same command to compute them (the finished seeds are "
-                            "kept in %s)\n", spec->cmd, missing, spec->seeds, spec->d, spec->dir);
-            rc = -1;
-        }
+    }
+    if (rc == 0)
+        aim_ranks_barrier(); /* every rank's seed files are written */
+    if (rc == 0 && rank != 0) {
+        free(pending);
+        free(share);
+        return 1; /* rank 0 reads them */
+    }
+    int missing = 0;
+    for (int k = 0; k < npending && rc == 0; k++) {
+        const int got = spec->read(spec->ctx, pending[k]);
+        missing += got > 0;
+        rc = got < 0 ? -1 : 0;
+    }
+    if (rc == 0 && missing) {
+        fprintf(stderr, "aimdyn %s: %d of %d seeds at d = %d have no result (see above); "
+                        "rerun the same command to compute them (the finished seeds are "
+                        "kept in %s)\n", spec->cmd, missing, spec->seeds, spec->d, spec->dir);
+        rc = -1;
     }
     char path[1200];
     for (int s = 0; s < spec->seeds && rc == 0; s++)
@@ -469,5 +493,6 @@ int aim_pool_run_seeds(const aim_pool_seeds_spec *spec, aim_atomic_set *set)
                  ? 0
                  : -1;
     free(pending);
+    free(share);
     return rc;
 }

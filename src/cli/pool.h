@@ -117,8 +117,11 @@ typedef struct {
 } aim_pool_seeds_spec;
 
 /* Reads the kept seeds (said), computes the others on the pool, reads them
- * back, and adds every seed file to set's removals. Returns 0, or -1
- * after a message (the seeds that finished stay kept: rerun to resume). */
+ * back, and adds every seed file to set's removals. Under MPI (ranks.h)
+ * rank 0 reads the kept seeds, every rank computes its share of the
+ * others, and rank 0 alone reads them all back. Returns 0; 1 on a rank
+ * other than 0 once its share is written; -1 after a message (the seeds
+ * that finished stay kept: rerun to resume). */
 int aim_pool_run_seeds(const aim_pool_seeds_spec *spec, aim_atomic_set *set);
 
 /* After the commit of the run's files: removes that folder, then empty

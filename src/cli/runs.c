@@ -7,6 +7,7 @@
 
 #include "cli.h"
 #include "compare.h"
+#include "grid.h"
 #include "model.h"
 #include "ode.h"
 #include "recovery.h"
@@ -126,13 +127,6 @@ double aim_cli_median_recovery(const aim_config *cfg, const double *tau, const d
     return med;
 }
 
-/* SGD at dimension d: runs the seeds on jobs workers (aim_seeds), writes the per-seed and summary
- * files into set (renamed into place when it is committed). mean/se
- * receive the summary (points x OBS) and xmean/xse that of the SGD-only
- * extras (points x AIM_SGD_EXTRA_COUNT): NaN from the first point a
- * blown-up seed did not reach, since a mean over the surviving seeds only
- * would be biased towards the stable ones. Returns 0, 1 when a seed blew
- * up (files written), -1 on failure. */
 int aim_cli_run_sgd(const char *cmd, int jobs, const aim_config *cfg, int d, const double *tau,
                     double *mean,
                    double *se, double *xmean, double *xse, double *median_wr,
@@ -178,8 +172,12 @@ int aim_cli_run_sgd(const char *cmd, int jobs, const aim_config *cfg, int d, con
             goto done;
         }
     }
-    if (aim_seeds_run(cmd, cfg, d, tau, jobs, obs, extra, reached, ws ? &mom : NULL, set))
+    const int seeds_status = aim_seeds_run(cmd, cfg, d, tau, jobs, obs, extra, reached,
+                                           ws ? &mom : NULL, set);
+    if (seeds_status) {
+        rc = seeds_status > 0 ? AIM_CLI_SGD_ELSEWHERE : -1;
         goto done;
+    }
     aim_compare_stats(seeds, points, obs, mean, se);
     aim_compare_stats_n(seeds, points, X, extra, xmean, xse);
     if (ws)
@@ -293,5 +291,32 @@ done:
     free(mse);
     free(words);
     aim_wordset_free(ws);
+    return rc;
+}
+
+int aim_cli_sgd_share(const char *cmd, int jobs, const aim_config *cfg, int d)
+{
+    const size_t cells = (size_t)cfg->points * AIM_OBS_COUNT,
+                 xcells = (size_t)cfg->points * AIM_SGD_EXTRA_COUNT;
+    double *tau = malloc(sizeof(double) * (size_t)cfg->points);
+    double *mean = malloc(sizeof(double) * cells), *se = malloc(sizeof(double) * cells);
+    double *xmean = malloc(sizeof(double) * xcells), *xse = malloc(sizeof(double) * xcells);
+    int rc = -1;
+    if (!tau || !mean || !se || !xmean || !xse) {
+        fprintf(stderr, "aimdyn %s: out of memory\n", cmd);
+    } else {
+        double median_wr;
+        int recovered;
+        char path[1024];
+        aim_grid_fill(cfg, tau);
+        const int st = aim_cli_run_sgd(cmd, jobs, cfg, d, tau, mean, se, xmean, xse,
+                                       &median_wr, &recovered, path, sizeof path, NULL);
+        rc = st == AIM_CLI_SGD_ELSEWHERE ? 0 : -1;
+    }
+    free(tau);
+    free(mean);
+    free(se);
+    free(xmean);
+    free(xse);
     return rc;
 }

@@ -21,7 +21,10 @@
  * reached, mom) computes (extra not NULL; mom may be NULL), on jobs
  * workers with one BLAS thread each, the seeds kept as above. The seed
  * files are removed when set is committed (aim_seeds_remove_dir then
- * removes their folder). Returns 0, or -1 after a message "aimdyn CMD:
+ * removes their folder). In an MPI job (ranks.h) every rank computes its
+ * share of the seeds and rank 0 alone reads them all into the arrays.
+ * Returns 0 (the arrays filled), 1 on a rank other than 0 (its seeds
+ * written, the arrays not filled), or -1 after a message "aimdyn CMD:
  * ..." (the seeds that finished are kept). */
 int aim_seeds_run(const char *cmd, const aim_config *cfg, int d, const double *tau, int jobs,
                   double *obs, double *extra, int *reached, aim_sgd_moments *mom,

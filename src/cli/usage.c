@@ -61,7 +61,10 @@ static const char seeds_help[] =
     "there (said on stderr), the others computed; a seed file of another aimdyn\n"
     "version is computed again, one of another configuration (output.dir and\n"
     "output.name aside) is refused (exit 2: remove the folder or choose another\n"
-    "--name). The folder is removed once the run's files are written.\n\n";
+    "--name). The folder is removed once the run's files are written.\n"
+    "Under mpirun or srun (an aimdyn built with MPI) the ranks share the seeds,\n"
+    "rank 0 writes the files, the same bytes (default --jobs 1 per rank; see\n"
+    "docs/scaling.md).\n\n";
 
 void aim_cli_usage(FILE *out, const char *cmd)
 {

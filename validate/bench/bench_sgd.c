@@ -22,10 +22,16 @@
  * (d x d x p) per call ("UVt"). In both factored tables "speedup" is
  * the time per step at block 1 over the time at this block.
  *
+ * First of all, per d, a plain square dgemm (d x d x d) in GFLOP/s: what
+ * one core's BLAS does at its best.
+ *
  * Single-threaded: openblas_set_num_threads(1) is called at start (with
  * another CBLAS, run with OPENBLAS_NUM_THREADS=1 or its equivalent).
- * Usage: bench_sgd [seconds per measurement, default 0.8]. Runs in
- * about 45 x that. */
+ * Times are CPU times of the process (on an idle machine its wall time),
+ * so that other load on a shared machine does not count.
+ * Usage: bench_sgd [SECONDS [D ...]]: SECONDS per measurement (default
+ * 0.8), the dimensions D (default 400 800). Runs in about 23 x SECONDS
+ * per D (longer at large D: every measurement runs at least one call). */
 #include <stdio.h>
 #include <stdlib.h>
 #include <time.h>
@@ -38,7 +44,7 @@
 static double now(void)
 {
     struct timespec ts;
-    timespec_get(&ts, TIME_UTC); /* C11; wall clock is fine here */
+    clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts);
     return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
 }
 
@@ -170,6 +176,24 @@ static void time_factor_extra(int d, int p, int nf, int T, int b,
     free(R); free(Kw); free(U); free(F); free(W); free(S);
 }
 
+/* GFLOP/s of a square dgemm d x d x d (2 d^3 flops). */
+static double dgemm_gflops(int d, double budget)
+{
+    unsigned st = 777u;
+    double *A = random_matrix((size_t)d * d, &st), *B = random_matrix((size_t)d * d, &st);
+    double *C = random_matrix((size_t)d * d, &st);
+    long calls = 0;
+    double t0 = now(), t;
+    do {
+        cblas_dgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, d, d, d, 1.0, A, d, B, d,
+                    0.0, C, d);
+        calls++;
+        t = now() - t0;
+    } while (t < budget);
+    free(A); free(B); free(C);
+    return 2.0 * d * (double)d * d * calls / t * 1e-9;
+}
+
 static void set_identity_cov(aim_config *cfg, int T)
 {
     cfg->tokens = T;
@@ -184,6 +208,14 @@ int main(int argc, char **argv)
     double budget = argc > 1 ? atof(argv[1]) : 0.8;
     if (!(budget > 0.0))
         budget = 0.8;
+    int ds[16] = {400, 800}, nd = 2;
+    if (argc > 2)
+        for (nd = 0; nd < argc - 2 && nd < 16; nd++)
+            if ((ds[nd] = atoi(argv[nd + 2])) < 8) {
+                fprintf(stderr, "bench_sgd: D = '%s'; allowed: an integer >= 8\n",
+                        argv[nd + 2]);
+                return 1;
+            }
 #ifdef AIM_HAVE_OPENBLAS_THREADS
     openblas_set_num_threads(1);
 #endif
@@ -195,14 +227,19 @@ int main(int argc, char **argv)
     cfg.gamma = 0.0;
     cfg.blowup = 1e300;
 
-    printf("# bench_sgd: single-threaded OpenBLAS, %.2f s per measurement\n",
+    printf("# bench_sgd: single-threaded OpenBLAS, %.2f s of CPU time per measurement\n",
            budget);
+    printf("%5s %12s\n", "d", "dgemm_GFLOPs");
+    for (int i = 0; i < nd; i++) {
+        printf("%5d %12.2f\n", ds[i], dgemm_gflops(ds[i], budget));
+        fflush(stdout);
+    }
     printf("# bound = the BLAS calls of one block (2 dgemm n x d x d, dsyrk "
            "n x n x d, dgemm d x d x n; n = block T) per step\n");
     printf("%5s %2s %6s %12s %12s %8s\n", "d", "T", "block", "us/step",
            "bound_us", "ratio");
-    const int ds[] = {400, 800}, Ts[] = {2, 4};
-    for (int i = 0; i < 2; i++)
+    const int Ts[] = {2, 4};
+    for (int i = 0; i < nd; i++)
         for (int j = 0; j < 2; j++)
             for (int k = 0; k < 2; k++) {
                 int d = ds[i], T = Ts[j], b = k == 0 ? 1 : bdef;
@@ -245,7 +282,7 @@ int main(int argc, char **argv)
         printf("%5s %2s %6s %12s %12s %9s %9s %9s %8s %8s\n", "d", "T",
                "block", "us/step", "bound_us", "block_us", "corr_us",
                nf == 1 ? "WWt_us" : "UVt_us", "ratio", "speedup");
-        for (int i = 0; i < 2; i++)
+        for (int i = 0; i < nd; i++)
             for (int j = 0; j < 2; j++) {
                 double t1 = -1.0; /* block 1, for the speed-up */
                 for (int k = 0; k < 2; k++) {

@@ -1,0 +1,129 @@
+#!/bin/sh
+# sgd, compare and sweep on MPI ranks (mpirun -n 2, ranks.h): the files
+# of a serial run, bit for bit; a job killed (kill -9, every process) and
+# submitted again continues from the seed files; a failure on one rank
+# ends every rank with its message; the commands that do not share their
+# work are refused. Registered only when aimdyn is built with MPI.
+set -u
+exe="$1"
+work=$(mktemp -d)
+trap 'rm -rf "$work"' EXIT
+. "$(dirname "$0")/checks.sh"
+export OPENBLAS_NUM_THREADS=1
+# one machine without network: shared memory between the ranks
+export OMPI_MCA_btl=self,vader OMPI_MCA_btl_vader_single_copy_mechanism=none
+# a hung job fails the test instead of holding it until meson's timeout
+mpi() { timeout 240 mpirun --allow-run-as-root --oversubscribe -n 2 "$@"; }
+
+tree() { # a process and its descendants (timeout, mpirun, the ranks, their workers)
+    echo "$1"
+    for child in $(pgrep -P "$1"); do
+        tree "$child"
+    done
+}
+
+same_files() { # name, directory a, directory b: the same files and bytes, recursively
+    diff -r "$2" "$3" >/dev/null
+    check "$1" $?
+}
+
+keep() { # name: what the run wrote into $work/run (no lock files) into $work/NAME
+    rm -f "$work/run"/.*.lock
+    mv "$work/run" "$work/$1"
+}
+
+small="--d 40 --seeds 4"
+expect_exit "sgd serial" 0 "$exe" sgd $small --jobs 1 --out "$work/run"
+keep sgd-serial
+expect_exit "sgd on 2 ranks" 0 mpi "$exe" sgd $small --out "$work/run"
+contains "sgd on 2 ranks: rank 0 says what it wrote" "$work/out" "wrote $work/run/aimdyn-sgd-d40.tsv"
+[ "$(grep -c '^wrote' "$work/out")" -eq 1 ]
+check "sgd on 2 ranks: one rank writes" $?
+[ ! -e "$work/run/.aimdyn-sgd-d40.seeds" ]
+check "sgd on 2 ranks: the seed folder removed" $?
+keep sgd-mpi
+same_files "sgd: 2 ranks write what a serial run does" "$work/sgd-serial" "$work/sgd-mpi"
+
+# each rank with 2 workers of its own
+expect_exit "sgd on 2 ranks, --jobs 2" 0 mpi --bind-to none "$exe" sgd $small --jobs 2 \
+    --out "$work/run"
+keep sgd-mpi-jobs
+same_files "sgd: 2 ranks of 2 workers write what a serial run does" "$work/sgd-serial" \
+    "$work/sgd-mpi-jobs"
+
+# compare: the ODE, the SGD of three students in turn (the tied and untied
+# ones' moments), the agreement tables and figures
+students="$(dirname "$0")/../examples/students_he1he2.ini --students direct,tied,untied
+    --d 40 --seeds 3 --set matrix.d=40 --set matrix.replicas=2 --set training.horizon=0.02
+    --set training.points=3 --set training.eta=0.02"
+expect_exit "compare serial" 0 "$exe" compare $students --jobs 1 --out "$work/run"
+keep compare-serial
+expect_exit "compare on 2 ranks" 0 mpi "$exe" compare $students --out "$work/run"
+keep compare-mpi
+same_files "compare: 2 ranks write what a serial run does" "$work/compare-serial" \
+    "$work/compare-mpi"
+
+# sweep: the points shared by the ranks, the table and heatmap of a
+# serial run; a point file removed is computed again, the others kept
+sweep="--vary model.activation=he1,he2 --vary training.eta=0.05,0.1,0.2
+    --set training.horizon=0.05 --set training.points=11"
+expect_exit "sweep serial" 0 "$exe" sweep $sweep --jobs 1 --out "$work/run"
+keep sweep-serial
+expect_exit "sweep on 2 ranks" 0 mpi "$exe" sweep $sweep --out "$work/run"
+contains "sweep on 2 ranks: rank 0 says what it wrote" "$work/out" "wrote $work/run/aimdyn-sweep.tsv"
+same_files "sweep: 2 ranks write what a serial run does" "$work/sweep-serial" "$work/run"
+rm "$work/run/aimdyn-sweep.d/point-0003.tsv"
+expect_exit "sweep on 2 ranks, resumed" 0 mpi "$exe" sweep $sweep --out "$work/run"
+contains "sweep on 2 ranks, resumed: 5 points kept" "$work/out" "6 points (1 computed, 5 kept from an earlier run)"
+keep sweep-mpi
+same_files "sweep resumed on 2 ranks: the files of a serial run" "$work/sweep-serial" \
+    "$work/sweep-mpi"
+
+# a job killed (kill -9: mpirun and its ranks; their workers end with
+# them) once a seed has finished, then submitted again: the finished
+# seeds are taken from the seed folder, the files those of a serial run
+# (three seeds per rank, one after the other: the job is still running
+# when the first is found, even when a loaded machine makes the polling
+# slow; the glob polls without starting a process)
+long="--d 60 --seeds 6 --jobs 1"
+expect_exit "sgd serial, uninterrupted" 0 "$exe" sgd $long --out "$work/run"
+keep k-ref
+seeds="$work/run/.aimdyn-sgd-d60.seeds"
+mpi "$exe" sgd $long --out "$work/run" >/dev/null 2>&1 &
+job=$!
+n=0
+while set -- "$seeds"/seed-*.tsv && [ ! -e "$1" ] && [ $n -lt 6000 ]; do
+    sleep 0.02
+    n=$((n + 1))
+done
+kill -9 $(tree "$job") 2>/dev/null
+wait $job 2>/dev/null
+kept=$(ls "$seeds" | grep -c '^seed-')
+[ "$kept" -ge 1 ] && [ ! -e "$work/run/aimdyn-sgd-d60.tsv" ]
+check "sgd job killed: a finished seed kept, no result file" $?
+cp -R "$seeds" "$work/kept-seeds"
+expect_exit "sgd job submitted again" 0 mpi "$exe" sgd $long --out "$work/run"
+contains "sgd job submitted again: the resumed seeds said" "$work/err" "sgd d=60: [0-9] of 6 seeds resumed from"
+keep k-mpi
+same_files "sgd job submitted again: the files of an uninterrupted serial run" "$work/k-ref" \
+    "$work/k-mpi"
+
+# a failure on rank 0 (a seed file of another configuration) ends both
+# ranks: said, nothing written, no hang
+mkdir -p "$work/run"
+cp -R "$work/kept-seeds" "$seeds"
+expect_exit "2 ranks: a seed of another configuration" 2 mpi "$exe" sgd $long \
+    --out "$work/run" --set training.eta=0.04
+contains "2 ranks, another configuration: named" "$work/err" "was written by a run of another configuration (there training.eta = 0.1, here training.eta = 0.04)"
+contains "2 ranks, another configuration: every rank ended" "$work/err" "ending every rank"
+[ ! -e "$work/run/aimdyn-sgd-d60.tsv" ]
+check "2 ranks, another configuration: nothing written" $?
+
+# the commands that do not share their work over ranks are refused
+expect_exit "ode on 2 ranks" 1 mpi "$exe" ode --out "$work/ode"
+contains "ode on 2 ranks: refused" "$work/err" "aimdyn ode: not for 2 MPI ranks; allowed under mpirun or srun with more than one rank: sgd, compare, sweep"
+[ ! -e "$work/ode" ]
+check "ode on 2 ranks: nothing written" $?
+
+echo "$passes passed, $failures failed"
+[ "$failures" -eq 0 ]
