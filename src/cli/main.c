@@ -24,13 +24,6 @@ static int run_command(int argc, char **argv)
         return 0;
     }
     const char *cmd = argv[1];
-    if (aim_ranks_count() > 1 && strcmp(cmd, "sgd") && strcmp(cmd, "compare") &&
-        strcmp(cmd, "sweep")) {
-        fprintf(stderr, "aimdyn %s: not for %d MPI ranks; allowed under mpirun or srun with "
-                        "more than one rank: sgd, compare, sweep (docs/scaling.md)\n", cmd,
-                aim_ranks_count());
-        return AIM_EXIT_USAGE;
-    }
     if (!strcmp(cmd, "ode"))
         return aim_cmd_ode(argc - 1, argv + 1);
     if (!strcmp(cmd, "sgd"))
@@ -96,6 +89,17 @@ int main(int argc, char **argv)
     gsl_set_error_handler_off();
     if (aim_ranks_init(&argc, &argv))
         return AIM_EXIT_RUNTIME;
+    const char *cmd = argc > 1 ? argv[1] : "";
+    if (aim_ranks_count() > 1 && strcmp(cmd, "sgd") && strcmp(cmd, "compare") &&
+        strcmp(cmd, "sweep")) {
+        /* every rank refuses alike: no rank to abort (two ranks calling
+         * MPI_Abort at once crash OpenMPI 4.1's mpirun), one message */
+        if (aim_ranks_rank() == 0)
+            fprintf(stderr, "aimdyn %s: not for %d MPI ranks; allowed under mpirun or srun "
+                            "with more than one rank: sgd, compare, sweep (docs/scaling.md)\n",
+                    cmd, aim_ranks_count());
+        return aim_ranks_end(AIM_EXIT_USAGE, 0);
+    }
     const int rc = finish_stdout(run_command(argc, argv));
     /* a blow-up (exit 3) is a finished run, its files written */
     return aim_ranks_end(rc, rc == AIM_EXIT_USAGE || rc == AIM_EXIT_RUNTIME);
