@@ -8,6 +8,8 @@
 #include <mpi.h>
 
 static int rank, count = 1, started;
+/* rank 0 sent every rank a failure: they all stop in step, none to abort */
+static int failure_shared;
 
 /* The variables that OpenMPI's mpirun, a PMI launcher (MPICH's hydra,
  * srun --mpi=pmi2) and a PMIx one (srun --mpi=pmix) give each rank. A
@@ -51,11 +53,14 @@ int aim_ranks_share(int status, int *tasks, int *ntasks, int max)
         return status;
     int head[2] = {status, status ? 0 : *ntasks};
     MPI_Bcast(head, 2, MPI_INT, 0, MPI_COMM_WORLD);
-    if (head[0] != 0)
+    if (head[0] != 0) {
+        failure_shared = 1;
         return head[0];
+    }
     if (head[1] < 0 || head[1] > max) { /* the same on every rank: all stop */
         fprintf(stderr, "aimdyn: rank %d: %d tasks from rank 0, at most %d expected\n", rank,
                 head[1], max);
+        failure_shared = 1;
         return -1;
     }
     *ntasks = head[1];
@@ -74,7 +79,9 @@ int aim_ranks_end(int rc, int failed)
 {
     if (!started)
         return rc;
-    if (failed && count > 1) {
+    /* MPI_Abort only for a failure the other ranks do not know of (two
+     * ranks aborting at once crash OpenMPI 4.1's mpirun) */
+    if (failed && count > 1 && !failure_shared) {
         fprintf(stderr, "aimdyn: rank %d of %d failed (exit status %d): ending every rank\n",
                 rank, count, rc);
         MPI_Abort(MPI_COMM_WORLD, rc);

@@ -40,8 +40,9 @@ void aim_ranks_barrier(void);
 /* The end of the process with exit code rc: with several ranks, a rank
  * that failed (failed not 0: it may have left before the others' next
  * aim_ranks_share or barrier) ends the whole job (MPI_Abort with rc)
- * rather than leave them waiting; otherwise MPI is finalized. Returns
- * rc. */
+ * rather than leave them waiting, unless the failure was rank 0's, sent
+ * to every rank by aim_ranks_share (they all stop alike); otherwise MPI
+ * is finalized. Returns rc. */
 int aim_ranks_end(int rc, int failed);
 
 #endif
