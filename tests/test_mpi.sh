@@ -1,5 +1,5 @@
 #!/bin/sh
-# sgd, compare and sweep on MPI ranks (mpirun -n 2, ranks.h): the files
+# sgd, compare, sweep, recovery and scaling on MPI ranks (mpirun -n 2, ranks.h): the files
 # of a serial run, bit for bit; a job killed (kill -9, every process) and
 # submitted again continues from the seed files; a failure on one rank
 # ends every rank with its message; the commands that do not share their
@@ -85,10 +85,10 @@ same_files "sweep resumed on 2 ranks: the files of a serial run" "$work/sweep-se
 # (three seeds per rank, one after the other: the job is still running
 # when the first is found, even when a loaded machine makes the polling
 # slow; the glob polls without starting a process)
-long="--d 60 --seeds 6 --jobs 1"
+long="--d 100 --seeds 6 --jobs 1"
 expect_exit "sgd serial, uninterrupted" 0 "$exe" sgd $long --out "$work/run"
 keep k-ref
-seeds="$work/run/.aimdyn-sgd-d60.seeds"
+seeds="$work/run/.aimdyn-sgd-d100.seeds"
 mpi "$exe" sgd $long --out "$work/run" >/dev/null 2>&1 &
 job=$!
 n=0
@@ -99,11 +99,11 @@ done
 kill -9 $(tree "$job") 2>/dev/null
 wait $job 2>/dev/null
 kept=$(ls "$seeds" | grep -c '^seed-')
-[ "$kept" -ge 1 ] && [ ! -e "$work/run/aimdyn-sgd-d60.tsv" ]
+[ "$kept" -ge 1 ] && [ ! -e "$work/run/aimdyn-sgd-d100.tsv" ]
 check "sgd job killed: a finished seed kept, no result file" $?
 cp -R "$seeds" "$work/kept-seeds"
 expect_exit "sgd job submitted again" 0 mpi "$exe" sgd $long --out "$work/run"
-contains "sgd job submitted again: the resumed seeds said" "$work/err" "sgd d=60: [0-9] of 6 seeds resumed from"
+contains "sgd job submitted again: the resumed seeds said" "$work/err" "sgd d=100: [0-9] of 6 seeds resumed from"
 keep k-mpi
 same_files "sgd job submitted again: the files of an uninterrupted serial run" "$work/k-ref" \
     "$work/k-mpi"
@@ -117,12 +117,35 @@ expect_exit "2 ranks: a seed of another configuration" 2 mpi "$exe" sgd $long \
 contains "2 ranks, another configuration: named" "$work/err" "was written by a run of another configuration (there training.eta = 0.1, here training.eta = 0.04)"
 [ "$(grep -c 'was written by a run of another configuration' "$work/err")" -eq 1 ]
 check "2 ranks, another configuration: said once, by rank 0" $?
-[ ! -e "$work/run/aimdyn-sgd-d60.tsv" ]
+[ ! -e "$work/run/aimdyn-sgd-d100.tsv" ]
 check "2 ranks, another configuration: nothing written" $?
+
+# recovery: rank 0 runs the limit, the ranks share the finite-d seeds of
+# every d, rank 0 writes the three files
+rec="$(dirname "$0")/../examples/direct_he2.ini --d 40 --d 60 --seeds 4"
+rm -rf "$work/run"
+expect_exit "recovery serial" 0 "$exe" recovery $rec --jobs 1 --out "$work/run"
+cp "$work/out" "$work/recovery-serial.out"
+keep recovery-serial
+expect_exit "recovery on 2 ranks" 0 mpi "$exe" recovery $rec --out "$work/run"
+cmp -s "$work/out" "$work/recovery-serial.out"
+check "recovery on 2 ranks: rank 0 prints what a serial run does" $?
+keep recovery-mpi
+same_files "recovery: 2 ranks write what a serial run does" "$work/recovery-serial" \
+    "$work/recovery-mpi"
+
+# scaling reads files: rank 0 alone runs it, the same files as a serial run
+sc="--sgd $work/sgd-serial/aimdyn-sgd-d40-seeds.tsv"
+expect_exit "scaling serial" 0 "$exe" scaling $sc --out "$work/run"
+keep scaling-serial
+expect_exit "scaling on 2 ranks" 0 mpi "$exe" scaling $sc --out "$work/run"
+keep scaling-mpi
+same_files "scaling: 2 ranks write what a serial run does" "$work/scaling-serial" \
+    "$work/scaling-mpi"
 
 # the commands that do not share their work over ranks are refused
 expect_exit "ode on 2 ranks" 1 mpi "$exe" ode --out "$work/ode"
-contains "ode on 2 ranks: refused" "$work/err" "aimdyn ode: not for 2 MPI ranks; allowed under mpirun or srun with more than one rank: sgd, compare, sweep"
+contains "ode on 2 ranks: refused" "$work/err" "aimdyn ode: not for 2 MPI ranks; allowed under mpirun or srun with more than one rank: sgd, compare, sweep, recovery, scaling"
 [ ! -e "$work/ode" ]
 check "ode on 2 ranks: nothing written" $?
 

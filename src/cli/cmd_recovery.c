@@ -13,6 +13,7 @@
 #include "model.h"
 #include "progress.h"
 #include "pool.h"
+#include "ranks.h"
 #include "recovery.h"
 #include "recovery_seeds.h"
 #include "tsv.h"
@@ -143,7 +144,9 @@ static int parse_options(int argc, char **argv, recovery_options *o)
     aim_cli_args_free(&args);
     if (rc)
         return rc;
-    if (aim_tsv_prepare_dir(&o->cfg))
+    /* the other ranks of an MPI job write seed files only, once rank 0
+     * has taken the lock (ranks.h) */
+    if (aim_ranks_rank() == 0 && aim_tsv_prepare_dir(&o->cfg))
         return -1;
     if (o->ndims == 0)
         o->dims[o->ndims++] = o->cfg.d;
@@ -466,6 +469,19 @@ static int write_files(const recovery_options *o, const aim_recovery_limit *lim,
     return aim_atomic_set_commit(set);
 }
 
+/* An MPI rank other than 0: its share of the finite-d seeds of every d,
+ * in the files rank 0 reads (ranks.h). */
+static int share_finite_seeds(const recovery_options *o, int finite)
+{
+    for (int i = 0; finite && i < o->ndims; i++) {
+        aim_recovery_finite f;
+        memset(&f, 0, sizeof f);
+        if (aim_recovery_seeds_run(&o->cfg, o->dims[i], o->jobs, &seed_starts, &f, NULL) < 0)
+            return AIM_EXIT_RUNTIME;
+    }
+    return 0;
+}
+
 int aim_cmd_recovery(int argc, char **argv)
 {
     recovery_options o;
@@ -476,43 +492,50 @@ int aim_cmd_recovery(int argc, char **argv)
     char err[1024];
     aim_recovery_limit lim[MAX_DIMS];
     const int nlim = limit_per_dimension(cfg) ? o.ndims : 1;
-    int limit_recovers = 1, blowup = 0;
-    for (int k = 0; k < nlim; k++) {
+    int limit_recovers = 1, blowup = 0, status = 0;
+    /* rank 0 runs the limit and tells the others (ranks.h) whether there
+     * are finite-d seeds to share */
+    for (int k = 0; aim_ranks_rank() == 0 && k < nlim && !status; k++) {
         const int d = o.dims[nlim > 1 ? k : o.ndims - 1];
         if (aim_recovery_limit_analyse(cfg, d, &lim[k], err, sizeof err)) {
             fprintf(stderr, "aimdyn recovery: %s\n", err);
-            return AIM_EXIT_RUNTIME;
+            status = -1;
         }
         limit_recovers &= isfinite(lim[k].tau_wr);
         blowup |= lim[k].status == AIM_ODE_BLOWUP;
     }
+    int finite[1] = {o.finite == FINITE_ALWAYS || (o.finite == FINITE_AUTO && !limit_recovers)},
+        nfinite = 1;
+    if (aim_ranks_share(status, finite, &nfinite, 1))
+        return AIM_EXIT_RUNTIME;
+    if (aim_ranks_rank() != 0)
+        return share_finite_seeds(&o, finite[0]);
     if (nlim > 1)
         printf("(raw centring: the start below at d = %d; the limit runs at each d)\n",
                o.dims[o.ndims - 1]);
     print_start(cfg, &lim[nlim - 1]);
     print_limit(cfg, &o, lim, nlim);
-    const int finite = o.finite == FINITE_ALWAYS || (o.finite == FINITE_AUTO && !limit_recovers);
     aim_recovery_finite f[MAX_DIMS];
     memset(f, 0, sizeof f);
     aim_atomic_set *set = aim_atomic_set_create(cfg->dir, cfg->name);
     int exit_code = set ? 0 : AIM_EXIT_RUNTIME;
-    for (int i = 0; finite && i < o.ndims && !exit_code; i++) {
+    for (int i = 0; finite[0] && i < o.ndims && !exit_code; i++) {
         if (aim_recovery_seeds_run(cfg, o.dims[i], o.jobs, &seed_starts, &f[i], set))
             exit_code = AIM_EXIT_RUNTIME;
         blowup |= f[i].blowups > 0 || f[i].failed > 0;
     }
-    if (!exit_code && finite)
+    if (!exit_code && finite[0])
         print_finite(cfg, f, o.ndims);
     char paths[3][1024];
     if (exit_code)
         aim_atomic_set_free(set);
-    else if (write_files(&o, lim, nlim, finite ? f : NULL, set, paths))
+    else if (write_files(&o, lim, nlim, finite[0] ? f : NULL, set, paths))
         exit_code = AIM_EXIT_RUNTIME;
-    for (int i = 0; finite && i < o.ndims && !exit_code; i++)
+    for (int i = 0; finite[0] && i < o.ndims && !exit_code; i++)
         aim_recovery_seeds_remove_dir(cfg, o.dims[i]);
     if (!exit_code) {
-        printf("wrote %s, %s%s%s\n", paths[0], paths[1], finite ? ", " : "",
-               finite ? paths[2] : "");
+        printf("wrote %s, %s%s%s\n", paths[0], paths[1], finite[0] ? ", " : "",
+               finite[0] ? paths[2] : "");
         if (blowup)
             exit_code = AIM_EXIT_BLOWUP;
     }

@@ -90,13 +90,15 @@ int main(int argc, char **argv)
     if (aim_ranks_init(&argc, &argv))
         return AIM_EXIT_RUNTIME;
     const char *cmd = argc > 1 ? argv[1] : "";
+    if (aim_ranks_count() > 1 && !strcmp(cmd, "scaling") && aim_ranks_rank() != 0)
+        return aim_ranks_end(0, 0); /* scaling reads files: rank 0 alone runs it */
     if (aim_ranks_count() > 1 && strcmp(cmd, "sgd") && strcmp(cmd, "compare") &&
-        strcmp(cmd, "sweep")) {
+        strcmp(cmd, "sweep") && strcmp(cmd, "recovery") && strcmp(cmd, "scaling")) {
         /* every rank refuses alike: no rank to abort (two ranks calling
          * MPI_Abort at once crash OpenMPI 4.1's mpirun), one message */
         if (aim_ranks_rank() == 0)
             fprintf(stderr, "aimdyn %s: not for %d MPI ranks; allowed under mpirun or srun "
-                            "with more than one rank: sgd, compare, sweep (docs/scaling.md)\n",
+                            "with more than one rank: sgd, compare, sweep, recovery, scaling (docs/scaling.md)\n",
                     cmd, aim_ranks_count());
         return aim_ranks_end(AIM_EXIT_USAGE, 0);
     }

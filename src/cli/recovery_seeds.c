@@ -115,9 +115,10 @@ int aim_recovery_seeds_run(const aim_config *cfg, int d, int jobs,
     }
     const aim_pool_seeds_spec spec = {CMD,          jobs, d,   r.seeds, cfg->seed, r.dir,
                                       read_seed,    compute_seed, &r, 0, NULL};
-    if (aim_pool_run_seeds(&spec, set)) {
+    const int st = aim_pool_run_seeds(&spec, set);
+    if (st) {
         aim_recovery_finite_free(out);
-        return -1;
+        return st;
     }
     aim_recovery_finite_median(out);
     return 0;

@@ -22,8 +22,10 @@
  * out (free with aim_recovery_finite_free), on jobs workers with one BLAS
  * thread each, the seeds kept as above and their files removed when set
  * is committed (aim_recovery_seeds_remove_dir then removes the folder).
- * Returns 0, or -1 after a message "aimdyn recovery: ..." (the seeds that
- * finished are kept). */
+ * Returns 0; 1 on an MPI rank other than 0 once its share of the seeds is
+ * written (out then freed; rank 0 reads them, aim_pool_run_seeds); or -1
+ * after a message "aimdyn recovery: ..." (the seeds that finished are
+ * kept). */
 int aim_recovery_seeds_run(const aim_config *cfg, int d, int jobs,
                            const aim_start_source *source, aim_recovery_finite *out,
                            aim_atomic_set *set);
