@@ -8,8 +8,11 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
 
+#include "checkpoint.h"
 #include "pool.h"
 #include "sgd.h"
 #include "tsv.h"
@@ -43,10 +46,11 @@ static int seeds_dir(const char *cmd, const aim_config *cfg, int d, char *buf, s
     return 0;
 }
 
-static int seed_path(const seeds_run *r, int s, char *buf, size_t n)
+/* The seed file (ext "tsv") or the checkpoint (ext "ckpt") of seed s. */
+static int seed_file(const seeds_run *r, int s, const char *ext, char *buf, size_t n)
 {
-    const int len = snprintf(buf, n, "%s/seed-%llu.tsv", r->dir,
-                             (unsigned long long)(r->cfg->seed + (uint64_t)s));
+    const int len = snprintf(buf, n, "%s/seed-%llu.%s", r->dir,
+                             (unsigned long long)(r->cfg->seed + (uint64_t)s), ext);
     if (len < 0 || (size_t)len >= n) {
         fprintf(stderr, "aimdyn %s: output path too long: '%s/seed-...'\n", r->cmd, r->dir);
         return -1;
@@ -96,6 +100,126 @@ static void seed_row(const seeds_run *r, int s, int i, double *obs, double *extr
         }
 }
 
+/* ---- checkpoints inside a seed (checkpoint.h) ---- */
+
+/* The payload of a seed's checkpoint: this head, the seed's rows of the
+ * observables, the extras and the moments at grid points 0..next-1, then
+ * the aim_sgd state (aim_sgd_save) at grid point next-1. */
+typedef struct {
+    uint64_t seed;
+    int32_t next, points, obs, extra, moments, unused;
+} checkpoint_head;
+
+typedef struct {
+    const seeds_run *r;
+    uint64_t seed;
+    double *obs, *extra, *mvals; /* the seed's rows */
+    double last;                 /* CPU seconds at the seed's start or last checkpoint */
+    char path[1200];
+} seed_checkpoints;
+
+static double cpu_seconds(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts);
+    return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
+}
+
+static checkpoint_head head_of(const seed_checkpoints *c, int next)
+{
+    checkpoint_head h;
+    memset(&h, 0, sizeof h); /* no stray bytes in the padding */
+    h.seed = c->seed;
+    h.next = next;
+    h.points = c->r->points;
+    h.obs = AIM_OBS_COUNT;
+    h.extra = AIM_SGD_EXTRA_COUNT;
+    h.moments = c->r->mom ? c->r->mom->count : 0;
+    return h;
+}
+
+/* The rows of grid points 0..next-1, written (out) or read (in). */
+static int seed_rows(const seed_checkpoints *c, int next, FILE *out, FILE *in)
+{
+    const checkpoint_head h = head_of(c, next);
+    double *rows[3] = {c->obs, c->extra, c->mvals};
+    const size_t n[3] = {(size_t)next * (size_t)h.obs, (size_t)next * (size_t)h.extra,
+                         (size_t)next * (size_t)h.moments};
+    for (int b = 0; b < 3; b++)
+        if ((out ? fwrite(rows[b], sizeof(double), n[b], out)
+                 : fread(rows[b], sizeof(double), n[b], in)) != n[b])
+            return -1;
+    return 0;
+}
+
+/* After grid point i: the seed's state kept, at the first point after
+ * cfg->checkpoint CPU seconds (not after the last point: the seed file
+ * follows). The time decides only when; a checkpoint holds the state at
+ * a grid point, the same whenever it is taken. */
+static int save_checkpoint(void *ctx, int s, int i, const aim_sgd *sgd)
+{
+    (void)s;
+    seed_checkpoints *c = ctx;
+    const seeds_run *r = c->r;
+    if (i + 1 >= r->points || cpu_seconds() - c->last < r->cfg->checkpoint)
+        return 0;
+    if (mkdir(r->dir, 0777) != 0 && errno != EEXIST) {
+        fprintf(stderr, "aimdyn %s: cannot create the seed folder %s: %s\n", r->cmd, r->dir,
+                strerror(errno));
+        return -1;
+    }
+    char *buf = NULL;
+    size_t len = 0;
+    FILE *m = open_memstream(&buf, &len);
+    const checkpoint_head h = head_of(c, i + 1);
+    int ok = m && fwrite(&h, sizeof h, 1, m) == 1 && seed_rows(c, i + 1, m, NULL) == 0 &&
+             aim_sgd_save(sgd, m) == 0;
+    ok = m && fclose(m) == 0 && ok;
+    const int rc = ok ? aim_checkpoint_write(r->cmd, c->path, r->cfg, buf, len) : -1;
+    if (!ok)
+        fprintf(stderr, "aimdyn %s: out of memory writing the checkpoint '%s'\n", r->cmd,
+                c->path);
+    free(buf);
+    c->last = cpu_seconds();
+    return rc;
+}
+
+/* Before the seed's first grid point: its state from its checkpoint, if
+ * any. Returns the grid point to continue from, or -1 (said). */
+static int resume_checkpoint(void *ctx, int s, aim_sgd *sgd)
+{
+    (void)s;
+    seed_checkpoints *c = ctx;
+    const seeds_run *r = c->r;
+    void *payload;
+    size_t len;
+    const int got = aim_checkpoint_read(r->cmd, c->path, r->cfg, &payload, &len);
+    if (got)
+        return got > 0 ? 0 : -1;
+    FILE *in = len ? fmemopen(payload, len, "rb") : NULL;
+    checkpoint_head h, want;
+    int ok = in && fread(&h, sizeof h, 1, in) == 1;
+    if (ok) {
+        want = head_of(c, h.next);
+        ok = !memcmp(&h, &want, sizeof h) && h.next >= 1 && h.next < r->points &&
+             seed_rows(c, h.next, NULL, in) == 0 && aim_sgd_restore(sgd, in) == 0 &&
+             fgetc(in) == EOF;
+    }
+    if (in)
+        fclose(in);
+    free(payload);
+    if (!ok) {
+        fprintf(stderr, "aimdyn %s: %s: not a checkpoint of seed %llu on this grid; remove it "
+                        "(the seed is then computed from its start)\n", r->cmd, c->path,
+                (unsigned long long)c->seed);
+        return -1;
+    }
+    fprintf(stderr, "%s d=%d: seed %llu continued from its checkpoint at grid point %d of %d "
+                    "(step %ld)\n", r->cmd, r->d, (unsigned long long)c->seed, (int)h.next,
+            r->points, aim_sgd_steps(sgd));
+    return h.next;
+}
+
 /* In a worker: seed s (index) computed alone, as the serial loop computes
  * it (the seed cfg->seed + s, its own held-out samples), into its file. */
 static int compute_seed(void *ctx, int s)
@@ -114,11 +238,14 @@ static int compute_seed(void *ctx, int s)
     int reached = 0, rc = -1;
     char path[1200];
     aim_tsv *tsv = NULL;
+    seed_checkpoints ck = {r, one.seed, obs, extra, r->mom ? mvals : NULL, cpu_seconds(), ""};
+    const aim_sgd_checkpoints hooks = {resume_checkpoint, save_checkpoint, &ck};
     if (!obs || !extra || !mvals || !row)
         fprintf(stderr, "aimdyn %s: out of memory\n", r->cmd);
-    else if (aim_compare_run_sgd_moments(&one, r->d, r->tau, P, obs, extra, &reached,
-                                         r->mom ? &mom : NULL) == 0 &&
-             seed_path(r, s, path, sizeof path) == 0 && (tsv = aim_tsv_open(path))) {
+    else if (seed_file(r, s, "ckpt", ck.path, sizeof ck.path) == 0 &&
+             aim_compare_run_sgd_checkpointed(&one, r->d, r->tau, P, obs, extra, &reached,
+                                              r->mom ? &mom : NULL, &hooks) == 0 &&
+             seed_file(r, s, "tsv", path, sizeof path) == 0 && (tsv = aim_tsv_open(path))) {
         FILE *f = aim_tsv_stream(tsv);
         aim_tsv_metadata(tsv, "sgd", r->cfg);
         fprintf(f, "# sgd seed %llu (seed %d of %d) at d = %d, kept until the run's files are "
@@ -137,6 +264,10 @@ static int compute_seed(void *ctx, int s)
             fputc('\n', f);
         }
         rc = aim_tsv_commit(tsv);
+        /* the seed file holds all the checkpoint held */
+        if (rc == 0 && unlink(ck.path) != 0 && errno != ENOENT)
+            fprintf(stderr, "aimdyn %s: warning: cannot remove the checkpoint %s: %s\n", r->cmd,
+                    ck.path, strerror(errno));
     }
     free(obs);
     free(extra);
@@ -170,16 +301,36 @@ static int check_seed_table(const seeds_run *r, int s, const char *path, const a
     return (int)reached;
 }
 
+/* The checkpoint of seed s, if any, checked before the workers start:
+ * one of another configuration, or not whole, is refused (-1, said);
+ * one of another version is removed (said). Returns 1 (the seed is to be
+ * computed) or -1. */
+static int check_checkpoint(const seeds_run *r, int s)
+{
+    char path[1200];
+    void *payload;
+    size_t len;
+    if (seed_file(r, s, "ckpt", path, sizeof path))
+        return -1;
+    const int got = aim_checkpoint_read(r->cmd, path, r->cfg, &payload, &len);
+    free(payload);
+    if (got == 2 && unlink(path) != 0) {
+        fprintf(stderr, "aimdyn %s: cannot remove %s: %s\n", r->cmd, path, strerror(errno));
+        return -1;
+    }
+    return got < 0 ? -1 : 1;
+}
+
 /* Seed s from its file into the run's arrays. Returns 0; 1 when there is
  * no file, or one of another aimdyn version (said: computed again); -1
  * when the file is not a seed file of this configuration (said). */
 static int read_seed(const seeds_run *r, int s, double *obs, double *extra, int *reached)
 {
     char path[1200], version[128];
-    if (seed_path(r, s, path, sizeof path))
+    if (seed_file(r, s, "tsv", path, sizeof path))
         return -1;
     if (access(path, F_OK) != 0)
-        return 1;
+        return check_checkpoint(r, s);
     const int v = aim_pool_check_version(r->cmd, path, seed_file_what, version, sizeof version);
     if (v > 0)
         fprintf(stderr, "%s: %s was written by aimdyn %s, this is aimdyn %s: seed computed "
@@ -272,7 +423,11 @@ int aim_seeds_run(const char *cmd, const aim_config *cfg, int d, const double *t
     }
     char path[1200];
     for (int s = 0; s < r.seeds && rc == 0; s++)
-        rc = seed_path(&r, s, path, sizeof path) || aim_atomic_set_remove(set, path) ? -1 : 0;
+        for (int k = 0; k < 2 && rc == 0; k++)
+            rc = seed_file(&r, s, k ? "ckpt" : "tsv", path, sizeof path) ||
+                         aim_atomic_set_remove(set, path)
+                     ? -1
+                     : 0;
     free(pending);
     return rc;
 }
