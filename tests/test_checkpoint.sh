@@ -4,8 +4,9 @@
 # would) at random moments, some while a checkpoint is being written,
 # and rerun until they finish write the files of an uninterrupted run,
 # bit for bit, for direct, tied, untied centred and untied raw students;
-# a checkpoint of another configuration, a cut or damaged one are
-# refused, one of another version is not used.
+# SIGTERM and SIGINT stop a run cleanly; a checkpoint of another
+# configuration, a cut or damaged one are refused, one of another
+# version is not used.
 set -u
 exe="$1"
 work=$(mktemp -d)
@@ -100,6 +101,40 @@ check "killed while writing a checkpoint (twice in $tries kills)" $?
 expect_exit "rerun after kills mid-checkpoint" 0 "$exe" sgd $grid --out "$out"
 rm -f "$out"/.*.lock
 same_files "killed mid-checkpoint: the files of an uninterrupted run" "$work/direct-ref" "$out"
+
+# SIGTERM to the parent, SIGINT to the process group (as a terminal's
+# Ctrl-C sends it): the workers stopped and waited for, the checkpoints
+# kept, nothing half-written or locked left, one message, the exit
+# status a shell expects (128 + the signal); a rerun finishes the files
+# of an uninterrupted run
+for sig in TERM INT; do
+    rm -rf "$out"
+    # env: a background job of a non-interactive shell ignores SIGINT
+    # shellcheck disable=SC2086
+    setsid env --default-signal=INT "$exe" sgd $grid --out "$out" >/dev/null 2>"$work/sig" &
+    pid=$!
+    n=0
+    while ! ls "$seeds" 2>/dev/null | grep -q '^seed-.*\.ckpt$' && [ $n -lt 600 ]; do
+        sleep 0.05
+        n=$((n + 1))
+    done
+    if [ $sig = TERM ]; then kill -TERM $pid; else kill -INT -$pid; fi
+    wait $pid
+    status=$?
+    [ $status -eq $([ $sig = TERM ] && echo 143 || echo 130) ]
+    check "SIG$sig: exit status 128 + the signal (got $status)" $?
+    contains "SIG$sig: said how to continue" "$work/sig" \
+        "aimdyn sgd: interrupted; [0-9] of 2 seeds at d = 40 kept and [0-9] checkpointed in .*: rerun the same command to continue"
+    ! kill -0 -$pid 2>/dev/null
+    check "SIG$sig: no worker left" $?
+    ls "$seeds" | grep -q '^seed-' &&
+        ! ls -A "$seeds" | grep -q '^\..*\.......$' && [ ! -e "$out/.aimdyn-sgd-d40.lock" ]
+    check "SIG$sig: the checkpoints kept, no temporary or lock file left" $?
+    # shellcheck disable=SC2086
+    expect_exit "SIG$sig: rerun" 0 "$exe" sgd $grid --out "$out"
+    rm -f "$out"/.*.lock
+    same_files "SIG$sig: rerun, the files of an uninterrupted run" "$work/direct-ref" "$out"
+done
 
 # a checkpoint (of the runs above) in an otherwise empty seed folder
 rm -rf "$out"

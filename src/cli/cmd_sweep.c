@@ -723,7 +723,7 @@ static void run_workers(sweep *sw)
         if (!sw->done[p])
             pending[npending++] = p;
     const aim_pool_spec spec = {"sweep", sw->jobs, pending, npending, compute_point,
-                                point_finished, sw};
+                                point_finished, sw, NULL};
     aim_pool_run(&spec); /* the points left undone are counted by the caller */
 }
 

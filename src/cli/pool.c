@@ -5,6 +5,7 @@
 #include "pool.h"
 
 #include <errno.h>
+#include <poll.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -20,6 +21,7 @@
 
 #include "atomic.h"
 #include "cli.h"
+#include "guard.h"
 #include "tsv.h"
 #include "version.h"
 
@@ -157,7 +159,21 @@ int aim_pool_run(const aim_pool_spec *spec)
     }
     close(queue[0]);
     close(results[1]);
+    /* a signal waits while the workers are stopped and waited for */
+    aim_guard_enter();
+    int interrupted = 0;
     for (;;) {
+        /* poll is not restarted after a signal handler (SA_RESTART or
+         * not): a signal ends the wait at once; the timeout covers one
+         * that comes just before it */
+        struct pollfd ready = {results[0], POLLIN, 0};
+        if ((interrupted = aim_guard_pending() != 0))
+            break;
+        const int got = poll(&ready, 1, 500);
+        if (got < 0 && errno != EINTR)
+            break;
+        if (got <= 0)
+            continue;
         finished_task done;
         ssize_t n = read(results[0], &done, sizeof done);
         if (n < 0 && errno == EINTR)
@@ -167,6 +183,8 @@ int aim_pool_run(const aim_pool_spec *spec)
         spec->finished(spec->ctx, done.task, done.seconds);
     }
     close(results[0]);
+    for (int w = 0; interrupted && w < started; w++)
+        kill(pids[w], SIGTERM);
     for (int w = 0; w < started; w++) {
         int status;
         while (waitpid(pids[w], &status, 0) < 0)
@@ -174,9 +192,12 @@ int aim_pool_run(const aim_pool_spec *spec)
                 status = -1;
                 break;
             }
-        if (report_worker(spec->cmd, pids[w], status))
+        if (!interrupted && report_worker(spec->cmd, pids[w], status))
             rc = -1;
     }
+    if (interrupted && spec->interrupted)
+        spec->interrupted(spec->ctx);
+    aim_guard_leave(); /* interrupted: the process ends here, by the signal */
     return rc;
 }
 

@@ -38,6 +38,9 @@ typedef struct {
      * finish): seconds is the task's wall time in its worker. */
     void (*finished)(void *ctx, int task, double seconds);
     void *ctx;
+    /* Optional, in the parent after SIGINT, SIGTERM, SIGHUP or SIGQUIT
+     * has stopped the workers (see aim_pool_run): says what was kept. */
+    void (*interrupted)(void *ctx);
 } aim_pool_spec;
 
 /* The default number of workers: the online cores, within
@@ -46,7 +49,13 @@ int aim_pool_default_jobs(void);
 
 /* Runs spec's tasks on min(jobs, ntasks) workers and waits for them all.
  * Returns 0 when every worker ended well, -1 when one failed, was killed
- * or could not be started (said; its tasks, or some, stay undone). */
+ * or could not be started (said; its tasks, or some, stay undone).
+ * SIGINT, SIGTERM, SIGHUP or SIGQUIT meanwhile (to the parent or to the
+ * process group) stop the run cleanly: the workers are sent SIGTERM
+ * (each removes its temporary files and ends: a result or checkpoint
+ * file is either whole or not there) and waited for, spec->interrupted
+ * is called, and the process then ends by the signal (aim_guard: its
+ * temporary and lock files removed), so a shell sees 128 + the signal. */
 int aim_pool_run(const aim_pool_spec *spec);
 
 /* ---- what a task's result file records, to be resumed ---- */

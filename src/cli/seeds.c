@@ -377,6 +377,23 @@ static void seed_finished(void *ctx, int s, double seconds)
             (unsigned long long)(r->cfg->seed + (uint64_t)s), seconds, ++r->done, r->seeds);
 }
 
+/* After SIGINT/SIGTERM stopped the workers: what a rerun finds. */
+static void seeds_interrupted(void *ctx)
+{
+    const seeds_run *r = ctx;
+    int kept = 0, continued = 0;
+    char path[1200];
+    for (int s = 0; s < r->seeds; s++) {
+        if (seed_file(r, s, "tsv", path, sizeof path) == 0 && access(path, F_OK) == 0)
+            kept++;
+        else if (seed_file(r, s, "ckpt", path, sizeof path) == 0 && access(path, F_OK) == 0)
+            continued++;
+    }
+    fprintf(stderr, "aimdyn %s: interrupted; %d of %d seeds at d = %d kept and %d checkpointed "
+                    "in %s: rerun the same command to continue\n", r->cmd, kept, r->seeds, r->d,
+            continued, r->dir);
+}
+
 int aim_seeds_run(const char *cmd, const aim_config *cfg, int d, const double *tau, int jobs,
                   double *obs, double *extra, int *reached, aim_sgd_moments *mom,
                   aim_atomic_set *set)
@@ -405,8 +422,8 @@ int aim_seeds_run(const char *cmd, const aim_config *cfg, int d, const double *t
         fprintf(stderr, "%s d=%d: %d of %d seeds resumed from %s (finished by an earlier run)\n",
                 cmd, d, r.done, r.seeds, r.dir);
     if (rc == 0 && npending > 0) {
-        const aim_pool_spec spec = {cmd, jobs, pending, npending, compute_seed, seed_finished,
-                                    &r};
+        const aim_pool_spec spec = {cmd,           jobs, pending, npending, compute_seed,
+                                    seed_finished, &r,   seeds_interrupted};
         aim_pool_run(&spec); /* the seeds left undone are counted below */
         int missing = 0;
         for (int k = 0; k < npending && rc == 0; k++) {
