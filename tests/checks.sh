@@ -1,6 +1,7 @@
 # The checks of the command-line tests (sourced by test_cli.sh,
-# test_outputs.sh and test_faults.sh): each counts a pass or prints
-# "FAIL: name". The sourcing script sets work, a scratch directory.
+# test_outputs.sh, test_faults.sh, test_jobs.sh and test_checkpoint.sh):
+# each counts a pass or prints "FAIL: name". The sourcing script sets
+# work, a scratch directory.
 failures=0
 passes=0
 
@@ -28,5 +29,14 @@ contains() { # name, file, text
     grep -q -- "$3" "$2"
     r=$?
     [ $r -ne 0 ] && echo "  $1: '$3' not in $(cat "$2")"
+    check "$1" $r
+}
+
+same_files() { # name, directory a, directory b: the same file names and bytes
+    r=0
+    [ "$(ls -A "$2")" = "$(ls -A "$3")" ] || r=1
+    for f in "$2"/*; do
+        cmp -s "$f" "$3/$(basename "$f")" || r=1
+    done
     check "$1" $r
 }

@@ -15,15 +15,6 @@ trap '[ -n "${KEEP:-}" ] || rm -rf "$work"' EXIT
 export OPENBLAS_NUM_THREADS=1
 ex="$(dirname "$0")/../examples"
 
-same_files() { # name, directory a, directory b: the same file names and bytes
-    r=0
-    [ "$(ls -A "$2")" = "$(ls -A "$3")" ] || r=1
-    for f in "$2"/*; do
-        cmp -s "$f" "$3/$(basename "$f")" || r=1
-    done
-    check "$1" $r
-}
-
 random_delay() { # a random delay in seconds, from $1 to $1 + $2
     awk -v r="$(od -An -N2 -tu2 /dev/urandom)" -v lo="$1" -v span="$2" \
         'BEGIN { printf "%.2f", lo + span * (r % 1000) / 1000 }'

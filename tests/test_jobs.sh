@@ -11,15 +11,6 @@ trap 'rm -rf "$work"' EXIT
 . "$(dirname "$0")/checks.sh"
 export OPENBLAS_NUM_THREADS=1
 
-same_files() { # name, directory a, directory b: the same file names and bytes
-    r=0
-    [ "$(ls -A "$2")" = "$(ls -A "$3")" ] || r=1
-    for f in "$2"/*; do
-        cmp -s "$f" "$3/$(basename "$f")" || r=1
-    done
-    check "$1" $r
-}
-
 # bad --jobs
 for jobs in 0 65 x; do
     expect_exit "sgd --jobs $jobs" 1 "$exe" sgd --jobs $jobs --out "$work/bad"

@@ -7,7 +7,6 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
-#include <unistd.h>
 
 #include "atomic.h"
 #include "pool.h"
@@ -31,21 +30,6 @@ static uint64_t fnv1a(uint64_t h, const unsigned char *p, size_t n)
 }
 
 static const uint64_t fnv_start = 0xcbf29ce484222325ull;
-
-static int write_all(int fd, const void *buf, size_t n)
-{
-    const char *p = buf;
-    while (n > 0) {
-        const ssize_t w = write(fd, p, n);
-        if (w < 0 && errno == EINTR)
-            continue;
-        if (w <= 0)
-            return -1;
-        p += w;
-        n -= (size_t)w;
-    }
-    return 0;
-}
 
 /* "# aimdyn VERSION\n" and the configuration lines of cfg (malloc'd). */
 static char *text_of(const aim_config *cfg)
@@ -80,9 +64,8 @@ int aim_checkpoint_write(const char *cmd, const char *path, const aim_config *cf
     memcpy(head + 32, &sum, 8);
     aim_atomic_file *f = aim_atomic_create(path);
     int rc = -1;
-    if (f && write_all(aim_atomic_fd(f), head, HEAD) == 0 &&
-        write_all(aim_atomic_fd(f), text, tl) == 0 &&
-        write_all(aim_atomic_fd(f), payload, len) == 0) {
+    if (f && aim_atomic_write(f, head, HEAD) == 0 && aim_atomic_write(f, text, tl) == 0 &&
+        aim_atomic_write(f, payload, len) == 0) {
         rc = aim_atomic_replace(f);
         f = NULL;
     } else if (f) {
