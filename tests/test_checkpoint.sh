@@ -20,12 +20,19 @@ random_delay() { # a random delay in seconds, from $1 to $1 + $2
         'BEGIN { printf "%.2f", lo + span * (r % 1000) / 1000 }'
 }
 
-killed_at() { # delay, stderr file, arguments: a run killed -9 after delay, with its
-    # workers (setsid: a process group of its own, killed whole)
-    delay=$1 log=$2
-    shift 2
+killed_at() { # delay, stderr file, seed folder, arguments: a run killed -9, with
+    # its workers (setsid: a process group of its own, killed whole), at
+    # delay seconds after its seed folder holds a checkpoint or a seed
+    delay=$1 log=$2 folder=$3
+    shift 3
     setsid "$exe" "$@" >/dev/null 2>"$log" &
     pid=$!
+    n=0
+    while ! ls "$folder" 2>/dev/null | grep -q '^seed-' && kill -0 $pid 2>/dev/null &&
+        [ $n -lt 1200 ]; do
+        sleep 0.05
+        n=$((n + 1))
+    done
     sleep "$delay"
     kill -9 -$pid 2>/dev/null
     wait $pid 2>/dev/null
@@ -37,12 +44,12 @@ grid="--d 40 --seeds 2 --jobs 2 --set training.points=60 --set output.checkpoint
 n=0
 for student in direct tied untied untied_raw; do
     case $student in
-    direct) args="$grid" name=aimdyn ;;
-    tied) args="$ex/tied_he2.ini $grid --set training.horizon=0.3" name=tied_he2 ;;
+    direct) args="$grid" stem=aimdyn ;;
+    tied) args="$ex/tied_he2.ini $grid --set training.horizon=0.3" stem=tied_he2 ;;
     untied) args="$ex/untied_fig3.ini $grid --set training.horizon=0.3 \
-                  --set training.grid_start=0.002" name=untied_fig3 ;;
+                  --set training.grid_start=0.002" stem=untied_fig3 ;;
     untied_raw) args="$ex/untied_raw_mean.ini $grid --set training.horizon=0.3 \
-                      --set training.grid_start=0.002" name=untied_raw_mean ;;
+                      --set training.grid_start=0.002" stem=untied_raw_mean ;;
     esac
     out="$work/$student"
     # shellcheck disable=SC2086
@@ -52,14 +59,15 @@ for student in direct tied untied untied_raw; do
     # killed three times at random moments, rerun each time
     for k in 1 2 3; do
         # shellcheck disable=SC2086
-        killed_at "$(random_delay 0.3 1.2)" "$work/$student-kill$k" sgd $args --out "$out"
+        killed_at "$(random_delay 0 0.8)" "$work/$student-kill$k" \
+            "$out/.$stem-sgd-d40.seeds" sgd $args --out "$out"
     done
     # shellcheck disable=SC2086
     expect_exit "$student: rerun after three kill -9" 0 "$exe" sgd $args --out "$out"
     cat "$work/$student"-kill* "$work/err" >"$work/$student-all"
     contains "$student: continued from a checkpoint" "$work/$student-all" \
         "continued from its checkpoint at grid point"
-    [ ! -e "$out/.$name-sgd-d40.seeds" ]
+    [ ! -e "$out/.$stem-sgd-d40.seeds" ]
     check "$student: the seed folder removed" $?
     rm -f "$out"/.*.lock
     same_files "$student: killed three times, the files of an uninterrupted run" \
@@ -76,7 +84,7 @@ seeds="$out/.aimdyn-sgd-d40.seeds"
 caught=0 tries=0
 while { [ $caught -lt 2 ] || [ ! -e "$work/mid-kept" ]; } && [ $tries -lt 60 ]; do
     # shellcheck disable=SC2086
-    killed_at "$(random_delay 0.2 0.8)" "$work/mid-kill" sgd $grid --out "$out"
+    killed_at "$(random_delay 0 0.5)" "$work/mid-kill" "$seeds" sgd $grid --out "$out"
     if ls -A "$seeds" 2>/dev/null | grep -q '^\.seed-.*\.ckpt\.......$'; then
         caught=$((caught + 1))
         # kept for the tests below: a whole checkpoint beside the cut one
