@@ -148,6 +148,11 @@ static void file_free(aim_atomic_file *f, int remove_temp)
     free(f);
 }
 
+int aim_atomic_write(aim_atomic_file *f, const void *buf, size_t n)
+{
+    return write_all(f->fd, buf, n);
+}
+
 aim_atomic_file *aim_atomic_create(const char *final)
 {
     aim_atomic_file *f = calloc(1, sizeof *f);

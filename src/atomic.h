@@ -36,6 +36,10 @@ int aim_atomic_fd(const aim_atomic_file *f);
 const char *aim_atomic_temp(const aim_atomic_file *f);
 const char *aim_atomic_final(const aim_atomic_file *f);
 
+/* Writes n bytes of buf to f (retrying short writes). Returns 0, or -1
+ * (errno set). */
+int aim_atomic_write(aim_atomic_file *f, const void *buf, size_t n);
+
 /* Syncs f, renames it into place and syncs the directory; frees f (its
  * temporary removed on failure). Returns 0, or -1 with the reason on
  * stderr. */

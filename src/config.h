@@ -127,6 +127,7 @@ typedef struct {
     char dir[512];   /* output directory */
     char name[128];  /* file stem */
     double recovery_threshold; /* weak recovery: |teacher overlap| >= this */
+    double checkpoint; /* CPU seconds between the checkpoints of an SGD seed */
 
     /* provenance */
     char source[512]; /* config file path or "built-in default" */

@@ -886,6 +886,11 @@ const aim_config_key aim_config_keys[] = {
          "a real number in (0, 1] (|overlap| is a cosine, at most 1)",
          "weak recovery: the first tau at which |teacher overlap| reaches this "
          "(ODE, SGD, recovery, scaling and sweep alike)"),
+    REAL("output", "checkpoint", checkpoint, "60", 0, 86400, 0,
+         "a real number in 0..86400 (seconds)",
+         "sgd and compare: an unfinished seed keeps its state at the first grid point after "
+         "this much CPU time since its last checkpoint (0: at every grid point), so that a "
+         "rerun continues it from there"),
 };
 
 const int aim_config_nkeys = (int)(sizeof aim_config_keys / sizeof aim_config_keys[0]);

@@ -140,6 +140,8 @@ void aim_guard_leave(void)
     }
 }
 
+int aim_guard_pending(void) { return atomic_load(&pending); }
+
 int aim_guard_add(const char *path)
 {
     int i = 0;

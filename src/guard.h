@@ -16,6 +16,11 @@
 void aim_guard_enter(void);
 void aim_guard_leave(void);
 
+/* Inside a critical section: the signal that came during it and waits
+ * for its end (0: none), so that a long section (a pool of workers
+ * waited for) can end early and tidily. */
+int aim_guard_pending(void);
+
 /* Registers path (copied) for removal by a signal; its entry, or -1 when
  * out of memory. Only the process that registered a file removes it (a
  * forked worker inherits the registry). */

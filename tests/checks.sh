@@ -1,5 +1,6 @@
 # The checks of the command-line tests (sourced by test_cli.sh,
-# test_outputs.sh, test_faults.sh, test_jobs.sh and test_progress.sh):
+# test_outputs.sh, test_faults.sh, test_jobs.sh, test_progress.sh and
+# test_checkpoint.sh):
 # each counts a pass or prints "FAIL: name". The sourcing script sets
 # work, a scratch directory.
 failures=0

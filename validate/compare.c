@@ -65,6 +65,15 @@ int aim_compare_run_sgd_moments(const aim_config *cfg, int d, const double *tau,
                                 int points, double *obs, double *extra, int *reached,
                                 aim_sgd_moments *mom, const aim_compare_progress *progress)
 {
+    return aim_compare_run_sgd_checkpointed(cfg, d, tau, points, obs, extra, reached, mom,
+                                            NULL, progress);
+}
+
+int aim_compare_run_sgd_checkpointed(const aim_config *cfg, int d, const double *tau,
+                                     int points, double *obs, double *extra, int *reached,
+                                     aim_sgd_moments *mom, const aim_sgd_checkpoints *ck,
+                                     const aim_compare_progress *progress)
+{
     int seeds = cfg->seeds;
     if (seeds <= 0 || points <= 0) {
         fprintf(stderr, "aimdyn: compare: need seeds > 0 and points > 0\n");
@@ -104,7 +113,13 @@ int aim_compare_run_sgd_moments(const aim_config *cfg, int d, const double *tau,
         double *row = obs + (size_t)s * (size_t)points * AIM_OBS_COUNT;
         double *xrow = extra ? extra + (size_t)s * (size_t)points * AIM_SGD_EXTRA_COUNT
                              : NULL;
-        int i = 0;
+        int i = ck ? ck->resume(ck->ctx, s, sgd) : 0;
+        if (i < 0) {
+            aim_holdout_free(ho);
+            aim_sgd_free(sgd);
+            rc = -1;
+            break;
+        }
         for (; i < points; i++) {
             long target = aim_sgd_steps_for(cfg, d, tau[i]);
             long todo = target - aim_sgd_steps(sgd);
@@ -154,6 +169,10 @@ int aim_compare_run_sgd_moments(const aim_config *cfg, int d, const double *tau,
                 double *mrow = mom->values + ((size_t)s * points + (size_t)i) * mom->count;
                 for (int k = 0; k < mom->count; k++)
                     mrow[k] = all[mom->words[k]];
+            }
+            if (ck && ck->save(ck->ctx, s, i, sgd)) {
+                rc = -1;
+                break;
             }
             if (progress)
                 progress->point(progress->ctx, i + 1, points, aim_sgd_steps(sgd));

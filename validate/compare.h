@@ -95,6 +95,26 @@ int aim_compare_run_sgd_moments(const aim_config *cfg, int d, const double *tau,
                                 int points, double *obs, double *extra, int *reached,
                                 aim_sgd_moments *mom, const aim_compare_progress *progress);
 
+/* Checkpoints inside a seed (aim_compare_run_sgd_checkpointed). resume:
+ * called once per seed s, after its aim_sgd and held-out samples are
+ * made from its seed and before its first grid point; it may restore an
+ * earlier state of sgd (aim_sgd_restore) with the seed's rows 0..i-1 of
+ * obs, extra and mom->values, and returns the grid point i to continue
+ * from (0: the start), or -1 (said). save: called after grid point i of
+ * seed s is measured (rows 0..i filled); it may keep the state; returns
+ * 0 or -1 (said). Both are called from the thread of the run. */
+typedef struct {
+    int (*resume)(void *ctx, int s, aim_sgd *sgd);
+    int (*save)(void *ctx, int s, int i, const aim_sgd *sgd);
+    void *ctx;
+} aim_sgd_checkpoints;
+
+/* aim_compare_run_sgd_moments with checkpoints (ck not NULL). */
+int aim_compare_run_sgd_checkpointed(const aim_config *cfg, int d, const double *tau,
+                                     int points, double *obs, double *extra, int *reached,
+                                     aim_sgd_moments *mom, const aim_sgd_checkpoints *ck,
+                                     const aim_compare_progress *progress);
+
 /* Mean and standard error over the seeds that reached each point. */
 void aim_compare_stats(int seeds, int points, const double *obs,
                        double *mean, double *stderr_);

@@ -13,8 +13,9 @@
  * T^2 label noises, so the stream does not depend on the block size.
  * aim_sgd_clone(sgd, data_seed) draws the data stream of
  * aim_sgd_create(cfg, d, data_seed). The GSL error handler is switched
- * off around the Cholesky factorisation only (not thread-safe: create
- * seeds from one thread).
+ * off around the Cholesky factorisation and the generator's state I/O of
+ * a checkpoint only (not thread-safe: create, save and restore seeds
+ * from one thread).
  *
  * T x T products are plain loops (T <= 8); every product involving d is
  * a CBLAS call.
@@ -245,6 +246,73 @@ aim_sgd *aim_sgd_clone(const aim_sgd *src, uint64_t data_seed)
     s->psi_tt = src->psi_tt;
     s->steps = src->steps;
     return s;
+}
+
+/* The fixed part of a saved state, checked on restore. */
+typedef struct {
+    int32_t decomposition, d, p, rng_size;
+    int64_t steps;
+    char rng[16]; /* gsl_rng_name of the data generator */
+} saved_head;
+
+static saved_head head_of(const aim_sgd *s)
+{
+    saved_head h;
+    memset(&h, 0, sizeof h); /* no stray bytes in the padding */
+    h.decomposition = (int32_t)s->cfg.decomposition;
+    h.d = s->d;
+    h.p = s->p;
+    h.rng_size = (int32_t)gsl_rng_size(s->rdata);
+    h.steps = s->steps;
+    snprintf(h.rng, sizeof h.rng, "%s", gsl_rng_name(s->rdata));
+    return h;
+}
+
+int aim_sgd_save(const aim_sgd *s, FILE *out)
+{
+    double *arrays[2];
+    size_t lengths[2];
+    const int n = s->student->params(s, arrays, lengths);
+    const saved_head h = head_of(s);
+    const size_t dd = (size_t)s->d * s->d;
+    /* gsl_rng_fwrite reports a failed write through the GSL error handler */
+    gsl_error_handler_t *old = gsl_set_error_handler_off();
+    int ok = fwrite(&h, sizeof h, 1, out) == 1 && gsl_rng_fwrite(out, s->rdata) == GSL_SUCCESS;
+    gsl_set_error_handler(old);
+    ok = ok && fwrite(s->St, sizeof *s->St, dd, out) == dd;
+    for (int k = 0; ok && k < n; k++)
+        ok = fwrite(arrays[k], sizeof *arrays[k], lengths[k], out) == lengths[k];
+    if (!ok)
+        fprintf(stderr, "aim_sgd: cannot write the state of the seed\n");
+    return ok ? 0 : -1;
+}
+
+int aim_sgd_restore(aim_sgd *s, FILE *in)
+{
+    double *arrays[2];
+    size_t lengths[2];
+    const int n = s->student->params(s, arrays, lengths);
+    saved_head h, want = head_of(s);
+    const size_t dd = (size_t)s->d * s->d;
+    int ok = fread(&h, sizeof h, 1, in) == 1 && h.steps >= 0;
+    want.steps = h.steps;
+    ok = ok && memcmp(&h, &want, sizeof h) == 0;
+    gsl_error_handler_t *old = gsl_set_error_handler_off();
+    ok = ok && gsl_rng_fread(in, s->rdata) == GSL_SUCCESS;
+    gsl_set_error_handler(old);
+    ok = ok && fread(s->St, sizeof *s->St, dd, in) == dd;
+    for (int k = 0; ok && k < n; k++)
+        ok = fread(arrays[k], sizeof *arrays[k], lengths[k], in) == lengths[k];
+    if (!ok) {
+        fprintf(stderr, "aim_sgd: not a saved state of a %s student at d = %d\n",
+                s->student->name, s->d);
+        return -1;
+    }
+    s->steps = (long)h.steps;
+    cache_teacher(s);
+    if (s->student->refresh)
+        s->student->refresh(s);
+    return 0;
 }
 
 void aim_sgd_i_block_start(aim_sgd *s, int b)

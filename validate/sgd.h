@@ -13,6 +13,7 @@
 #define AIM_SGD_H
 
 #include <stdint.h>
+#include <stdio.h>
 
 #include "config.h"
 #include "overlaps.h"
@@ -30,6 +31,19 @@ aim_sgd *aim_sgd_create(const aim_config *cfg, int d, uint64_t seed);
 aim_sgd *aim_sgd_clone(const aim_sgd *sgd, uint64_t data_seed);
 
 void aim_sgd_free(aim_sgd *sgd);
+
+/* Checkpoints: the full state of a seed between two calls of
+ * aim_sgd_advance, to continue it bit for bit. aim_sgd_save writes the
+ * step count, the data generator's state, the teacher and the student's
+ * parameters to out, binary in this machine's byte order and double
+ * format (GSL's gsl_rng_fwrite is native binary too; a checkpoint is not
+ * meant to move between machines). Returns 0, or -1 when a write fails
+ * (said). aim_sgd_restore reads such a state into sgd, created with the
+ * same configuration and d (S of a factored student refreshed from the
+ * factors). Returns 0, or -1 when in does not hold a state of this
+ * student, d and generator (said; sgd is then to be freed). */
+int aim_sgd_save(const aim_sgd *sgd, FILE *out);
+int aim_sgd_restore(aim_sgd *sgd, FILE *in);
 
 /* Runs `steps` more online steps. Returns 0, or 1 when an order
  * parameter became non-finite or exceeded cfg->blowup (blow-up; the

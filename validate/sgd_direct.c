@@ -203,6 +203,13 @@ static void direct_draw(aim_sgd *s, gsl_rng *r)
 /* ||S_0||^2, carried through the blocks of the call */
 static void direct_begin(aim_sgd *s) { s->norm2 = aim_sgd_i_tr_abt(s->S, s->S, s->d); }
 
+static int direct_params(const aim_sgd *s, double *arrays[2], size_t lengths[2])
+{
+    arrays[0] = s->S;
+    lengths[0] = (size_t)s->d * s->d;
+    return 1;
+}
+
 static void direct_index_factors(const aim_sgd *s, const double **L, const double **R)
 {
     *L = s->S;
@@ -212,6 +219,7 @@ static void direct_index_factors(const aim_sgd *s, const double **L, const doubl
 const aim_sgd_student aim_sgd_direct_student = {
     .name = "direct",
     .draw = direct_draw,
+    .params = direct_params,
     .begin = direct_begin,
     .block = direct_block,
     .index_factors = direct_index_factors,

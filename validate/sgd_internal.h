@@ -31,6 +31,11 @@ typedef struct {
     void (*draw)(aim_sgd *s, gsl_rng *r);
     /* optional: copies src's parameters besides S (aim_sgd_clone) */
     void (*copy)(aim_sgd *s, const aim_sgd *src);
+    /* the arrays that hold the learned parameters (direct S; tied W;
+     * untied U, V: a raw mean Tr(U V^T)/sqrt d lives in them too), what a
+     * checkpoint keeps (aim_sgd_save): how many (<= 2) into arrays and
+     * their lengths */
+    int (*params)(const aim_sgd *s, double *arrays[2], size_t lengths[2]);
     /* optional: before the blocks of one aim_sgd_advance call */
     void (*begin)(aim_sgd *s);
     /* one block of b steps: 0, or 1 on blow-up (parameters untouched) */

@@ -166,6 +166,13 @@ static void tied_copy(aim_sgd *s, const aim_sgd *src)
     memcpy(s->W, src->W, (size_t)src->d * src->p * sizeof *s->W);
 }
 
+static int tied_params(const aim_sgd *s, double *arrays[2], size_t lengths[2])
+{
+    arrays[0] = s->W;
+    lengths[0] = (size_t)s->d * s->p;
+    return 1;
+}
+
 /* S = W W^T (one dsyrk, d x d x p) */
 static void tied_refresh(aim_sgd *s) { aim_sgd_i_outer(s->W, s->d, s->p, s->S); }
 
@@ -181,6 +188,7 @@ const aim_sgd_student aim_sgd_tied_student = {
     .alloc = tied_alloc,
     .draw = tied_draw,
     .copy = tied_copy,
+    .params = tied_params,
     .block = tied_block,
     .refresh = tied_refresh,
     .index_factors = tied_index_factors,

@@ -275,6 +275,14 @@ static void untied_copy(aim_sgd *s, const aim_sgd *src)
     memcpy(s->V, src->V, (size_t)src->d * src->p * sizeof *s->V);
 }
 
+static int untied_params(const aim_sgd *s, double *arrays[2], size_t lengths[2])
+{
+    arrays[0] = s->U;
+    arrays[1] = s->V;
+    lengths[0] = lengths[1] = (size_t)s->d * s->p;
+    return 2;
+}
+
 /* S = U V^T (one dgemm, d x d x p) */
 static void untied_refresh(aim_sgd *s)
 {
@@ -294,6 +302,7 @@ const aim_sgd_student aim_sgd_untied_student = {
     .alloc = untied_alloc,
     .draw = untied_draw,
     .copy = untied_copy,
+    .params = untied_params,
     .block = untied_block,
     .refresh = untied_refresh,
     .index_factors = untied_index_factors,

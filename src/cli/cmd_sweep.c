@@ -743,7 +743,7 @@ static int run_workers(sweep *sw, int status)
         aim_progress_begin("sweep", "", "point", sw->npoints, nshare,
                            sw->jobs < nshare ? sw->jobs : nshare, 1, NULL);
     const aim_pool_spec spec = {"sweep", sw->jobs, share, nshare, compute_point,
-                                point_finished, sw, progress};
+                                point_finished, sw, progress, NULL};
     aim_pool_run(&spec); /* the points left undone are counted by the caller */
     aim_progress_free(progress);
     aim_ranks_barrier(); /* every rank's point files are written */

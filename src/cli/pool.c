@@ -21,6 +21,7 @@
 
 #include "atomic.h"
 #include "cli.h"
+#include "guard.h"
 #include "ranks.h"
 #include "tsv.h"
 #include "version.h"
@@ -164,13 +165,19 @@ static int open_pipes(const aim_pool_spec *spec, int queue[2], int results[2], i
 
 /* In the parent: the workers' reports, and their stderr into the live
  * progress, until every worker has ended (both pipes at their end). */
-static int gather(const aim_pool_spec *spec, int results, int relay)
+static int gather(const aim_pool_spec *spec, int results, int relay, int *interrupted)
 {
     aim_progress *p = spec->progress;
     struct pollfd fds[2] = {{results, POLLIN, 0}, {relay, POLLIN, 0}};
-    /* a live block is redrawn while no report comes (its times tick) */
-    const int timeout_ms = aim_progress_live(p) ? 250 : -1;
+    /* a live block is redrawn while no report comes (its times tick);
+     * poll is not restarted after a signal handler (SA_RESTART or not), so
+     * a signal ends the wait at once, and the timeout covers one that
+     * comes just before it */
+    const int timeout_ms = aim_progress_live(p) ? 250 : 500;
+    *interrupted = 0;
     while (fds[0].fd >= 0 || fds[1].fd >= 0) {
+        if ((*interrupted = aim_guard_pending() != 0))
+            return 0;
         const int ready = poll(fds, 2, timeout_ms);
         if (ready < 0 && errno == EINTR)
             continue;
@@ -260,12 +267,16 @@ int aim_pool_run(const aim_pool_spec *spec)
     close(results[1]);
     if (relay[1] >= 0)
         close(relay[1]);
-    if (gather(spec, results[0], relay[0]))
+    /* a signal waits while the workers are stopped and waited for */
+    aim_guard_enter();
+    int interrupted = 0;
+    if (gather(spec, results[0], relay[0], &interrupted))
         rc = -1;
     close(results[0]);
     if (relay[0] >= 0)
         close(relay[0]);
-    aim_progress_finish(spec->progress);
+    for (int w = 0; interrupted && w < started; w++)
+        kill(pids[w], SIGTERM);
     for (int w = 0; w < started; w++) {
         int status;
         while (waitpid(pids[w], &status, 0) < 0)
@@ -273,21 +284,26 @@ int aim_pool_run(const aim_pool_spec *spec)
                 status = -1;
                 break;
             }
-        if (report_worker(spec->cmd, pids[w], status))
+        if (!interrupted && report_worker(spec->cmd, pids[w], status))
             rc = -1;
     }
+    aim_progress_finish(spec->progress);
+    if (interrupted && spec->interrupted)
+        spec->interrupted(spec->ctx);
+    aim_guard_leave(); /* interrupted: the process ends here, by the signal */
     return rc;
 }
 
 /* ---- result files ---- */
 
-/* output.dir and output.name say where the files go, not what is in
- * them; every other key may decide a result (output.recovery_threshold
- * decides tau_wr). */
+/* output.dir and output.name say where the files go, output.checkpoint
+ * how often a seed's state is kept, not what is in them; every other key
+ * may decide a result (output.recovery_threshold decides tau_wr). */
 static int result_config_line(const char *line)
 {
     return !strncmp(line, "# config ", 9) && strncmp(line + 9, "output.dir ", 11) != 0 &&
-           strncmp(line + 9, "output.name ", 12) != 0;
+           strncmp(line + 9, "output.name ", 12) != 0 &&
+           strncmp(line + 9, "output.checkpoint ", 18) != 0;
 }
 
 char *aim_pool_config_lines(const aim_config *cfg)
@@ -463,7 +479,8 @@ int aim_pool_run_seeds(const aim_pool_seeds_spec *spec, aim_atomic_set *set)
                                spec->jobs < nshare ? spec->jobs : nshare, spec->work_per_seed,
                                spec->work_unit);
         const aim_pool_spec pool = {spec->cmd, spec->jobs, share,    nshare,
-                                    spec->run, NULL,       spec->ctx, progress};
+                                    spec->run, NULL,       spec->ctx, progress,
+                                    spec->interrupted};
         aim_pool_run(&pool); /* the seeds left undone are counted below */
         aim_progress_free(progress);
     }

@@ -51,6 +51,9 @@ typedef struct {
      * (aim_progress_finish) once the workers are done. When it is live on
      * a terminal, the workers' stderr reaches it through a pipe. */
     aim_progress *progress;
+    /* Optional, in the parent after SIGINT, SIGTERM, SIGHUP or SIGQUIT
+     * has stopped the workers (see aim_pool_run): says what was kept. */
+    void (*interrupted)(void *ctx);
 } aim_pool_spec;
 
 /* The default number of workers: the online cores, within
@@ -59,7 +62,13 @@ int aim_pool_default_jobs(void);
 
 /* Runs spec's tasks on min(jobs, ntasks) workers and waits for them all.
  * Returns 0 when every worker ended well, -1 when one failed, was killed
- * or could not be started (said; its tasks, or some, stay undone). */
+ * or could not be started (said; its tasks, or some, stay undone).
+ * SIGINT, SIGTERM, SIGHUP or SIGQUIT meanwhile (to the parent or to the
+ * process group) stop the run cleanly: the workers are sent SIGTERM
+ * (each removes its temporary files and ends: a result or checkpoint
+ * file is either whole or not there) and waited for, spec->interrupted
+ * is called, and the process then ends by the signal (aim_guard: its
+ * temporary and lock files removed), so a shell sees 128 + the signal. */
 int aim_pool_run(const aim_pool_spec *spec);
 
 /* In a worker, during spec->run: its task has reached `done` of `total`
@@ -70,9 +79,10 @@ void aim_pool_report(int done, int total, double work);
 
 /* ---- what a task's result file records, to be resumed ---- */
 
-/* The "# config" lines of cfg that decide a result: all but output.dir
- * and output.name, so that a moved or renamed output directory still
- * resumes (malloc'd; NULL when out of memory). */
+/* The "# config" lines of cfg that decide a result: all but output.dir,
+ * output.name and output.checkpoint, so that a moved or renamed output
+ * directory, or another checkpoint interval, still resumes (malloc'd;
+ * NULL when out of memory). */
 char *aim_pool_config_lines(const aim_config *cfg);
 
 /* The first line where two aim_pool_config_lines texts differ, as
@@ -114,6 +124,8 @@ typedef struct {
      * work_unit NULL: a seed is the unit of work */
     double work_per_seed;
     const char *work_unit;
+    /* NULL, or as aim_pool_spec's: says what an interrupted run kept */
+    void (*interrupted)(void *ctx);
 } aim_pool_seeds_spec;
 
 /* Reads the kept seeds (said), computes the others on the pool, reads them

@@ -114,7 +114,7 @@ int aim_recovery_seeds_run(const aim_config *cfg, int d, int jobs,
         return -1;
     }
     const aim_pool_seeds_spec spec = {CMD,          jobs, d,   r.seeds, cfg->seed, r.dir,
-                                      read_seed,    compute_seed, &r, 0, NULL};
+                                      read_seed,    compute_seed, &r, 0, NULL, NULL};
     const int st = aim_pool_run_seeds(&spec, set);
     if (st) {
         aim_recovery_finite_free(out);

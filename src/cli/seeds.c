@@ -4,10 +4,15 @@
  * computed one are read by the same code. */
 #include "seeds.h"
 
+#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
 
+#include "checkpoint.h"
 #include "pool.h"
 #include "sgd.h"
 #include "tsv.h"
@@ -31,6 +36,20 @@ static const char seed_file_what[] =
 static int seed_path(const seeds_run *r, int s, char *buf, size_t n)
 {
     return aim_pool_seed_path(r->cmd, r->dir, r->cfg->seed + (uint64_t)s, buf, n);
+}
+
+/* The checkpoint of seed s: its seed file's path, ".ckpt" for ".tsv". */
+static int checkpoint_path(const seeds_run *r, int s, char *buf, size_t n)
+{
+    if (seed_path(r, s, buf, n))
+        return -1;
+    const size_t len = strlen(buf);
+    if (len < 4 || len + 2 > n) {
+        fprintf(stderr, "aimdyn %s: output path too long: '%s'\n", r->cmd, buf);
+        return -1;
+    }
+    strcpy(buf + len - 4, ".ckpt");
+    return 0;
 }
 
 static int columns_of(const seeds_run *r)
@@ -75,6 +94,126 @@ static void seed_row(const seeds_run *r, int s, int i, double *obs, double *extr
         }
 }
 
+/* ---- checkpoints inside a seed (checkpoint.h) ---- */
+
+/* The payload of a seed's checkpoint: this head, the seed's rows of the
+ * observables, the extras and the moments at grid points 0..next-1, then
+ * the aim_sgd state (aim_sgd_save) at grid point next-1. */
+typedef struct {
+    uint64_t seed;
+    int32_t next, points, obs, extra, moments, unused;
+} checkpoint_head;
+
+typedef struct {
+    const seeds_run *r;
+    uint64_t seed;
+    double *obs, *extra, *mvals; /* the seed's rows */
+    double last;                 /* CPU seconds at the seed's start or last checkpoint */
+    char path[1200];
+} seed_checkpoints;
+
+static double cpu_seconds(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts);
+    return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
+}
+
+static checkpoint_head head_of(const seed_checkpoints *c, int next)
+{
+    checkpoint_head h;
+    memset(&h, 0, sizeof h); /* no stray bytes in the padding */
+    h.seed = c->seed;
+    h.next = next;
+    h.points = c->r->points;
+    h.obs = AIM_OBS_COUNT;
+    h.extra = AIM_SGD_EXTRA_COUNT;
+    h.moments = c->r->mom ? c->r->mom->count : 0;
+    return h;
+}
+
+/* The rows of grid points 0..next-1, written (out) or read (in). */
+static int seed_rows(const seed_checkpoints *c, int next, FILE *out, FILE *in)
+{
+    const checkpoint_head h = head_of(c, next);
+    double *rows[3] = {c->obs, c->extra, c->mvals};
+    const size_t n[3] = {(size_t)next * (size_t)h.obs, (size_t)next * (size_t)h.extra,
+                         (size_t)next * (size_t)h.moments};
+    for (int b = 0; b < 3; b++)
+        if ((out ? fwrite(rows[b], sizeof(double), n[b], out)
+                 : fread(rows[b], sizeof(double), n[b], in)) != n[b])
+            return -1;
+    return 0;
+}
+
+/* After grid point i: the seed's state kept, at the first point after
+ * cfg->checkpoint CPU seconds (not after the last point: the seed file
+ * follows). The time decides only when; a checkpoint holds the state at
+ * a grid point, the same whenever it is taken. */
+static int save_checkpoint(void *ctx, int s, int i, const aim_sgd *sgd)
+{
+    (void)s;
+    seed_checkpoints *c = ctx;
+    const seeds_run *r = c->r;
+    if (i + 1 >= r->points || cpu_seconds() - c->last < r->cfg->checkpoint)
+        return 0;
+    if (mkdir(r->dir, 0777) != 0 && errno != EEXIST) {
+        fprintf(stderr, "aimdyn %s: cannot create the seed folder %s: %s\n", r->cmd, r->dir,
+                strerror(errno));
+        return -1;
+    }
+    char *buf = NULL;
+    size_t len = 0;
+    FILE *m = open_memstream(&buf, &len);
+    const checkpoint_head h = head_of(c, i + 1);
+    int ok = m && fwrite(&h, sizeof h, 1, m) == 1 && seed_rows(c, i + 1, m, NULL) == 0 &&
+             aim_sgd_save(sgd, m) == 0;
+    ok = m && fclose(m) == 0 && ok;
+    const int rc = ok ? aim_checkpoint_write(r->cmd, c->path, r->cfg, buf, len) : -1;
+    if (!ok)
+        fprintf(stderr, "aimdyn %s: out of memory writing the checkpoint '%s'\n", r->cmd,
+                c->path);
+    free(buf);
+    c->last = cpu_seconds();
+    return rc;
+}
+
+/* Before the seed's first grid point: its state from its checkpoint, if
+ * any. Returns the grid point to continue from, or -1 (said). */
+static int resume_checkpoint(void *ctx, int s, aim_sgd *sgd)
+{
+    (void)s;
+    seed_checkpoints *c = ctx;
+    const seeds_run *r = c->r;
+    void *payload;
+    size_t len;
+    const int got = aim_checkpoint_read(r->cmd, c->path, r->cfg, &payload, &len);
+    if (got)
+        return got > 0 ? 0 : -1;
+    FILE *in = len ? fmemopen(payload, len, "rb") : NULL;
+    checkpoint_head h, want;
+    int ok = in && fread(&h, sizeof h, 1, in) == 1;
+    if (ok) {
+        want = head_of(c, h.next);
+        ok = !memcmp(&h, &want, sizeof h) && h.next >= 1 && h.next < r->points &&
+             seed_rows(c, h.next, NULL, in) == 0 && aim_sgd_restore(sgd, in) == 0 &&
+             fgetc(in) == EOF;
+    }
+    if (in)
+        fclose(in);
+    free(payload);
+    if (!ok) {
+        fprintf(stderr, "aimdyn %s: %s: not a checkpoint of seed %llu on this grid; remove it "
+                        "(the seed is then computed from its start)\n", r->cmd, c->path,
+                (unsigned long long)c->seed);
+        return -1;
+    }
+    fprintf(stderr, "%s d=%d: seed %llu continued from its checkpoint at grid point %d of %d "
+                    "(step %ld)\n", r->cmd, r->d, (unsigned long long)c->seed, (int)h.next,
+            r->points, aim_sgd_steps(sgd));
+    return h.next;
+}
+
 /* In a worker: a seed's grid point reached, to the parent's progress. */
 static void report_point(void *ctx, int done, int total, long steps)
 {
@@ -101,10 +240,13 @@ static int compute_seed(void *ctx, int s)
     char path[1200];
     aim_tsv *tsv = NULL;
     const aim_compare_progress progress = {report_point, NULL};
+    seed_checkpoints ck = {r, one.seed, obs, extra, r->mom ? mvals : NULL, cpu_seconds(), ""};
+    const aim_sgd_checkpoints hooks = {resume_checkpoint, save_checkpoint, &ck};
     if (!obs || !extra || !mvals || !row)
         fprintf(stderr, "aimdyn %s: out of memory\n", r->cmd);
-    else if (aim_compare_run_sgd_moments(&one, r->d, r->tau, P, obs, extra, &reached,
-                                         r->mom ? &mom : NULL, &progress) == 0 &&
+    else if (checkpoint_path(r, s, ck.path, sizeof ck.path) == 0 &&
+             aim_compare_run_sgd_checkpointed(&one, r->d, r->tau, P, obs, extra, &reached,
+                                              r->mom ? &mom : NULL, &hooks, &progress) == 0 &&
              seed_path(r, s, path, sizeof path) == 0 && (tsv = aim_tsv_open(path))) {
         FILE *f = aim_tsv_stream(tsv);
         aim_tsv_metadata(tsv, "sgd", r->cfg);
@@ -124,6 +266,10 @@ static int compute_seed(void *ctx, int s)
             fputc('\n', f);
         }
         rc = aim_tsv_commit(tsv);
+        /* the seed file holds all the checkpoint held */
+        if (rc == 0 && unlink(ck.path) != 0 && errno != ENOENT)
+            fprintf(stderr, "aimdyn %s: warning: cannot remove the checkpoint %s: %s\n", r->cmd,
+                    ck.path, strerror(errno));
     }
     free(obs);
     free(extra);
@@ -157,9 +303,30 @@ static int check_seed_table(const seeds_run *r, int s, const char *path, const a
     return (int)reached;
 }
 
+/* The checkpoint of seed s, if any, checked before the workers start:
+ * one of another configuration, or not whole, is refused (-1, said);
+ * one of another version is removed (said). Returns 1 (the seed is to be
+ * computed) or -1. */
+static int check_checkpoint(const seeds_run *r, int s)
+{
+    char path[1200];
+    void *payload;
+    size_t len;
+    if (checkpoint_path(r, s, path, sizeof path))
+        return -1;
+    const int got = aim_checkpoint_read(r->cmd, path, r->cfg, &payload, &len);
+    free(payload);
+    if (got == 2 && unlink(path) != 0) {
+        fprintf(stderr, "aimdyn %s: cannot remove %s: %s\n", r->cmd, path, strerror(errno));
+        return -1;
+    }
+    return got < 0 ? -1 : 1;
+}
+
 /* Seed s from its file into the run's arrays. Returns 0; 1 when there is
- * no file, or one of another aimdyn version (said: computed again); -1
- * when the file is not a seed file of this configuration (said). */
+ * no file, or one of another aimdyn version (said: computed again; its
+ * checkpoint checked); -1 when the file is not a seed file of this
+ * configuration, or its checkpoint is refused (said). */
 static int read_seed(void *ctx, int s)
 {
     static const char *const needed[] = {"seed", "tau", NULL};
@@ -170,6 +337,8 @@ static int read_seed(void *ctx, int s)
     if (seed_path(r, s, path, sizeof path))
         return -1;
     const int kept = aim_pool_read_kept(r->cmd, path, &kind, r->cfg, r->dir, "seed", &t);
+    if (kept > 0) /* to compute: from its checkpoint, if it has one */
+        return check_checkpoint(r, s);
     if (kept)
         return kept;
     int rc = -1;
@@ -183,6 +352,23 @@ static int read_seed(void *ctx, int s)
     return rc;
 }
 
+/* After SIGINT/SIGTERM stopped the workers: what a rerun finds. */
+static void seeds_interrupted(void *ctx)
+{
+    const seeds_run *r = ctx;
+    int kept = 0, continued = 0;
+    char path[1200];
+    for (int s = 0; s < r->seeds; s++) {
+        if (seed_path(r, s, path, sizeof path) == 0 && access(path, F_OK) == 0)
+            kept++;
+        else if (checkpoint_path(r, s, path, sizeof path) == 0 && access(path, F_OK) == 0)
+            continued++;
+    }
+    fprintf(stderr, "aimdyn %s: interrupted; %d of %d seeds at d = %d kept and %d checkpointed "
+                    "in %s: rerun the same command to continue\n", r->cmd, kept, r->seeds, r->d,
+            continued, r->dir);
+}
+
 int aim_seeds_run(const char *cmd, const aim_config *cfg, int d, const double *tau, int jobs,
                   double *obs, double *extra, int *reached, aim_sgd_moments *mom,
                   aim_atomic_set *set)
@@ -190,9 +376,18 @@ int aim_seeds_run(const char *cmd, const aim_config *cfg, int d, const double *t
     seeds_run r = {cmd, cfg, d, cfg->points, cfg->seeds, tau, mom, "", obs, extra, reached};
     if (aim_pool_seeds_dir(cmd, cfg, "sgd", d, r.dir, sizeof r.dir))
         return -1;
-    const aim_pool_seeds_spec spec = {
-        cmd,          jobs, d, r.seeds, cfg->seed, r.dir, read_seed,
-        compute_seed, &r,   (double)aim_sgd_steps_for(cfg, d, tau[r.points - 1]), "steps"};
+    const aim_pool_seeds_spec spec = {cmd,
+                                      jobs,
+                                      d,
+                                      r.seeds,
+                                      cfg->seed,
+                                      r.dir,
+                                      read_seed,
+                                      compute_seed,
+                                      &r,
+                                      (double)aim_sgd_steps_for(cfg, d, tau[r.points - 1]),
+                                      "steps",
+                                      seeds_interrupted};
     return aim_pool_run_seeds(&spec, set);
 }
 

@@ -1,7 +1,15 @@
 /* aim_seeds: the SGD seeds of one dimension (sgd, compare), computed by
  * worker processes (aim_pool), each seed's result kept in a file of its
  * own as it finishes, DIR/.NAME-sgd-dD.seeds/seed-K.tsv, so that a rerun
- * of an interrupted run takes the finished seeds from there.
+ * of an interrupted run takes the finished seeds from there. An
+ * unfinished seed keeps its state in seed-K.ckpt (checkpoint.h) at the
+ * first grid point after cfg->checkpoint CPU seconds since the last one;
+ * a rerun continues it from there, with the same bits as a seed never
+ * interrupted (the checkpoint holds everything the seed's arithmetic
+ * depends on, and the seed's calls of aim_sgd_advance are the same). A
+ * checkpoint of another version is removed (said), one of another
+ * configuration or not whole refused. SIGINT/SIGTERM during the seeds:
+ * see aim_pool_run; what was kept is said.
  *
  * The seed files record the run's configuration and the aimdyn version,
  * and every value to 17 significant digits, which read back to the same

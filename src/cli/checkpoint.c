@@ -1,0 +1,190 @@
+/* aim_checkpoint: a seed's checkpoint file (see checkpoint.h). */
+#include "checkpoint.h"
+
+#include <errno.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#include "atomic.h"
+#include "pool.h"
+#include "version.h"
+
+enum { FORMAT = 1, HEAD = 40 };
+static const char magic[8] = {'A', 'I', 'M', 'D', 'Y', 'N', 'C', 'K'};
+static const uint32_t byte_order = 0x01020304u;
+
+/* FNV-1a, 64 bits: enough to catch a damaged or mixed file (the
+ * checksum guards against accidents, not attacks), written here in a few
+ * lines because neither GSL nor the other dependencies offer a checksum
+ * (zlib's crc32 would be a new dependency for this alone). */
+static uint64_t fnv1a(uint64_t h, const unsigned char *p, size_t n)
+{
+    for (size_t i = 0; i < n; i++) {
+        h ^= p[i];
+        h *= 0x100000001b3ull;
+    }
+    return h;
+}
+
+static const uint64_t fnv_start = 0xcbf29ce484222325ull;
+
+/* "# aimdyn VERSION\n" and the configuration lines of cfg (malloc'd). */
+static char *text_of(const aim_config *cfg)
+{
+    char *lines = aim_pool_config_lines(cfg), *text = NULL;
+    if (lines) {
+        const size_t n = strlen(lines) + strlen(AIM_VERSION) + 16;
+        if ((text = malloc(n)))
+            snprintf(text, n, "# aimdyn %s\n%s", AIM_VERSION, lines);
+    }
+    free(lines);
+    return text;
+}
+
+int aim_checkpoint_write(const char *cmd, const char *path, const aim_config *cfg,
+                         const void *payload, size_t len)
+{
+    char *text = text_of(cfg);
+    if (!text) {
+        fprintf(stderr, "aimdyn %s: out of memory\n", cmd);
+        return -1;
+    }
+    const uint64_t tl = strlen(text), pl = len;
+    const uint64_t sum = fnv1a(fnv1a(fnv_start, (const unsigned char *)text, tl), payload, len);
+    unsigned char head[HEAD];
+    const uint32_t format = FORMAT;
+    memcpy(head, magic, 8);
+    memcpy(head + 8, &format, 4);
+    memcpy(head + 12, &byte_order, 4);
+    memcpy(head + 16, &tl, 8);
+    memcpy(head + 24, &pl, 8);
+    memcpy(head + 32, &sum, 8);
+    aim_atomic_file *f = aim_atomic_create(path);
+    int rc = -1;
+    if (f && aim_atomic_write(f, head, HEAD) == 0 && aim_atomic_write(f, text, tl) == 0 &&
+        aim_atomic_write(f, payload, len) == 0) {
+        rc = aim_atomic_replace(f);
+        f = NULL;
+    } else if (f) {
+        fprintf(stderr, "aimdyn %s: cannot write the checkpoint '%s': %s\n", cmd, path,
+                strerror(errno));
+    }
+    aim_atomic_discard(f);
+    free(text);
+    return rc;
+}
+
+/* The whole file at path (malloc'd, *size bytes): 0; 1 when there is
+ * none; -1 when it cannot be read (said). */
+static int slurp(const char *cmd, const char *path, unsigned char **buf, size_t *size)
+{
+    *buf = NULL;
+    FILE *f = fopen(path, "rb");
+    if (!f && errno == ENOENT)
+        return 1;
+    struct stat st;
+    int rc = -1;
+    if (f && fstat(fileno(f), &st) == 0 && S_ISREG(st.st_mode) &&
+        (*buf = malloc((size_t)st.st_size + 1)) &&
+        fread(*buf, 1, (size_t)st.st_size, f) == (size_t)st.st_size) {
+        *size = (size_t)st.st_size;
+        rc = 0;
+    } else {
+        fprintf(stderr, "aimdyn %s: cannot read the checkpoint '%s': %s\n", cmd, path,
+                f ? (*buf ? "read failed" : "not a regular file, or out of memory")
+                  : strerror(errno));
+        free(*buf);
+        *buf = NULL;
+    }
+    if (f)
+        fclose(f);
+    return rc;
+}
+
+/* A whole checkpoint's text and payload within buf: NULL, or what is
+ * wrong with it. */
+static const char *whole(const unsigned char *buf, size_t size, uint64_t *tl, uint64_t *pl,
+                         int *other_format)
+{
+    uint32_t format, order;
+    uint64_t sum;
+    *other_format = 0;
+    if (size < HEAD || memcmp(buf, magic, 8))
+        return size < HEAD && !memcmp(buf, magic, size < 8 ? size : 8)
+                   ? "cut short (no whole header)"
+                   : "not a checkpoint of aimdyn (no AIMDYNCK header)";
+    memcpy(&format, buf + 8, 4);
+    memcpy(&order, buf + 12, 4);
+    memcpy(tl, buf + 16, 8);
+    memcpy(pl, buf + 24, 8);
+    memcpy(&sum, buf + 32, 8);
+    if (format != FORMAT) {
+        *other_format = 1;
+        return "another checkpoint format";
+    }
+    if (order != byte_order)
+        return "written on a machine of another byte order";
+    if (*tl > size - HEAD || *pl != size - HEAD - *tl)
+        return "its length is not the one its header records (cut short or extended)";
+    if (fnv1a(fnv_start, buf + HEAD, size - HEAD) != sum)
+        return "its checksum does not match (damaged)";
+    return NULL;
+}
+
+int aim_checkpoint_read(const char *cmd, const char *path, const aim_config *cfg,
+                        void **payload, size_t *len)
+{
+    *payload = NULL;
+    *len = 0;
+    unsigned char *buf;
+    size_t size;
+    const int got = slurp(cmd, path, &buf, &size);
+    if (got)
+        return got;
+    uint64_t tl, pl;
+    int other_format, rc = -1;
+    const char *wrong = whole(buf, size, &tl, &pl, &other_format);
+    char *here = wrong ? NULL : text_of(cfg);
+    const char *there = (const char *)buf + HEAD;
+    const size_t vl = strlen("# aimdyn ");
+    const char *vend = wrong ? NULL : memchr(there, '\n', tl);
+    if (other_format) {
+        fprintf(stderr, "aimdyn %s: %s: written by another aimdyn (%s): seed computed from its "
+                        "start\n", cmd, path, wrong);
+        rc = 2;
+    } else if (wrong)
+        fprintf(stderr, "aimdyn %s: %s: %s; remove it (its seed is then computed from the "
+                        "start)\n", cmd, path, wrong);
+    else if (!here)
+        fprintf(stderr, "aimdyn %s: out of memory\n", cmd);
+    else if (!vend || strncmp(there, here, vl) || memchr(there, '\0', tl))
+        fprintf(stderr, "aimdyn %s: %s: no '# aimdyn VERSION' line; remove it (its seed is "
+                        "then computed from the start)\n", cmd, path);
+    else if ((size_t)(vend - there) != strlen(AIM_VERSION) + vl ||
+             strncmp(there + vl, AIM_VERSION, strlen(AIM_VERSION))) {
+        fprintf(stderr, "aimdyn %s: %s was written by aimdyn %.*s, this is aimdyn %s: seed "
+                        "computed from its start\n", cmd, path,
+                (int)(vend - there - (ptrdiff_t)vl), there + vl, AIM_VERSION);
+        rc = 2;
+    } else if (tl != strlen(here) || memcmp(there, here, tl)) {
+        char *copy = strndup(vend + 1, (size_t)(there + tl - vend - 1));
+        char diff[2048] = "";
+        if (copy)
+            aim_pool_first_difference(copy, strchr(here, '\n') + 1, diff, sizeof diff);
+        fprintf(stderr, "aimdyn %s: %s is a checkpoint of a run of another configuration (%s); "
+                        "remove it or choose another --name\n", cmd, path,
+                diff[0] ? diff : "other keys");
+        free(copy);
+    } else if ((*payload = malloc(pl ? pl : 1))) {
+        memcpy(*payload, buf + HEAD + tl, pl);
+        *len = pl;
+        rc = 0;
+    } else
+        fprintf(stderr, "aimdyn %s: out of memory\n", cmd);
+    free(here);
+    free(buf);
+    return rc;
+}
