@@ -17,8 +17,6 @@
  * converge slowly, with this margin they reach the cone in tens of
  * rounds. */
 #define GRAM_FLOOR 1e-9
-/* Bisection steps towards the anchor (a relative precision of 2^-40) */
-#define GRAM_BISECTIONS 40
 
 typedef struct {
     int n;
@@ -207,37 +205,7 @@ static void psd_part(gram_matrix *g, double floor) {
  * entries). The affine set needs no correction term. Written here
  * because GSL has no semi-definite programming; the matrices are at most
  * 31 x 31 (M = 8). */
-static int margins_at(aim_gram *g, const double *mom, double *worst) {
-    double m[2];
-    if (aim_gram_margins(g, mom, &m[0], &m[1]))
-        return -1;
-    *worst = fmin(m[0], m[1]);
-    return 0;
-}
-
-/* The point of the segment from mom to anchor (positive semi-definite)
- * nearest to mom whose matrices are positive semi-definite: the
- * semi-definite points of a segment are an interval (convexity), found by
- * bisection. */
-static int towards_anchor(aim_gram *g, double *mom, const double *anchor) {
-    double *x = g->sum, lo = 0.0, hi = 1.0, worst;
-    for (int k = 0; k < GRAM_BISECTIONS; k++) {
-        const double t = 0.5 * (lo + hi);
-        for (int i = 0; i < g->count; i++)
-            x[i] = (1.0 - t) * mom[i] + t * anchor[i];
-        if (margins_at(g, x, &worst))
-            return -1;
-        if (worst >= -GRAM_ROUNDOFF)
-            hi = t;
-        else
-            lo = t;
-    }
-    for (int i = 0; i < g->count; i++)
-        mom[i] = (1.0 - hi) * mom[i] + hi * anchor[i];
-    return 0;
-}
-
-int aim_gram_project(aim_gram *g, double *mom, const double *anchor, int max_iter) {
+int aim_gram_project(aim_gram *g, double *mom, int max_iter) {
     double margin[2];
     memset(g->weight, 0, sizeof *g->weight * (size_t)g->count);
     for (int k = 0; k < 2; k++) {
@@ -277,8 +245,5 @@ int aim_gram_project(aim_gram *g, double *mom, const double *anchor, int max_ite
                 return -1;
         }
     }
-    if ((margin[0] < -GRAM_ROUNDOFF || margin[1] < -GRAM_ROUNDOFF) && anchor &&
-        towards_anchor(g, mom, anchor))
-        return -1;
     return round;
 }

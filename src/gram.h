@@ -39,11 +39,10 @@ double aim_gram_distance(aim_gram *g, const double *a, const double *b, const do
  * semi-definite;
  * the teacher's words and m(empty) = 1 stay. Unchanged when both already
  * are (eigenvalues >= -1e-12 of the largest). Dykstra's alternating
- * projections, at most max_iter rounds; when they have not reached the
- * cone, the nearest semi-definite point on the segment towards anchor (a
- * sequence with semi-definite H, HP and the same teacher's words; NULL:
- * none). Returns the rounds taken (0: no change needed), or -1 when the
- * eigensolver fails. */
-int aim_gram_project(aim_gram *g, double *mom, const double *anchor, int max_iter);
+ * projections, at most max_iter rounds (after them the smallest relative
+ * eigenvalue can still be slightly negative: theory/tied.md sec. 13 gives
+ * the measured residuals). Returns the rounds taken (0: no change
+ * needed), or -1 when the eigensolver fails. */
+int aim_gram_project(aim_gram *g, double *mom, int max_iter);
 
 #endif

@@ -163,7 +163,7 @@ void aim_truncation_close(aim_truncation *t, aim_closure closure, double *mom)
         close_cumulants(t, t->cum, closure != AIM_CLOSURE_CUMULANT);
         aim_freecum_moments(t->fc, t->cum, mom, M + 1, M + 1);
         if (closure == AIM_CLOSURE_PSD && t->gram)
-            aim_gram_project(t->gram, mom, t->start, GRAM_ROUNDS);
+            aim_gram_project(t->gram, mom, GRAM_ROUNDS);
         break;
     case AIM_CLOSURE_FREE:
         aim_freecum_cumulants(t->fc, mom, t->cum, M);

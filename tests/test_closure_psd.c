@@ -12,10 +12,12 @@
  * projection). The measured moments z are those of real matrices, so
  * they are a feasible point of the projection. Exact statements, no
  * fitted tolerance:
- *   1. the psd closure's H and HP are positive semi-definite (smallest
- *      eigenvalue of the unit-diagonal matrices >= -1e-10 of the largest:
- *      the closure ends at -1e-12 or above, by the bisection towards the
- *      start);
+ *   1. the psd closure's H and HP are positive semi-definite up to the
+ *      residual of its 200 Dykstra rounds: smallest eigenvalue of the
+ *      unit-diagonal matrices >= -2e-5 of the largest (measured -2.2e-7 at
+ *      M = 4, -5.6e-6 at M = 6; the aligned values are at -6.9e-3 and
+ *      -2.0e-3, so this is 100 times tighter than the violation it
+ *      removes);
  *   2. its distance to the aligned values is at most that of z, the
  *      measured moments (z is semi-definite and has the same teacher's
  *      words, so the nearest semi-definite point is no further; slack
@@ -24,10 +26,9 @@
  *   3. the nearest point P of a convex set to x satisfies
  *      <x - P, z - P> <= 0 for every z of the set: the cosine of the angle
  *      between aligned - psd and measured - psd is <= 0 (measured -0.14 at
- *      M = 4 and -0.80 at M = 6; the closure ends Dykstra's rounds with a
- *      bisection towards the start, here z, which only lowers it).
+ *      M = 4 and -0.11 at M = 6).
  * Scaling the closure's words of length M + 1 by 0.95 breaks 1 at both
- * orders; by 1.05 breaks 2 and 3 at M = 6 (cosine +0.97), while at M = 4
+ * orders; by 1.05 breaks 2 and 3 at M = 6 (cosine +0.94), while at M = 4
  * those values are still semi-definite and nearer than z (this state's
  * aligned error is larger than 5 %): checked when the test was written. */
 #include <stdarg.h>
@@ -55,6 +56,7 @@
 
 #define D 300
 #define MARGIN_TOL 1e-10
+#define DYKSTRA_TOL 2e-5
 #define NEAREST_TOL 1e-6
 
 static void configure(aim_config *cfg, int order, const char *closure) {
@@ -130,10 +132,12 @@ static void trained_state(int order) {
     assert_int_equal(aim_gram_margins(g, z, &h, &hp), 0);
     assert_true(h >= -MARGIN_TOL && hp >= -MARGIN_TOL); /* real matrices */
     assert_int_equal(aim_gram_margins(g, al, &h, &hp), 0);
-    assert_true(fmin(h, hp) < -MARGIN_TOL); /* the aligned closure is invalid here */
+    print_message("M = %d: aligned: smallest relative eigenvalue of H, HP: %.2e, %.2e\n", order,
+                  h, hp);
+    assert_true(fmin(h, hp) < -DYKSTRA_TOL); /* the aligned closure is invalid here */
     assert_int_equal(aim_gram_margins(g, ps, &h, &hp), 0);
     print_message("M = %d: smallest relative eigenvalue of H, HP: %.2e, %.2e\n", order, h, hp);
-    assert_true(h >= -MARGIN_TOL && hp >= -MARGIN_TOL); /* 1 */
+    assert_true(h >= -DYKSTRA_TOL && hp >= -DYKSTRA_TOL); /* 1 */
 
     const double moved = aim_gram_distance(g, ps, al, al),
                  err_al = aim_gram_distance(g, z, al, al);
