@@ -12,10 +12,10 @@
  * matrix's largest: round-off of the symmetric eigensolver on a matrix
  * whose entries span the moments of lengths 0 .. M + 1. */
 #define GRAM_ROUNDOFF 1e-12
-/* The projection aims at eigenvalues >= GRAM_FLOOR of the largest, inside
- * the cone: alternating projections onto two sets that only touch
- * converge slowly, with this margin they reach the cone in tens of
- * rounds. */
+/* The projection aims at eigenvalues >= GRAM_FLOOR of the largest,
+ * slightly inside the cone: alternating projections between two sets that
+ * barely meet converge slowly, and a target inside lets the rounds stop
+ * once the consistent point is semi-definite. */
 #define GRAM_FLOOR 1e-9
 
 typedef struct {
@@ -37,7 +37,8 @@ struct aim_gram {
 
 /* Every word of length <= len over the two letters, shortest first, into
  * list (room for 2^(len + 1) - 1 words of AIM_WORD_MAX + 1 chars). */
-static int all_words(const char *letters, int len, char (*list)[AIM_WORD_MAX + 1]) {
+static int all_words(const char *letters, int len, char (*list)[AIM_WORD_MAX + 1])
+{
     int n = 0;
     list[n++][0] = '\0';
     for (int l = 1; l <= len; l++)
@@ -49,7 +50,8 @@ static int all_words(const char *letters, int len, char (*list)[AIM_WORD_MAX + 1
     return n;
 }
 
-static void matrix_release(gram_matrix *g) {
+static void matrix_release(gram_matrix *g)
+{
     free(g->word);
     free(g->scale);
     gsl_matrix_free(g->a);
@@ -62,7 +64,8 @@ static void matrix_release(gram_matrix *g) {
 }
 
 /* The matrix [m(u^T middle v)] over the words u, v of length <= len. */
-static int matrix_init(gram_matrix *g, const aim_wordset *ws, int len, const char *middle) {
+static int matrix_init(gram_matrix *g, const aim_wordset *ws, int len, const char *middle)
+{
     const aim_alphabet *ab = aim_wordset_alphabet(ws);
     const int n = (1 << (len + 1)) - 1;
     char(*list)[AIM_WORD_MAX + 1] = malloc(sizeof *list * (size_t)n);
@@ -92,7 +95,8 @@ static int matrix_init(gram_matrix *g, const aim_wordset *ws, int len, const cha
     return ok ? 0 : -1;
 }
 
-aim_gram *aim_gram_create(const aim_wordset *ws, int order) {
+aim_gram *aim_gram_create(const aim_wordset *ws, int order)
+{
     const aim_alphabet *ab = aim_wordset_alphabet(ws);
     if (order < 1 || aim_wordset_max_len(ws) < order + 1 || strlen(ab->letters) != 2 ||
         (order + 1) / 2 + 1 > AIM_WORD_MAX)
@@ -115,7 +119,8 @@ aim_gram *aim_gram_create(const aim_wordset *ws, int order) {
     return g;
 }
 
-void aim_gram_free(aim_gram *g) {
+void aim_gram_free(aim_gram *g)
+{
     if (!g)
         return;
     matrix_release(&g->m[0]);
@@ -128,7 +133,8 @@ void aim_gram_free(aim_gram *g) {
 
 /* The scales 1 / sqrt(diagonal) at mom (a non-positive diagonal entry
  * gets 1: the matrix is then not semi-definite, or that row is 0). */
-static void set_scale(gram_matrix *g, const double *mom) {
+static void set_scale(gram_matrix *g, const double *mom)
+{
     for (int i = 0; i < g->n; i++) {
         const double d = mom[g->word[i * g->n + i]];
         g->scale[i] = d > 0.0 ? 1.0 / sqrt(d) : 1.0;
@@ -136,7 +142,8 @@ static void set_scale(gram_matrix *g, const double *mom) {
 }
 
 /* a = the scaled matrix of mom. */
-static void fill(gram_matrix *g, const double *mom) {
+static void fill(gram_matrix *g, const double *mom)
+{
     for (int i = 0; i < g->n; i++)
         for (int j = 0; j < g->n; j++)
             gsl_matrix_set(g->a, (size_t)i, (size_t)j,
@@ -145,7 +152,8 @@ static void fill(gram_matrix *g, const double *mom) {
 
 /* Eigen-decomposition of a copy of src; its smallest eigenvalue relative
  * to the largest in *margin. */
-static int decompose(gram_matrix *g, const gsl_matrix *src, double *margin) {
+static int decompose(gram_matrix *g, const gsl_matrix *src, double *margin)
+{
     gsl_matrix_memcpy(g->y, src);
     if (gsl_eigen_symmv(g->y, g->eval, g->evec, g->ws) != GSL_SUCCESS)
         return -1;
@@ -154,7 +162,8 @@ static int decompose(gram_matrix *g, const gsl_matrix *src, double *margin) {
     return 0;
 }
 
-int aim_gram_margins(aim_gram *g, const double *mom, double *h, double *hp) {
+int aim_gram_margins(aim_gram *g, const double *mom, double *h, double *hp)
+{
     double *out[2] = {h, hp};
     for (int k = 0; k < 2; k++) {
         set_scale(&g->m[k], mom);
@@ -165,7 +174,8 @@ int aim_gram_margins(aim_gram *g, const double *mom, double *h, double *hp) {
     return 0;
 }
 
-double aim_gram_distance(aim_gram *g, const double *a, const double *b, const double *at) {
+double aim_gram_distance(aim_gram *g, const double *a, const double *b, const double *at)
+{
     double s = 0.0;
     set_scale(&g->m[0], at);
     set_scale(&g->m[1], at);
@@ -181,7 +191,8 @@ double aim_gram_distance(aim_gram *g, const double *a, const double *b, const do
 
 /* y = the decomposed matrix with its eigenvalues raised to at least
  * floor times the largest. */
-static void psd_part(gram_matrix *g, double floor) {
+static void psd_part(gram_matrix *g, double floor)
+{
     const size_t n = (size_t)g->n;
     const double low = floor * gsl_vector_max(g->eval);
     gsl_matrix_set_zero(g->y);
@@ -205,7 +216,8 @@ static void psd_part(gram_matrix *g, double floor) {
  * entries). The affine set needs no correction term. Written here
  * because GSL has no semi-definite programming; the matrices are at most
  * 31 x 31 (M = 8). */
-int aim_gram_project(aim_gram *g, double *mom, int max_iter) {
+int aim_gram_project(aim_gram *g, double *mom, int max_iter)
+{
     double margin[2];
     memset(g->weight, 0, sizeof *g->weight * (size_t)g->count);
     for (int k = 0; k < 2; k++) {

@@ -59,7 +59,8 @@
 #define DYKSTRA_TOL 2e-5
 #define NEAREST_TOL 1e-6
 
-static void configure(aim_config *cfg, int order, const char *closure) {
+static void configure(aim_config *cfg, int order, const char *closure)
+{
     aim_config_error err;
     const char *sets[] = {"model.decomposition=tied",
                           "teacher.decomposition=tied",
@@ -81,7 +82,8 @@ static void configure(aim_config *cfg, int order, const char *closure) {
 
 /* The closed moments of every word up to length M + 1 at the tracked
  * words of z, with z as the start. */
-static aim_tied *closed(int order, const char *closure, const double *z, double *out) {
+static aim_tied *closed(int order, const char *closure, const double *z, double *out)
+{
     aim_config cfg;
     configure(&cfg, order, closure);
     char err[256];
@@ -98,7 +100,8 @@ static aim_tied *closed(int order, const char *closure, const double *z, double 
     return m;
 }
 
-static void trained_state(int order) {
+static void trained_state(int order)
+{
     gsl_rng *r = aim_draw_rng(7, 0);
     double *ws_ = malloc(sizeof *ws_ * D * D), *x = malloc(sizeof *x * D * D);
     double *S = malloc(sizeof *S * D * D), *T = malloc(sizeof *T * D * D);
@@ -165,17 +168,20 @@ static void trained_state(int order) {
     gsl_rng_free(r);
 }
 
-static void test_trained_order4(void **state) {
+static void test_trained_order4(void **state)
+{
     (void)state;
     trained_state(4);
 }
 
-static void test_trained_order6(void **state) {
+static void test_trained_order6(void **state)
+{
     (void)state;
     trained_state(6);
 }
 
-int main(void) {
+int main(void)
+{
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_trained_order4),
         cmocka_unit_test(test_trained_order6),
