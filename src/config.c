@@ -623,6 +623,15 @@ int aim_config_validate(aim_config *cfg, aim_config_error *err)
                     "hierarchy.order >= 2");
         return -1;
     }
+    /* the psd closure's moment matrices are those of two letters */
+    if (cfg->decomposition == AIM_UNTIED && cfg->closure == AIM_CLOSURE_PSD) {
+        combo_error(cfg, err, aim_config_key_index("hierarchy", "closure"), k_dec,
+                    "the psd closure is built for the tied hierarchy's two letters S, "
+                    "S* (theory/tied.md sec. 13)",
+                    "hierarchy.closure = aligned | cumulant | free | initial, or "
+                    "model.decomposition = tied");
+        return -1;
+    }
 
     cfg->student.decomposition = cfg->decomposition;
     cfg->student.mean = 0.0;

@@ -375,6 +375,7 @@ static const aim_config_enum_name closure_names[] = {{"aligned", AIM_CLOSURE_ALI
                                           {"cumulant", AIM_CLOSURE_CUMULANT},
                                           {"free", AIM_CLOSURE_FREE},
                                           {"initial", AIM_CLOSURE_INITIAL},
+                                          {"psd", AIM_CLOSURE_PSD},
                                           {NULL, 0}};
 static const aim_config_enum_name start_names[] = {
     {"exact", AIM_START_EXACT}, {"seed", AIM_START_SEED}, {NULL, 0}};
@@ -832,13 +833,15 @@ const aim_config_key aim_config_keys[] = {
         "tied and untied: truncation order M, the longest tracked word "
         "(theory/tied.md, theory/untied.md)"),
     ENUM("hierarchy", "closure", closure, "aligned", closure_names,
-         "aligned | cumulant | free | initial",
+         "aligned | cumulant | free | initial | psd",
          "tied (untied: theory/untied.md sec. 5): words longer than M get: "
          "aligned = the mixed free cumulants "
          "of S = c S* + X, X free from S*, c the spectral regression "
          "coefficient; cumulant = mixed free cumulants above M set to 0; "
          "free = their value if S and S* were free; initial = their value "
-         "at tau = 0"),
+         "at tau = 0; psd (tied only) = the aligned values, then every student word "
+         "moved to the nearest values whose moment matrices are positive "
+         "semi-definite, as those of real matrices are (theory/tied.md sec. 13)"),
     ENUM("hierarchy", "start", start, "exact", start_names, "exact | seed",
          "tied and untied: initial moments: exact large-d values of the Gaussian start, "
          "or measured from the initial matrices of SGD seed sgd.seed at sgd.d"),

@@ -47,6 +47,7 @@ const char *aim_model_closure_name(aim_closure c)
     return c == AIM_CLOSURE_ALIGNED    ? "aligned"
            : c == AIM_CLOSURE_CUMULANT ? "cumulant"
            : c == AIM_CLOSURE_FREE     ? "free"
+           : c == AIM_CLOSURE_PSD      ? "psd"
                                        : "initial";
 }
 

@@ -5,6 +5,10 @@
 #include <stdlib.h>
 #include <string.h>
 
+/* Dykstra rounds of the psd closure per evaluation (theory/tied.md
+ * sec. 13 gives the measured counts). */
+#define GRAM_ROUNDS 200
+
 struct aim_truncation {
     const aim_hierarchy *h;
     const aim_wordset *words;
@@ -17,6 +21,7 @@ struct aim_truncation {
     int num, den;         /* alignment c = cum[num] / cum[den]; num < 0: none */
     int one;              /* the geometric rule's kappa_1 word */
     double scale;         /* ... and its divisor */
+    aim_gram *gram;       /* closure psd: the moment matrices; else NULL */
 };
 
 aim_truncation *aim_truncation_create(const aim_hierarchy *h)
@@ -54,6 +59,7 @@ void aim_truncation_free(aim_truncation *t)
     if (!t)
         return;
     aim_freecum_free(t->fc);
+    aim_gram_free(t->gram);
     free(t->start);
     free(t->start_cum);
     free(t->cum);
@@ -152,9 +158,12 @@ void aim_truncation_close(aim_truncation *t, aim_closure closure, double *mom)
         break; /* the long words keep their start values */
     case AIM_CLOSURE_ALIGNED:
     case AIM_CLOSURE_CUMULANT:
+    case AIM_CLOSURE_PSD:
         aim_freecum_cumulants(t->fc, mom, t->cum, M);
-        close_cumulants(t, t->cum, closure == AIM_CLOSURE_ALIGNED);
+        close_cumulants(t, t->cum, closure != AIM_CLOSURE_CUMULANT);
         aim_freecum_moments(t->fc, t->cum, mom, M + 1, M + 1);
+        if (closure == AIM_CLOSURE_PSD && t->gram)
+            aim_gram_project(t->gram, mom, GRAM_ROUNDS);
         break;
     case AIM_CLOSURE_FREE:
         aim_freecum_cumulants(t->fc, mom, t->cum, M);
@@ -165,6 +174,13 @@ void aim_truncation_close(aim_truncation *t, aim_closure closure, double *mom)
         aim_freecum_moments(t->fc, t->cum, mom, M + 1, M + 1);
         break;
     }
+}
+
+int aim_truncation_use_gram(aim_truncation *t)
+{
+    if (!t->gram)
+        t->gram = aim_gram_create(t->words, t->order);
+    return t->gram ? 0 : -1;
 }
 
 int aim_truncation_model_init(aim_truncation_model *m, const aim_dynamics *dyn,
@@ -183,7 +199,8 @@ int aim_truncation_model_init(aim_truncation_model *m, const aim_dynamics *dyn,
     m->gauss = aim_gauss_create(cfg, rule);
     m->mom = calloc((size_t)m->count, sizeof *m->mom);
     m->names = aim_hierarchy_state_names(m->h);
-    if (!m->trunc || !m->gauss || !m->mom || !m->names) {
+    if (!m->trunc || !m->gauss || !m->mom || !m->names ||
+        (cfg->closure == AIM_CLOSURE_PSD && aim_truncation_use_gram(m->trunc))) {
         snprintf(err, n, "out of memory, or the quasi-random point set could not be "
                          "whitened (raise ode.qmc_points)");
         aim_truncation_model_release(m);

@@ -13,6 +13,7 @@
 #include "config.h"
 #include "freecum.h"
 #include "gauss.h"
+#include "gram.h"
 #include "hierarchy.h"
 
 typedef struct aim_truncation aim_truncation;
@@ -82,6 +83,10 @@ void aim_truncation_mixed(aim_truncation *t, int word);
 void aim_truncation_alignment(aim_truncation *t, int num, int den);
 /* The geometric rule's kappa_1 (the cumulant of word `one`) and scale. */
 void aim_truncation_geometric(aim_truncation *t, int one, double scale);
+
+/* Builds the moment matrices of the psd closure (aim_gram; a model of two
+ * letters, student first). Returns 0, or -1 when out of memory. */
+int aim_truncation_use_gram(aim_truncation *t);
 
 /* The state of the tracked words at the start: y[i] = start[tracked(i)]. */
 void aim_truncation_initial(const aim_truncation *t, double *y);

@@ -381,6 +381,9 @@ static void test_file_errors(void **state)
                       "training.grid_start", "0.6", "training.horizon");
     expect_file_error("combo8.ini", "[ode]\nquad_nodes = 3\n", 1, 2,
                       "ode.quad_nodes", "3", "model.hermite");
+    expect_file_error("combo9.ini",
+                      "[model]\ndecomposition = untied\n[hierarchy]\nclosure = psd\n", 1, 4,
+                      "hierarchy.closure", "psd", "model.decomposition = tied");
     /* seeds sgd.seed .. sgd.seed + sgd.seeds - 1 must not wrap around */
     expect_file_error("seedwrap.ini", "[sgd]\nseed = 18446744073709551610\nseeds = 7\n", 1,
                       3, "sgd.seeds", "sgd.seed = \"18446744073709551610\"", "wrap");
