@@ -472,16 +472,139 @@ done:
     return report->status;
 }
 
+/* The last hierarchy run's observables before its own truncation cut, and
+ * what identifies that run bit for bit: its configuration (config_key), d,
+ * grid and start. */
+struct aim_trajectory_reuse {
+    int have, reused;
+    char *key;
+    size_t key_len;
+    int d, count; /* count: start moments kept (0: the exact start) */
+    double *tau, *start, *obs;
+    aim_ode_report report;
+};
+
+/* cfg as the text of every key (aim_config_write: reals at 17 digits, so
+ * that equal text is equal values) but the file name, which differs
+ * between the orders of one compare, and the token covariance it
+ * resolves to; not the struct's bytes, whose padding and string tails are
+ * not values. Into *key (malloc'ed, *len bytes); 0, or -1 when out of
+ * memory. */
+static int config_key(const aim_config *cfg, char **key, size_t *len)
+{
+    aim_config c = *cfg;
+    c.name[0] = '\0';
+    *key = NULL;
+    FILE *f = open_memstream(key, len);
+    if (!f)
+        return -1;
+    aim_config_write(&c, f, NULL);
+    const int ok = fwrite(c.cov, sizeof c.cov, 1, f) == 1;
+    if (fclose(f) != 0 || !ok) {
+        free(*key);
+        *key = NULL;
+        return -1;
+    }
+    return 0;
+}
+
+aim_trajectory_reuse *aim_trajectory_reuse_create(void)
+{
+    return calloc(1, sizeof(aim_trajectory_reuse));
+}
+
+static void reuse_clear(aim_trajectory_reuse *r)
+{
+    free(r->key);
+    free(r->tau);
+    free(r->start);
+    free(r->obs);
+    r->key = NULL;
+    r->tau = r->start = r->obs = NULL;
+    r->have = 0;
+}
+
+void aim_trajectory_reuse_free(aim_trajectory_reuse *r)
+{
+    if (!r)
+        return;
+    reuse_clear(r);
+    free(r);
+}
+
+int aim_trajectory_reused(const aim_trajectory_reuse *r) { return r->reused; }
+
+/* The start moments a hierarchy of cfg's order reads: every word of length
+ * 0 .. order + 1 (aim_measured_start); -1 when the word set cannot be
+ * made. */
+static int start_count(const aim_config *cfg)
+{
+    aim_alphabet ab;
+    aim_model_ops_of(cfg)->alphabet(cfg, &ab);
+    aim_wordset *ws = aim_wordset_create(&ab, cfg->order + 1);
+    const int count = ws ? aim_wordset_count(ws) : -1;
+    aim_wordset_free(ws);
+    return count;
+}
+
+/* 1 when r holds the run of cfg at d on tau from start. */
+static int reuse_matches(const aim_trajectory_reuse *r, const aim_config *cfg, int d,
+                         const double *tau, const aim_measured_start *start)
+{
+    char *key;
+    size_t len;
+    if (!r->have || d != r->d || config_key(cfg, &key, &len))
+        return 0;
+    const int same = len == r->key_len && memcmp(key, r->key, len) == 0;
+    free(key);
+    if (!same || memcmp(tau, r->tau, sizeof *tau * (size_t)cfg->points) != 0)
+        return 0;
+    if (!start || !start->moments)
+        return r->count == 0 && !(start && start->q);
+    return r->count > 0 && !start->q &&
+           memcmp(start->moments, r->start, sizeof *r->start * (size_t)r->count) == 0;
+}
+
+/* Keeps the run of cfg (observables obs before its truncation cut, its
+ * report) in r; a start with direct order parameters is not kept. */
+static void reuse_keep(aim_trajectory_reuse *r, const aim_config *cfg, int d, const double *tau,
+                       const aim_measured_start *start, const double *obs,
+                       const aim_ode_report *report)
+{
+    reuse_clear(r);
+    const int points = cfg->points;
+    const int count = start && start->moments ? start_count(cfg) : 0;
+    if ((start && start->q) || count < 0 || config_key(cfg, &r->key, &r->key_len))
+        return;
+    r->d = d;
+    r->count = count;
+    r->tau = malloc(sizeof *r->tau * (size_t)points);
+    r->obs = malloc(sizeof *r->obs * (size_t)points * AIM_OBS_COUNT);
+    r->start = count > 0 ? malloc(sizeof *r->start * (size_t)count) : NULL;
+    if (!r->tau || !r->obs || (count > 0 && !r->start)) {
+        reuse_clear(r); /* nothing kept: the next order integrates its own */
+        return;
+    }
+    memcpy(r->tau, tau, sizeof *tau * (size_t)points);
+    memcpy(r->obs, obs, sizeof *obs * (size_t)points * AIM_OBS_COUNT);
+    if (count > 0)
+        memcpy(r->start, start->moments, sizeof *r->start * (size_t)count);
+    r->report = *report;
+    r->have = 1;
+}
+
 /* The truncation error estimate (theory/matrix.md sec. 6): the same run at
  * order M - 1, whose words are the first of the order-M word set (words
  * are ordered by length), so the same start serves. Where successive
  * orders alternate about the limit, as they do before the truncation
  * breaks down, |x_M - x_(M-1)| bounds the error of x_M; where they stop
  * alternating it grows, and the run is cut at the first grid point whose
- * estimate passes hierarchy.tol (0: never). */
+ * estimate passes hierarchy.tol (0: never). The order M - 1 run is taken
+ * from reuse when it holds that very run. */
 static void truncation_estimate(const aim_config *cfg, int d, const double *tau,
-                                const aim_measured_start *start, double *obs,
-                                aim_trajectory_moments *moments, aim_ode_report *report)
+                                const aim_measured_start *start, aim_trajectory_reuse *reuse,
+                                double *obs, aim_trajectory_moments *moments,
+                                aim_ode_report *report)
 {
     const int points = cfg->points;
     aim_config lower = *cfg;
@@ -489,8 +612,14 @@ static void truncation_estimate(const aim_config *cfg, int d, const double *tau,
     double *low = malloc(sizeof *low * (size_t)points * AIM_OBS_COUNT);
     double *est = malloc(sizeof *est * (size_t)points * 2);
     aim_ode_report rep;
+    const int kept = low && est && reuse && reuse_matches(reuse, &lower, d, tau, start);
+    if (kept) {
+        memcpy(low, reuse->obs, sizeof *low * (size_t)points * AIM_OBS_COUNT);
+        rep = reuse->report;
+        reuse->reused++;
+    }
     if (!low || !est ||
-        run_model(&lower, d, tau, start, low, NULL, 0, &rep) == AIM_ODE_FAILED) {
+        (!kept && run_model(&lower, d, tau, start, low, NULL, 0, &rep) == AIM_ODE_FAILED)) {
         free(low);
         free(est);
         report->status = AIM_ODE_FAILED;
@@ -577,6 +706,14 @@ aim_ode_status aim_trajectory_run_full(const aim_config *cfg, int d,
                                        double *obs, aim_trajectory_moments *moments,
                                        aim_ode_report *report)
 {
+    return aim_trajectory_run_reusing(cfg, d, tau, start, obs, moments, report, NULL);
+}
+
+aim_ode_status aim_trajectory_run_reusing(const aim_config *cfg, int d, const double *tau,
+                                          const aim_measured_start *start, double *obs,
+                                          aim_trajectory_moments *moments,
+                                          aim_ode_report *report, aim_trajectory_reuse *reuse)
+{
     memset(report, 0, sizeof *report);
     report->status = AIM_ODE_FAILED;
     report->tau_wr = report->tau_wr_se = report->noise_share = report->kernel_error = NAN;
@@ -585,8 +722,25 @@ aim_ode_status aim_trajectory_run_full(const aim_config *cfg, int d,
     if (cfg->method == AIM_METHOD_MATRIX)
         return run_matrix(cfg, d, tau, obs, moments, report);
     run_model(cfg, d, tau, start, obs, moments, 1, report);
-    if (report->status != AIM_ODE_FAILED && aim_model_ops_of(cfg)->hierarchy && cfg->order >= 3)
-        truncation_estimate(cfg, d, tau, start, obs, moments, report);
+    const int hierarchy = aim_model_ops_of(cfg)->hierarchy;
+    if (!reuse || !hierarchy || report->status == AIM_ODE_FAILED) {
+        if (report->status != AIM_ODE_FAILED && hierarchy && cfg->order >= 3)
+            truncation_estimate(cfg, d, tau, start, NULL, obs, moments, report);
+        return report->status;
+    }
+    /* this run as the next order's estimate: before the estimate cuts it */
+    const size_t n = (size_t)cfg->points * AIM_OBS_COUNT;
+    double *raw = malloc(sizeof *raw * n);
+    const aim_ode_report raw_report = *report;
+    if (raw)
+        memcpy(raw, obs, sizeof *raw * n);
+    if (cfg->order >= 3)
+        truncation_estimate(cfg, d, tau, start, reuse, obs, moments, report);
+    if (raw && report->status != AIM_ODE_FAILED)
+        reuse_keep(reuse, cfg, d, tau, start, raw, &raw_report);
+    else
+        reuse_clear(reuse);
+    free(raw);
     return report->status;
 }
 

@@ -52,6 +52,25 @@ aim_ode_status aim_trajectory_run_full(const aim_config *cfg, int d,
                                        double *obs, aim_trajectory_moments *moments,
                                        aim_ode_report *report);
 
+/* Successive orders of one hierarchy (compare --order 1 ... 5): the
+ * order-M run's truncation error estimate integrates the order M - 1 run
+ * again, which the previous order has just made. A reuse keeps the last
+ * run's observables (before its own truncation cut) with what identifies
+ * it bit for bit (configuration but its name, d, grid, start moments), and
+ * the next run's estimate takes them instead of integrating them again:
+ * the same numbers, one integration less per order. */
+typedef struct aim_trajectory_reuse aim_trajectory_reuse;
+/* NULL when out of memory */
+aim_trajectory_reuse *aim_trajectory_reuse_create(void);
+void aim_trajectory_reuse_free(aim_trajectory_reuse *r);
+/* how many estimates took their order M - 1 run from r */
+int aim_trajectory_reused(const aim_trajectory_reuse *r);
+/* aim_trajectory_run_full with a reuse (NULL: none). */
+aim_ode_status aim_trajectory_run_reusing(const aim_config *cfg, int d, const double *tau,
+                                          const aim_measured_start *start, double *obs,
+                                          aim_trajectory_moments *moments,
+                                          aim_ode_report *report, aim_trajectory_reuse *reuse);
+
 /* At the exact large-d start of cfg's student: the observables obs0 and
  * d overlap/d tau from the right-hand side (d: the dimension of a raw
  * mean's equation when cfg->ode_d is 0). Returns 0, or -1 with the reason

@@ -267,21 +267,30 @@ static double entry_error(const aim_gauss *g, double u, double ustar)
            aim_outmap_dsigma(g->map, u);
 }
 
-/* E[e_p e_r] for two different entries: a Gauss-Hermite product rule over
- * the active coordinates of the 4-dimensional law of
- * (h_p(S), h_p(S*), h_r(S), h_r(S*)). Label noise is independent across
- * entries and drops out. */
-static int pair_moment(aim_gauss *g, const aim_overlaps *q, int p, int r,
-                       double *out)
+/* The law of (h_p(S), h_p(S*), h_r(S), h_r(S*)) for two different entries
+ * p, r: means mu and lower factor F. Returns 0, or -1 when its covariance
+ * is not positive semi-definite. */
+static int pair_law(const aim_gauss *g, const aim_overlaps *q, int p, int r, double mu[4],
+                    double F[16])
 {
     const int ent[4] = {p, p, r, r}, mat[4] = {0, 1, 0, 1};
-    double V[16], F[16], mu[4];
+    double V[16];
     for (int x = 0; x < 4; x++) {
         mu[x] = g->C[ent[x]] * q->mean[mat[x]];
         for (int y = 0; y < 4; y++)
             V[x * 4 + y] = index_cov(g, q, ent[x], mat[x], ent[y], mat[y]);
     }
-    if (chol_semidefinite(4, V, F))
+    return chol_semidefinite(4, V, F);
+}
+
+/* E[e_p e_r] for two different entries: a Gauss-Hermite product rule over
+ * the active coordinates of their law (pair_law). Label noise is
+ * independent across entries and drops out. */
+static int pair_moment(aim_gauss *g, const aim_overlaps *q, int p, int r,
+                       double *out)
+{
+    double F[16], mu[4];
+    if (pair_law(g, q, p, r, mu, F))
         return -1;
     int active[4], na = 0;
     for (int x = 0; x < 4; x++)
@@ -313,60 +322,90 @@ static int pair_moment(aim_gauss *g, const aim_overlaps *q, int p, int r,
     return 0;
 }
 
+/* The law of (h_p(S), h_p(S*)) of entry p: means mu and lower factor F.
+ * Returns 0, or -1 when its covariance is not positive semi-definite. */
+static int entry_law(const aim_gauss *g, const aim_overlaps *q, int p, double mu[2],
+                     double F[4])
+{
+    double V[4];
+    for (int x = 0; x < 2; x++) {
+        mu[x] = g->C[p] * q->mean[x];
+        for (int y = 0; y < 2; y++)
+            V[x * 2 + y] = index_cov(g, q, p, x, p, y);
+    }
+    return chol_semidefinite(2, V, F);
+}
+
+/* The sums of the entry rule: E[e], E[e z0], E[e z1], E[e^2], E[sigma'^2],
+ * E[(f - f*)^2]. */
+enum { SUM_E, SUM_EZ0, SUM_EZ1, SUM_EE, SUM_DD, SUM_RR, SUMS };
+
+/* The entry rule's sums for an entry of law mu, F (entry_law); with
+ * risk_only the last alone (SUM_RR), summed in the same order as with all
+ * of them, so that the risk is the same number bit for bit. The node
+ * pairs (x_i, -x_i) of z0 are summed first, so that integrands odd in z0
+ * cancel exactly. */
+static void entry_sums(const aim_gauss *g, const double mu[2], const double F[4],
+                       int risk_only, double acc[SUMS])
+{
+    const int n = g->n2;
+    for (int k = 0; k < SUMS; k++)
+        acc[k] = 0.0;
+    for (int j = 0; j < n; j++)
+        for (int i = 0; i < (n + 1) / 2; i++) {
+            double pair[SUMS] = {0};
+            for (int k = i; k <= n - 1 - i; k += (n - 1 - 2 * i > 0 ? n - 1 - 2 * i : 1)) {
+                double w = g->w2[k] * g->w2[j], z0 = g->x2[k], z1 = g->x2[j];
+                double u = mu[0] + F[0] * z0;
+                double us = mu[1] + F[2] * z0 + F[3] * z1;
+                double fu = aim_outmap_sigma(g->map, u);
+                double fs = aim_outmap_sigma(g->map, us);
+                pair[SUM_RR] += w * (fu - fs) * (fu - fs);
+                if (risk_only)
+                    continue;
+                double du = aim_outmap_dsigma(g->map, u);
+                double e = (fu - fs) * du;
+                pair[SUM_E] += w * e;
+                pair[SUM_EZ0] += w * e * z0;
+                pair[SUM_EZ1] += w * e * z1;
+                pair[SUM_EE] += w * e * e;
+                pair[SUM_DD] += w * du * du;
+            }
+            for (int k = 0; k < SUMS; k++)
+                acc[k] += pair[k];
+        }
+}
+
+/* The weights of E[e_p e_r] in K_omega (*wo) and K_psi (*wp). */
+static void pair_weights(const aim_gauss *g, int p, int r, double *wo, double *wp)
+{
+    const int T = g->T, a = p / T, b = p % T, c = r / T, d = r % T;
+    *wo = g->C[a * T + c] * g->C[b * T + d];
+    *wp = g->C[a * T + d] * g->C[b * T + c];
+}
+
 static int eval_elementwise(aim_gauss *g, const aim_overlaps *q)
 {
-    const int T2 = g->T2, n = g->n2;
+    const int T2 = g->T2;
     double self[MAXT2]; /* E[e_p^2], label noise included */
     g->risk = 0.0;
     for (int p = 0; p < T2; p++) {
-        double V[4], *F = g->F2[p], mu[2];
-        for (int x = 0; x < 2; x++) {
-            mu[x] = g->C[p] * q->mean[x];
-            for (int y = 0; y < 2; y++)
-                V[x * 2 + y] = index_cov(g, q, p, x, p, y);
-        }
-        if (chol_semidefinite(2, V, F))
+        double mu[2], acc[SUMS];
+        if (entry_law(g, q, p, mu, g->F2[p]))
             return -1;
-        /* sums over the node pairs (x_i, -x_i) of z0 first, so that
-         * integrands odd in z0 cancel exactly */
-        double acc[6] = {0}; /* e, e z0, e z1, e^2, sigma'^2, (f - f*)^2 */
-        for (int j = 0; j < n; j++)
-            for (int i = 0; i < (n + 1) / 2; i++) {
-                double pair[6] = {0};
-                for (int k = i; k <= n - 1 - i; k += (n - 1 - 2 * i > 0 ? n - 1 - 2 * i : 1)) {
-                    double w = g->w2[k] * g->w2[j], z0 = g->x2[k], z1 = g->x2[j];
-                    double u = mu[0] + F[0] * z0;
-                    double us = mu[1] + F[2] * z0 + F[3] * z1;
-                    double fu = aim_outmap_sigma(g->map, u);
-                    double fs = aim_outmap_sigma(g->map, us);
-                    double du = aim_outmap_dsigma(g->map, u);
-                    double e = (fu - fs) * du;
-                    pair[0] += w * e;
-                    pair[1] += w * e * z0;
-                    pair[2] += w * e * z1;
-                    pair[3] += w * e * e;
-                    pair[4] += w * du * du;
-                    pair[5] += w * (fu - fs) * (fu - fs);
-                }
-                for (int k = 0; k < 6; k++)
-                    acc[k] += pair[k];
-            }
-        double e1 = acc[0], ez0 = acc[1], ez1 = acc[2], e2 = acc[3], d2 = acc[4],
-               r = acc[5];
-        g->err[p] = e1;
-        g->ez2[p][0] = ez0;
-        g->ez2[p][1] = ez1;
-        self[p] = e2 + g->noise * d2;
-        g->risk += 0.5 * r;
+        entry_sums(g, mu, g->F2[p], 0, acc);
+        g->err[p] = acc[SUM_E];
+        g->ez2[p][0] = acc[SUM_EZ0];
+        g->ez2[p][1] = acc[SUM_EZ1];
+        self[p] = acc[SUM_EE] + g->noise * acc[SUM_DD];
+        g->risk += 0.5 * acc[SUM_RR];
     }
     /* Noise kernels: only pairs with a non-zero weight are integrated. */
-    const int T = g->T;
     g->k_omega = g->k_psi = 0.0;
     for (int p = 0; p < T2; p++)
         for (int r = p; r < T2; r++) {
-            const int a = p / T, b = p % T, c = r / T, d = r % T;
-            double wo = g->C[a * T + c] * g->C[b * T + d];
-            double wp = g->C[a * T + d] * g->C[b * T + c];
+            double wo, wp;
+            pair_weights(g, p, r, &wo, &wp);
             if (wo == 0.0 && wp == 0.0)
                 continue;
             double m;
@@ -378,6 +417,31 @@ static int eval_elementwise(aim_gauss *g, const aim_overlaps *q)
             g->k_omega += mult * wo * m;
             g->k_psi += mult * wp * m;
         }
+    return 0;
+}
+
+/* The risk of eval_elementwise alone (the same number), without the pair
+ * integrals: it refuses the same states, those where an entry's or a
+ * weighted pair's law is not a covariance. */
+static int risk_elementwise(const aim_gauss *g, const aim_overlaps *q, double *risk)
+{
+    const int T2 = g->T2;
+    double r = 0.0;
+    for (int p = 0; p < T2; p++) {
+        double mu[2], F[4], acc[SUMS];
+        if (entry_law(g, q, p, mu, F))
+            return -1;
+        entry_sums(g, mu, F, 1, acc);
+        r += 0.5 * acc[SUM_RR];
+    }
+    for (int p = 0; p < T2; p++)
+        for (int s = p + 1; s < T2; s++) {
+            double wo, wp, mu[4], F[16];
+            pair_weights(g, p, s, &wo, &wp);
+            if ((wo != 0.0 || wp != 0.0) && pair_law(g, q, p, s, mu, F))
+                return -1;
+        }
+    *risk = r;
     return 0;
 }
 
@@ -613,16 +677,19 @@ static void error_kernels(const aim_gauss *g, const double *e, double *ko, doubl
 typedef struct {
     double risk, k_omega, k_psi;
     double err[MAXT2];
-    double *eyc; /* T^2 x nlat: E[e_p yc_j] */
+    double *eyc; /* T^2 x nlat: E[e_p yc_j]; NULL: the risk alone */
 } qmc_estimate;
 
 /* The generic rule over the point set yc (npts x nlat, qmc_rule) at the
  * state q with factors Fs, Fa (state_factors). Every point z is used with
- * -z: h = mu +- D. */
+ * -z: h = mu +- D. With out->eyc NULL only the risk is computed (the
+ * output map forward, no pull-back, kernels or E[e Y]), summed in the same
+ * order as with everything, so that it is the same number bit for bit. */
 static int qmc_sum(aim_gauss *g, const double *yc, int npts, const aim_overlaps *q,
                    const double Fs[4], const double Fa[4], qmc_estimate *out)
 {
     const int T2 = g->T2, nlat = g->nlat, nsym = g->nsym, nanti = g->nanti;
+    const int all = out->eyc != NULL;
     double risk = 0, ko = 0, kp = 0, err[MAXT2] = {0};
     double mu[2][MAXT2], D[2][MAXT2], f[2][MAXT2], fs[2][MAXT2], deriv[2][MAXT2],
         r[MAXT2], e[MAXT2];
@@ -646,7 +713,8 @@ static int qmc_sum(aim_gauss *g, const double *yc, int npts, const aim_overlaps 
             }
             /* the points z (index 0) and -z (index 1) */
             aim_outmap_forward_pair(g->map, mu[1], D[1], fs[0], fs[1], NULL, NULL);
-            aim_outmap_forward_pair(g->map, mu[0], D[0], f[0], f[1], deriv[0], deriv[1]);
+            aim_outmap_forward_pair(g->map, mu[0], D[0], f[0], f[1], all ? deriv[0] : NULL,
+                                    all ? deriv[1] : NULL);
             double *dif = g->diff + (size_t)b * T2;
             for (int side = 0; side < 2; side++) {
                 double rr = 0.0;
@@ -654,6 +722,9 @@ static int qmc_sum(aim_gauss *g, const double *yc, int npts, const aim_overlaps 
                     r[c] = f[side][c] - fs[side][c];
                     rr += r[c] * r[c];
                 }
+                risk += 0.5 * rr;
+                if (!all)
+                    continue;
                 aim_outmap_pullback(g->map, f[side], deriv[side], r, e);
                 double ko_pt, kp_pt;
                 error_kernels(g, e, &ko_pt, &kp_pt);
@@ -663,7 +734,6 @@ static int qmc_sum(aim_gauss *g, const double *yc, int npts, const aim_overlaps 
                     ko_pt += g->noise * go;
                     kp_pt += g->noise * gp;
                 }
-                risk += 0.5 * rr;
                 ko += ko_pt;
                 kp += kp_pt;
                 for (int p = 0; p < T2; p++) {
@@ -672,6 +742,8 @@ static int qmc_sum(aim_gauss *g, const double *yc, int npts, const aim_overlaps 
                 }
             }
         }
+        if (!all)
+            continue;
         /* E[e_p Y(z)] over z and -z: (e(z) - e(-z)) Y(z), since Y is
          * linear in z; for the block, diff^T yc. */
         cblas_dgemm(CblasRowMajor, CblasTrans, CblasNoTrans, T2, nlat, nb, 1.0, g->diff,
@@ -679,6 +751,8 @@ static int qmc_sum(aim_gauss *g, const double *yc, int npts, const aim_overlaps 
     }
     const double weight = 1.0 / (2.0 * npts);
     out->risk = risk * weight;
+    if (!all)
+        return 0;
     out->k_omega = ko * weight;
     out->k_psi = kp * weight;
     for (int p = 0; p < T2; p++)
@@ -840,7 +914,8 @@ static int eval_generic(aim_gauss *g, const aim_overlaps *q)
     return 0;
 }
 
-int aim_gauss_eval(aim_gauss *g, const aim_overlaps *q)
+/* 0 when q's Omega and Psi are finite; else -1 with the message set. */
+static int check_finite(aim_gauss *g, const aim_overlaps *q)
 {
     g->error[0] = '\0';
     for (int i = 0; i < 2; i++)
@@ -850,16 +925,53 @@ int aim_gauss_eval(aim_gauss *g, const aim_overlaps *q)
                          "non-finite order parameter (Omega or Psi [%d][%d])", i, j);
                 return -1;
             }
-    int rc = g->elementwise ? eval_elementwise(g, q) : eval_generic(g, q);
-    if (rc) {
-        snprintf(g->error, sizeof g->error,
-                 "order parameters are not a valid covariance: Omega = "
-                 "[%g %g; %g %g], Psi = [%g %g; %g %g]",
-                 q->omega[0][0], q->omega[0][1], q->omega[1][0], q->omega[1][1],
-                 q->psi[0][0], q->psi[0][1], q->psi[1][0], q->psi[1][1]);
+    return 0;
+}
+
+/* -1, with the message for a q that is no covariance. */
+static int refuse_state(aim_gauss *g, const aim_overlaps *q)
+{
+    snprintf(g->error, sizeof g->error,
+             "order parameters are not a valid covariance: Omega = "
+             "[%g %g; %g %g], Psi = [%g %g; %g %g]",
+             q->omega[0][0], q->omega[0][1], q->omega[1][0], q->omega[1][1],
+             q->psi[0][0], q->psi[0][1], q->psi[1][0], q->psi[1][1]);
+    return -1;
+}
+
+int aim_gauss_eval(aim_gauss *g, const aim_overlaps *q)
+{
+    if (check_finite(g, q))
+        return -1;
+    if (g->elementwise ? eval_elementwise(g, q) : eval_generic(g, q))
+        return refuse_state(g, q);
+    if (!isfinite(g->risk) || !isfinite(g->k_omega) || !isfinite(g->k_psi)) {
+        snprintf(g->error, sizeof g->error, "non-finite Gaussian expectation");
         return -1;
     }
-    if (!isfinite(g->risk) || !isfinite(g->k_omega) || !isfinite(g->k_psi)) {
+    return 0;
+}
+
+int aim_gauss_risk_at(aim_gauss *g, const aim_overlaps *q, double *risk)
+{
+    /* the first state of the quasi-random rule fixes its point count */
+    if (!g->elementwise && !g->have_first) {
+        if (aim_gauss_eval(g, q))
+            return -1;
+        *risk = g->risk;
+        return 0;
+    }
+    if (check_finite(g, q))
+        return -1;
+    double Fs[4], Fa[4];
+    qmc_estimate est = {.eyc = NULL};
+    if (g->elementwise ? risk_elementwise(g, q, risk)
+                       : state_factors(q, Fs, Fa) ||
+                             qmc_sum(g, g->yc, g->npts, q, Fs, Fa, &est))
+        return refuse_state(g, q);
+    if (!g->elementwise)
+        *risk = est.risk;
+    if (!isfinite(*risk)) {
         snprintf(g->error, sizeof g->error, "non-finite Gaussian expectation");
         return -1;
     }
@@ -940,8 +1052,5 @@ int aim_gauss_observables(aim_gauss *g, const aim_overlaps *q,
                           double obs[AIM_OBS_COUNT])
 {
     aim_overlaps_observables(q, obs);
-    if (aim_gauss_eval(g, q))
-        return -1;
-    obs[AIM_OBS_RISK] = aim_gauss_risk(g);
-    return 0;
+    return aim_gauss_risk_at(g, q, &obs[AIM_OBS_RISK]);
 }

@@ -59,7 +59,20 @@ int aim_gauss_points(const aim_gauss *g);
  * -1 (out of memory; message in aim_gauss_error). */
 int aim_gauss_kernel_error(aim_gauss *g, double *err);
 
-/* Every observable at q (risk included). Returns 0 or -1. */
+/* The risk alone at q, into *risk: the same number, bit for bit, as
+ * aim_gauss_risk after aim_gauss_eval(g, q), at a fraction of the cost
+ * (the output map forward only: no pull-back, noise kernels, drift
+ * kernels or pair integrals), for what needs the risk only (observables
+ * at output points, the formula's risk of measured order parameters). It
+ * refuses the states aim_gauss_eval refuses, but a non-finite kernel
+ * with a finite risk; it leaves the last evaluation (aim_gauss_risk and
+ * the kernels) as it was, except at the quasi-random rule's first state,
+ * which is evaluated in full since it fixes the point count. Returns 0 or
+ * -1 (message in aim_gauss_error). */
+int aim_gauss_risk_at(aim_gauss *g, const aim_overlaps *q, double *risk);
+
+/* Every observable at q (the risk by aim_gauss_risk_at). Returns 0 or
+ * -1. */
 int aim_gauss_observables(aim_gauss *g, const aim_overlaps *q,
                           double obs[AIM_OBS_COUNT]);
 

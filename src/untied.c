@@ -739,7 +739,9 @@ int aim_untied_observables_with_mean(aim_untied *m, const double *y, double mean
         snprintf(m->error, sizeof m->error, "%s", aim_gauss_error(m->hm.gauss));
         return -1;
     }
-    m->cached = 0; /* the engine now holds another point */
+    /* the next kernels computed afresh, as when the observables were a full
+     * evaluation (the adiabatic root then starts from the same guess) */
+    m->cached = 0;
     return 0;
 }
 

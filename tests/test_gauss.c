@@ -517,6 +517,92 @@ static void test_kernel_error_estimate(void **state)
     }
 }
 
+/* The risk alone (aim_gauss_risk_at, what the observables and compare's
+ * formula column use) is the full evaluation's risk bit for bit, for
+ * every rule: the entry rule (He2 + He3), the quasi-random rule for an
+ * elementwise map (relu, and He2 forced generic) and for row softmax, at
+ * a tied-like state (Psi = Omega), a general one with raw means, and with
+ * correlated tokens and label noise. It leaves the last full evaluation's
+ * kernels as they were, gives the first state of a kernel_tol engine the
+ * same point count as a full evaluation, and refuses what the full
+ * evaluation refuses. */
+static void test_risk_alone(void **state)
+{
+    (void)state;
+    const aim_overlaps tied_like = {.omega = {{0.6, 0.2}, {0.2, 1.0}},
+                                    .psi = {{0.6, 0.2}, {0.2, 1.0}},
+                                    .trace = {0.3, 1.0}};
+    const aim_overlaps states[3] = {tied_like, some_state(0), some_state(1)};
+    for (int kind = 0; kind < 4; kind++)
+        for (int corr = 0; corr < 2; corr++) {
+            aim_config cfg;
+            base_config(&cfg, 3);
+            cfg.qmc_points = 2048;
+            aim_gauss_rule rule = AIM_RULE_AUTO;
+            if (kind == 0 || kind == 3) {
+                set_hermite(&cfg, 2, 1.0);
+                set_hermite(&cfg, 3, 0.5);
+                rule = kind == 3 ? AIM_RULE_GENERIC : AIM_RULE_AUTO;
+            } else if (kind == 1) {
+                cfg.activation = AIM_ACT_RELU;
+            } else {
+                cfg.output = AIM_SOFTMAX;
+                cfg.beta = 1.5;
+            }
+            if (corr) {
+                equicorrelated(&cfg, 0.2);
+                cfg.noise = 0.05;
+            }
+            aim_gauss *full = aim_gauss_create(&cfg, rule), *alone = aim_gauss_create(&cfg, rule);
+            assert_non_null(full);
+            assert_non_null(alone);
+            /* the quasi-random rule's first state is evaluated in full */
+            assert_int_equal(aim_gauss_eval(alone, &states[2]), 0);
+            for (int k = 0; k < 3; k++) {
+                double risk;
+                assert_int_equal(aim_gauss_eval(full, &states[k]), 0);
+                assert_int_equal(aim_gauss_risk_at(alone, &states[k], &risk), 0);
+                if (memcmp(&risk, &(double){aim_gauss_risk(full)}, sizeof risk) != 0)
+                    fail_msg("kind %d, corr %d, state %d: risk alone %.17g, full %.17g", kind,
+                             corr, k, risk, aim_gauss_risk(full));
+                /* at another state, the full evaluation's kernels stay */
+                const double ko = aim_gauss_noise_omega(full),
+                             em = aim_gauss_error_mean(full);
+                assert_int_equal(aim_gauss_risk_at(full, &states[(k + 1) % 3], &risk), 0);
+                assert_true(aim_gauss_noise_omega(full) == ko);
+                assert_true(aim_gauss_error_mean(full) == em);
+            }
+            aim_gauss_free(full);
+            aim_gauss_free(alone);
+        }
+    /* kernel_tol: the point count is chosen at the first state either way */
+    aim_config cfg;
+    base_config(&cfg, 2);
+    cfg.output = AIM_SOFTMAX;
+    cfg.kernel_tol = 0.005;
+    aim_gauss *full = aim_gauss_create(&cfg, AIM_RULE_AUTO);
+    aim_gauss *alone = aim_gauss_create(&cfg, AIM_RULE_AUTO);
+    assert_non_null(full);
+    assert_non_null(alone);
+    const aim_overlaps q = some_state(0);
+    double risk;
+    assert_int_equal(aim_gauss_eval(full, &q), 0);
+    assert_int_equal(aim_gauss_risk_at(alone, &q, &risk), 0);
+    assert_int_equal(aim_gauss_points(alone), aim_gauss_points(full));
+    assert_true(aim_gauss_points(alone) > 1024);
+    assert_true(risk == aim_gauss_risk(full));
+    /* refused as the full evaluation refuses */
+    const aim_overlaps bad = {.omega = {{1.0, 2.0}, {2.0, 1.0}}};
+    assert_int_equal(aim_gauss_risk_at(alone, &bad, &risk), -1);
+    assert_non_null(strstr(aim_gauss_error(alone), "not a valid covariance"));
+    aim_overlaps inf = q;
+    inf.psi[1][0] = INFINITY;
+    assert_int_equal(aim_gauss_risk_at(alone, &inf, &risk), -1);
+    assert_non_null(strstr(aim_gauss_error(alone), "non-finite order parameter"));
+    aim_gauss_free(full);
+    aim_gauss_free(alone);
+}
+
 static void test_invalid_covariance(void **state)
 {
     (void)state;
@@ -540,6 +626,7 @@ int main(void)
         cmocka_unit_test(test_invalid_covariance),
         cmocka_unit_test(test_closed_forms_vs_dense),
         cmocka_unit_test(test_kernel_error_estimate),
+        cmocka_unit_test(test_risk_alone),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

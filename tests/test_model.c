@@ -8,6 +8,8 @@
  *    terms (the split that names a blow-up's cause);
  *  - overlap() is the observables' overlap (the weak-recovery root and the
  *    written column are the same quantity);
+ *  - the observables' risk (the engine's risk alone) is, bit for bit, the
+ *    risk of the full evaluation its right-hand side made at that state;
  *  - tracked moments have distinct names and finite values;
  *  - a fast variable has a finite start and rate;
  *  - an unknown decomposition is refused with a message. */
@@ -39,11 +41,16 @@ static const model_case cases[] = {
     {"tied He2, M = 3", "tied",
      {"model.decomposition=tied", "teacher.decomposition=tied", "model.activation=he2",
       "hierarchy.order=3"}},
+    {"tied softmax, M = 2", "tied",
+     {"model.decomposition=tied", "teacher.decomposition=tied", "model.output=softmax",
+      "hierarchy.order=2"}},
     {"untied He1, M = 3", "untied",
      {"model.decomposition=untied", "model.activation=he1", "hierarchy.order=3"}},
     {"untied He1, raw, stiff", "untied",
      {"model.decomposition=untied", "model.activation=he1", "model.centring=raw",
       "teacher.mean=0.7", "hierarchy.order=2"}},
+    {"untied softmax, M = 2", "untied",
+     {"model.decomposition=untied", "model.output=softmax", "hierarchy.order=2"}},
     {"untied He1, raw, adiabatic", "untied",
      {"model.decomposition=untied", "model.activation=he1", "model.centring=raw",
       "teacher.mean=0.7", "hierarchy.order=2", "hierarchy.mean=adiabatic"}},
@@ -105,6 +112,11 @@ static void check_state(const model_case *c, aim_model *m, const double *y, cons
     double obs[AIM_OBS_COUNT];
     if (aim_model_observables(m, y, obs))
         fail_msg("%s, %s: observables: %s", c->what, where, aim_model_error(m));
+    /* the right-hand side above left the engine's full evaluation at y */
+    const double risk = aim_gauss_risk(aim_model_engine(m));
+    if (memcmp(&risk, &obs[AIM_OBS_RISK], sizeof risk) != 0)
+        fail_msg("%s, %s: observables' risk %.17g, the full evaluation's %.17g", c->what,
+                 where, obs[AIM_OBS_RISK], risk);
     const double q = aim_model_overlap(m, y);
     if (!close_to(q, obs[AIM_OBS_OVERLAP], 1e-12))
         fail_msg("%s, %s: overlap() %.15g, observables %.15g", c->what, where, q,

@@ -9,7 +9,9 @@
  *    around it) of tanh's closed-form crossing on a coarse grid;
  *  - the blow-up's cause: a noise blow-up (direct He2, eta = 0.5) has a
  *    noise share above 1/2, a level reached by learning (He1 towards a
- *    teacher above ode.blowup) one below. */
+ *    teacher above ode.blowup) one below;
+ *  - the truncation stop's order M - 1 run taken from the previous order's
+ *    run (compare --order ...) gives the same numbers as its own. */
 #include <stdarg.h>
 #include <stddef.h>
 #include <setjmp.h>
@@ -17,6 +19,7 @@
 #include <cmocka.h>
 
 #include <math.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -232,6 +235,91 @@ static void test_blowup_cause(void **state)
     assert_null(strstr(rep.message, "noise terms outgrow"));
 }
 
+/* One run of the tied He2 hierarchy at order M (reuse may be NULL): its
+ * observables, moments (with the truncation estimate) and report. */
+typedef struct {
+    double obs[21 * AIM_OBS_COUNT];
+    aim_trajectory_moments mom;
+    aim_ode_report rep;
+} tied_run;
+
+static void run_tied(double tol, double eta, int order, aim_trajectory_reuse *reuse,
+                     tied_run *out)
+{
+    aim_config cfg;
+    aim_config_error err;
+    aim_config_defaults(&cfg);
+    const char *sets[] = {"model.decomposition=tied", "teacher.decomposition=tied",
+                          "model.activation=he2", "training.horizon=0.03",
+                          "training.points=21", "student.scale=0.25", "teacher.scale=0.5"};
+    for (size_t i = 0; i < sizeof sets / sizeof *sets; i++)
+        assert_int_equal(aim_config_set(&cfg, sets[i], &err), 0);
+    assert_int_equal(aim_config_validate(&cfg, &err), 0);
+    cfg.order = order;
+    cfg.tol = tol;
+    cfg.eta = eta;
+    snprintf(cfg.name, sizeof cfg.name, "tied-M%d", order); /* compare's names */
+    double tau[21];
+    for (int i = 0; i < 21; i++)
+        tau[i] = cfg.horizon * i / 20.0;
+    assert_int_not_equal(aim_trajectory_run_reusing(&cfg, 400, tau, NULL, out->obs, &out->mom,
+                                                    &out->rep, reuse),
+                         AIM_ODE_FAILED);
+}
+
+static void same_run(const tied_run *a, const tied_run *b)
+{
+    assert_memory_equal(a->obs, b->obs, sizeof a->obs);
+    assert_int_equal(a->rep.status, b->rep.status);
+    assert_int_equal(a->rep.stop, b->rep.stop);
+    assert_int_equal(a->rep.reached, b->rep.reached);
+    assert_memory_equal(&a->rep.tau, &b->rep.tau, sizeof a->rep.tau);
+    assert_memory_equal(&a->rep.tau_wr, &b->rep.tau_wr, sizeof a->rep.tau_wr);
+    assert_string_equal(a->rep.message, b->rep.message);
+    assert_int_equal(a->mom.count, b->mom.count);
+    assert_memory_equal(a->mom.values, b->mom.values, sizeof(double) * 21 * a->mom.count);
+    assert_int_equal(a->mom.trunc == NULL, b->mom.trunc == NULL);
+    if (a->mom.trunc) /* the rows reached (the writer reads no others) */
+        assert_memory_equal(a->mom.trunc, b->mom.trunc, sizeof(double) * 2 * a->rep.reached);
+    assert_memory_equal(&a->mom.trunc_stop, &b->mom.trunc_stop, sizeof a->mom.trunc_stop);
+}
+
+/* compare --order 2 3 4: each order's run serves the next one's
+ * truncation error estimate (aim_trajectory_run_reusing); every number is
+ * the one the estimate's own order M - 1 run gives, without a cut and with
+ * hierarchy.tol = 0.01, which stops the order-3 run at tau = 0.02 but not
+ * the order-4 run, whose estimate reads the order-3 rows past that cut;
+ * and a run of another configuration is not taken. */
+static void test_truncation_reuse(void **state)
+{
+    (void)state;
+    const double tols[2] = {0.0, 0.01};
+    for (int k = 0; k < 2; k++) {
+        aim_trajectory_reuse *reuse = aim_trajectory_reuse_create();
+        assert_non_null(reuse);
+        static tied_run fresh, kept;
+        int cut = 0;
+        for (int order = 2; order <= 4; order++) {
+            run_tied(tols[k], 0.01, order, NULL, &fresh);
+            run_tied(tols[k], 0.01, order, reuse, &kept);
+            same_run(&fresh, &kept);
+            cut |= fresh.rep.stop == AIM_STOP_TRUNCATION;
+            aim_trajectory_moments_free(&fresh.mom);
+            aim_trajectory_moments_free(&kept.mom);
+        }
+        assert_int_equal(aim_trajectory_reused(reuse), 2);
+        assert_int_equal(cut, k == 1);
+        /* another eta at order 5: the order-4 run kept is not its estimate's */
+        run_tied(tols[k], 0.02, 5, NULL, &fresh);
+        run_tied(tols[k], 0.02, 5, reuse, &kept);
+        same_run(&fresh, &kept);
+        assert_int_equal(aim_trajectory_reused(reuse), 2);
+        aim_trajectory_moments_free(&fresh.mom);
+        aim_trajectory_moments_free(&kept.mom);
+        aim_trajectory_reuse_free(reuse);
+    }
+}
+
 int main(void)
 {
     gsl_set_error_handler_off();
@@ -239,6 +327,7 @@ int main(void)
         cmocka_unit_test(test_crossing_against_closed_form),
         cmocka_unit_test(test_measured_crossing),
         cmocka_unit_test(test_blowup_cause),
+        cmocka_unit_test(test_truncation_reuse),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

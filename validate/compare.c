@@ -55,10 +55,8 @@ static int measure(aim_gauss *g, aim_holdout *ho, const aim_sgd *sgd, double *ro
     if (!extra || st != 0)
         return st;
     extra[AIM_SGD_RISK_HOLDOUT_SE] = se;
-    if (aim_gauss_eval(g, &q) != 0)
-        return -1;
-    extra[AIM_SGD_RISK_GAUSS] = aim_gauss_risk(g);
-    return 0;
+    /* the risk alone: the formula's column needs no kernels */
+    return aim_gauss_risk_at(g, &q, &extra[AIM_SGD_RISK_GAUSS]) != 0 ? -1 : 0;
 }
 
 int aim_compare_run_sgd_moments(const aim_config *cfg, int d, const double *tau,

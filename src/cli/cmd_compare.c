@@ -80,7 +80,9 @@ static int compare_student(const run_options *ro, const aim_config *cfg, aim_ato
     double *start = NULL;
     int rc = -1;
     aim_tsv *tsv = NULL;
-    if (!tau || !ode || !mean || !se || !xmean || !xse || !gaps) {
+    /* each order's run serves the next one's truncation error estimate */
+    aim_trajectory_reuse *reuse = aim_trajectory_reuse_create();
+    if (!tau || !ode || !mean || !se || !xmean || !xse || !gaps || !reuse) {
         fprintf(stderr, "aimdyn compare: out of memory\n");
         goto done;
     }
@@ -117,9 +119,9 @@ static int compare_student(const run_options *ro, const aim_config *cfg, aim_ato
                 snprintf(per_run.name, sizeof per_run.name, "%.110s-d%d", name, d);
             aim_ode_report rep;
             aim_trajectory_moments mom;
-            if (aim_trajectory_run_full(&per_run, d, tau,
-                                        start ? &(aim_measured_start){.moments = start} : NULL,
-                                        ode + r * block, &mom, &rep) == AIM_ODE_FAILED) {
+            if (aim_trajectory_run_reusing(&per_run, d, tau,
+                                           start ? &(aim_measured_start){.moments = start} : NULL,
+                                           ode + r * block, &mom, &rep, reuse) == AIM_ODE_FAILED) {
                 fprintf(stderr, "aimdyn compare: ODE: %s\n", rep.message);
                 aim_trajectory_moments_free(&mom);
                 goto done;
@@ -246,6 +248,7 @@ static int compare_student(const run_options *ro, const aim_config *cfg, aim_ato
 done:
     if (tsv)
         aim_tsv_abort(tsv);
+    aim_trajectory_reuse_free(reuse);
     free(start);
     free(tau);
     free(ode);
