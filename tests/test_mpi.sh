@@ -22,7 +22,8 @@ tree() { # a process and its descendants (timeout, mpirun, the ranks, their work
     done
 }
 
-same_files() { # name, directory a, directory b: the same files and bytes, recursively
+same_tree() { # name, directory a, directory b: the same files and bytes, recursively
+    # (sub-folders too: checks.sh's same_files compares one level)
     diff -r "$2" "$3" >/dev/null
     check "$1" $?
 }
@@ -42,13 +43,13 @@ check "sgd on 2 ranks: one rank writes" $?
 [ ! -e "$work/run/.aimdyn-sgd-d40.seeds" ]
 check "sgd on 2 ranks: the seed folder removed" $?
 keep sgd-mpi
-same_files "sgd: 2 ranks write what a serial run does" "$work/sgd-serial" "$work/sgd-mpi"
+same_tree "sgd: 2 ranks write what a serial run does" "$work/sgd-serial" "$work/sgd-mpi"
 
 # each rank with 2 workers of its own
 expect_exit "sgd on 2 ranks, --jobs 2" 0 mpi --bind-to none "$exe" sgd $small --jobs 2 \
     --out "$work/run"
 keep sgd-mpi-jobs
-same_files "sgd: 2 ranks of 2 workers write what a serial run does" "$work/sgd-serial" \
+same_tree "sgd: 2 ranks of 2 workers write what a serial run does" "$work/sgd-serial" \
     "$work/sgd-mpi-jobs"
 
 # compare: the ODE, the SGD of three students in turn (the tied and untied
@@ -60,7 +61,7 @@ expect_exit "compare serial" 0 "$exe" compare $students --jobs 1 --out "$work/ru
 keep compare-serial
 expect_exit "compare on 2 ranks" 0 mpi "$exe" compare $students --out "$work/run"
 keep compare-mpi
-same_files "compare: 2 ranks write what a serial run does" "$work/compare-serial" \
+same_tree "compare: 2 ranks write what a serial run does" "$work/compare-serial" \
     "$work/compare-mpi"
 
 # sweep: the points shared by the ranks, the table and heatmap of a
@@ -71,12 +72,12 @@ expect_exit "sweep serial" 0 "$exe" sweep $sweep --jobs 1 --out "$work/run"
 keep sweep-serial
 expect_exit "sweep on 2 ranks" 0 mpi "$exe" sweep $sweep --out "$work/run"
 contains "sweep on 2 ranks: rank 0 says what it wrote" "$work/out" "wrote $work/run/aimdyn-sweep.tsv"
-same_files "sweep: 2 ranks write what a serial run does" "$work/sweep-serial" "$work/run"
+same_tree "sweep: 2 ranks write what a serial run does" "$work/sweep-serial" "$work/run"
 rm "$work/run/aimdyn-sweep.d/point-0003.tsv"
 expect_exit "sweep on 2 ranks, resumed" 0 mpi "$exe" sweep $sweep --out "$work/run"
 contains "sweep on 2 ranks, resumed: 5 points kept" "$work/out" "6 points (1 computed, 5 kept from an earlier run)"
 keep sweep-mpi
-same_files "sweep resumed on 2 ranks: the files of a serial run" "$work/sweep-serial" \
+same_tree "sweep resumed on 2 ranks: the files of a serial run" "$work/sweep-serial" \
     "$work/sweep-mpi"
 
 # a job killed (kill -9: mpirun and its ranks; their workers end with
@@ -105,7 +106,7 @@ cp -R "$seeds" "$work/kept-seeds"
 expect_exit "sgd job submitted again" 0 mpi "$exe" sgd $long --out "$work/run"
 contains "sgd job submitted again: the resumed seeds said" "$work/err" "sgd d=100: [0-9] of 6 seeds resumed from"
 keep k-mpi
-same_files "sgd job submitted again: the files of an uninterrupted serial run" "$work/k-ref" \
+same_tree "sgd job submitted again: the files of an uninterrupted serial run" "$work/k-ref" \
     "$work/k-mpi"
 
 # a failure on rank 0 (a seed file of another configuration) ends both
@@ -131,7 +132,7 @@ expect_exit "recovery on 2 ranks" 0 mpi "$exe" recovery $rec --out "$work/run"
 cmp -s "$work/out" "$work/recovery-serial.out"
 check "recovery on 2 ranks: rank 0 prints what a serial run does" $?
 keep recovery-mpi
-same_files "recovery: 2 ranks write what a serial run does" "$work/recovery-serial" \
+same_tree "recovery: 2 ranks write what a serial run does" "$work/recovery-serial" \
     "$work/recovery-mpi"
 
 # scaling reads files: rank 0 alone runs it, the same files as a serial run
@@ -140,7 +141,7 @@ expect_exit "scaling serial" 0 "$exe" scaling $sc --out "$work/run"
 keep scaling-serial
 expect_exit "scaling on 2 ranks" 0 mpi "$exe" scaling $sc --out "$work/run"
 keep scaling-mpi
-same_files "scaling: 2 ranks write what a serial run does" "$work/scaling-serial" \
+same_tree "scaling: 2 ranks write what a serial run does" "$work/scaling-serial" \
     "$work/scaling-mpi"
 
 # the commands that do not share their work over ranks are refused
