@@ -140,9 +140,9 @@ static int seed_rows(const seed_checkpoints *c, int next, FILE *out, FILE *in)
     const size_t n[3] = {(size_t)next * (size_t)h.obs, (size_t)next * (size_t)h.extra,
                          (size_t)next * (size_t)h.moments};
     for (int b = 0; b < 3; b++)
-        if ((out ? fwrite(rows[b], sizeof(double), n[b], out)
-                 : fread(rows[b], sizeof(double), n[b], in)) != n[b])
-            return -1;
+        if (n[b] > 0 && (out ? fwrite(rows[b], sizeof(double), n[b], out)
+                             : fread(rows[b], sizeof(double), n[b], in)) != n[b])
+            return -1; /* n[b] = 0: no moments, and no array (NULL) to pass */
     return 0;
 }
 
