@@ -1,6 +1,6 @@
 # The checks of the command-line tests (sourced by test_cli.sh,
-# test_outputs.sh, test_faults.sh, test_jobs.sh, test_progress.sh and
-# test_checkpoint.sh):
+# test_outputs.sh, test_faults.sh, test_jobs.sh, test_progress.sh,
+# test_checkpoint.sh, test_jobs_recovery.sh and test_mpi.sh):
 # each counts a pass or prints "FAIL: name". The sourcing script sets
 # work, a scratch directory.
 failures=0
@@ -31,6 +31,11 @@ contains() { # name, file, text
     r=$?
     [ $r -ne 0 ] && echo "  $1: '$3' not in $(cat "$2")"
     check "$1" $r
+}
+
+same_tree() { # name, directory a, directory b: the same files and bytes, recursively
+    diff -r "$2" "$3" >/dev/null
+    check "$1" $?
 }
 
 same_files() { # name, directory a, directory b: the same file names and bytes

@@ -13,11 +13,6 @@ trap 'rm -rf "$work"' EXIT
 export OPENBLAS_NUM_THREADS=1
 examples="$(dirname "$0")/../examples"
 
-same_files() { # name, directory a, directory b: the same file names and bytes
-    diff -r "$2" "$3" >/dev/null
-    check "$1" $?
-}
-
 # a sweep point kept from a run at another weak-recovery threshold is
 # refused, not taken (its tau_wr is that of the other threshold)
 sweep="--vary model.activation=he1,he2 --set training.horizon=0.05 --set training.points=11"
@@ -53,8 +48,8 @@ runs() { # tag, exit status, recovery arguments...
         mv "$work/r" "$work/$tag$jobs"
         cp "$work/out" "$work/$tag$jobs.out"
     done
-    same_files "$tag: --jobs 2 writes what --jobs 1 does" "$work/${tag}1" "$work/${tag}2"
-    same_files "$tag: --jobs 3 writes what --jobs 1 does" "$work/${tag}1" "$work/${tag}3"
+    same_tree "$tag: --jobs 2 writes what --jobs 1 does" "$work/${tag}1" "$work/${tag}2"
+    same_tree "$tag: --jobs 3 writes what --jobs 1 does" "$work/${tag}1" "$work/${tag}3"
     cmp -s "$work/${tag}1.out" "$work/${tag}3.out"
     check "$tag: --jobs 3 prints what --jobs 1 does" $?
 }
@@ -95,7 +90,7 @@ contains "recovery rerun: one seed left at d = 40" "$work/err" "aimdyn recovery:
 [ ! -e "$seeds" ] && [ ! -e "$out/.direct_he2-recovery-d60.seeds" ]
 check "recovery rerun: the seed folders removed" $?
 rm -f "$out"/.*.lock
-same_files "recovery rerun: the files of an uninterrupted run" "$work/direct1" "$out"
+same_tree "recovery rerun: the files of an uninterrupted run" "$work/direct1" "$out"
 
 # a seed file of another configuration is refused, nothing written;
 # another weak-recovery threshold is another configuration (tau_wr)
@@ -118,7 +113,7 @@ sed '1s/^# aimdyn .*/# aimdyn 0.0.0-other/' "$work/kept-seeds/seed-3.tsv" >"$see
 expect_exit "recovery: a seed of another version" 0 "$exe" recovery $args --out "$out"
 contains "another version: computed again" "$work/err" "was written by aimdyn 0.0.0-other, this is aimdyn .*: seed computed again"
 rm -f "$out"/.*.lock
-same_files "another version: the files of an uninterrupted run" "$work/direct1" "$out"
+same_tree "another version: the files of an uninterrupted run" "$work/direct1" "$out"
 
 # a seed file that is not one (a row too many) is refused, nothing written
 rm -rf "$out"

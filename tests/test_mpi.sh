@@ -22,12 +22,6 @@ tree() { # a process and its descendants (timeout, mpirun, the ranks, their work
     done
 }
 
-same_tree() { # name, directory a, directory b: the same files and bytes, recursively
-    # (sub-folders too: checks.sh's same_files compares one level)
-    diff -r "$2" "$3" >/dev/null
-    check "$1" $?
-}
-
 keep() { # name: what the run wrote into $work/run (no lock files) into $work/NAME
     rm -f "$work/run"/.*.lock
     mv "$work/run" "$work/$1"
