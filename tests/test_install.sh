@@ -31,7 +31,11 @@ pc=$(find "$root" -name aimdyn.pc)
 lib=$(dirname "$(dirname "$pc")") # the library folder, inside the root
 prefix=$(sed -n 's/^prefix=//p' "$pc")
 top=$root$prefix
-for f in "$top/bin/aimdyn" "$lib/libaimdyn.so" "$lib/libaimdyn.so.0" "$lib/libaimdyn.a" \
+# the static library when the build makes one (-Ddefault_library=both,
+# the project's default)
+static=
+[ "${3:-both}" = both ] && static=$lib/libaimdyn.a
+for f in "$top/bin/aimdyn" "$lib/libaimdyn.so" "$lib/libaimdyn.so.0" $static \
     "$top/include/aimdyn/aimdyn.h" "$top/share/man/man1/aimdyn.1" \
     "$top/share/doc/aimdyn/examples/c/predict.c" \
     "$top/share/doc/aimdyn/examples/python/predict.py" \
