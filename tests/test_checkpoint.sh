@@ -39,8 +39,10 @@ killed_at() { # delay, stderr file, seed folder, arguments: a run killed -9, wit
 }
 
 # a checkpoint at every grid point (output.checkpoint = 0), small d,
-# many points: several checkpoints per seed
-grid="--d 40 --seeds 2 --jobs 2 --set training.points=60 --set output.checkpoint=0"
+# many points: several checkpoints per seed; the direct run long enough
+# (3 s) that a random kill lands inside it on an idle machine (the
+# students below set their own horizon)
+grid="--d 40 --seeds 2 --jobs 2 --set training.points=60 --set output.checkpoint=0 --set training.horizon=3"
 n=0
 for student in direct tied untied untied_raw; do
     case $student in
