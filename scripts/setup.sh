@@ -9,7 +9,7 @@ build=${1:-build}
 
 sh "$root/scripts/install.sh" setup meson ninja-build pkg-config gcc libc6-dev git \
     libgsl-dev libopenblas-dev libsundials-dev libinih-dev libcmocka-dev gnuplot-nox strace \
-    python3-numpy libopenmpi-dev openmpi-bin
+    python3-numpy python3-pandas libopenmpi-dev openmpi-bin
 
 cd "$root"
 if [ ! -f "$build/build.ninja" ]; then

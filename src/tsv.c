@@ -1,5 +1,5 @@
 /* aim_tsv: result files written through aim_atomic. */
-#define _POSIX_C_SOURCE 200809L
+#define _GNU_SOURCE /* fopencookie (glibc, musl) */
 
 #include "tsv.h"
 
@@ -14,9 +14,97 @@
 #include "version.h"
 
 struct aim_tsv {
-    FILE *stream;          /* on a duplicate of the file's descriptor */
+    FILE *stream;          /* the writer's stream (column_first_write) */
     aim_atomic_file *file; /* the temporary file and the final name */
+    int fd;                /* a duplicate of the file's descriptor */
+    char *head;            /* the lines held back until the column line */
+    size_t head_len, head_cap;
+    size_t scanned;        /* head[0 .. scanned-1]: complete '#' lines */
+    int passing;           /* the column line is out: bytes go straight to fd */
+    int discarding;        /* aborted: nothing more to write */
 };
+
+/* write(2) of all n bytes; 0, or -1 with errno set. */
+static int write_all(int fd, const char *p, size_t n)
+{
+    while (n > 0) {
+        const ssize_t w = write(fd, p, n);
+        if (w < 0 && errno == EINTR)
+            continue;
+        if (w < 0)
+            return -1;
+        p += w;
+        n -= (size_t)w;
+    }
+    return 0;
+}
+
+/* The column line first: a writer writes its '#' metadata lines, its
+ * column line and its rows in the order it composes them; the stream
+ * holds the '#' lines back until the column line is complete, then writes
+ * the column line, the held '#' lines and from there on passes every byte
+ * through. numpy.genfromtxt(names=True) and pandas.read_csv take the
+ * first line of a file as its column names, so it must be the column
+ * line; stdio has no stream that reorders lines, hence this one
+ * (fopencookie). Returns size, or 0 with errno set (what fopencookie
+ * asks of a failed write). */
+static ssize_t column_first_write(void *cookie, const char *buf, size_t size)
+{
+    aim_tsv *tsv = cookie;
+    if (tsv->discarding)
+        return (ssize_t)size;
+    if (tsv->passing)
+        return write_all(tsv->fd, buf, size) ? 0 : (ssize_t)size;
+    if (tsv->head_len + size > tsv->head_cap) {
+        size_t cap = tsv->head_cap ? 2 * tsv->head_cap : 4096;
+        while (cap < tsv->head_len + size)
+            cap *= 2;
+        char *h = realloc(tsv->head, cap);
+        if (!h) {
+            errno = ENOMEM;
+            return 0;
+        }
+        tsv->head = h;
+        tsv->head_cap = cap;
+    }
+    memcpy(tsv->head + tsv->head_len, buf, size);
+    tsv->head_len += size;
+    for (;;) {
+        const char *start = tsv->head + tsv->scanned;
+        const char *nl = memchr(start, '\n', tsv->head_len - tsv->scanned);
+        if (!nl)
+            return (ssize_t)size;
+        const size_t end = (size_t)(nl - tsv->head) + 1;
+        if (*start == '#') {
+            tsv->scanned = end;
+            continue;
+        }
+        /* the column line, the '#' lines before it, what follows it */
+        const int rc = write_all(tsv->fd, start, end - tsv->scanned) ||
+                       write_all(tsv->fd, tsv->head, tsv->scanned) ||
+                       write_all(tsv->fd, tsv->head + end, tsv->head_len - end);
+        free(tsv->head);
+        tsv->head = NULL;
+        tsv->passing = 1;
+        return rc ? 0 : (ssize_t)size;
+    }
+}
+
+/* A file without a column line is written as it came. */
+static int column_first_close(void *cookie)
+{
+    aim_tsv *tsv = cookie;
+    int rc = 0;
+    if (!tsv->passing && !tsv->discarding)
+        rc = write_all(tsv->fd, tsv->head, tsv->head_len);
+    const int err = errno;
+    free(tsv->head);
+    tsv->head = NULL;
+    if (close(tsv->fd) != 0 && !rc)
+        return -1;
+    errno = err;
+    return rc;
+}
 
 /* mkdir -p for the directory part of path. Returns 0 or -1 (reported). */
 static int make_parent_dirs(const char *path)
@@ -79,12 +167,14 @@ aim_tsv *aim_tsv_open(const char *path)
         free(tsv);
         return NULL;
     }
-    const int fd = dup(aim_atomic_fd(tsv->file));
-    if (fd < 0 || !(tsv->stream = fdopen(fd, "w"))) {
+    static const cookie_io_functions_t column_first = {NULL, column_first_write, NULL,
+                                                       column_first_close};
+    tsv->fd = dup(aim_atomic_fd(tsv->file));
+    if (tsv->fd < 0 || !(tsv->stream = fopencookie(tsv, "w", column_first))) {
         fprintf(stderr, "aimdyn: cannot open '%s': %s\n", aim_atomic_temp(tsv->file),
                 strerror(errno));
-        if (fd >= 0)
-            close(fd);
+        if (tsv->fd >= 0)
+            close(tsv->fd);
         aim_atomic_discard(tsv->file);
         free(tsv);
         return NULL;
@@ -149,6 +239,7 @@ void aim_tsv_abort(aim_tsv *tsv)
 {
     if (!tsv)
         return;
+    tsv->discarding = 1;
     fclose(tsv->stream);
     aim_atomic_discard(tsv->file);
     free(tsv);
@@ -204,6 +295,28 @@ int aim_tsv_prepare_for(const aim_config *cfg, const char *suffix)
                : 0;
 }
 
+const char *aim_tsv_column_name(const char *name, char *buf, size_t n)
+{
+    size_t k = 0;
+    if (n == 0)
+        return buf;
+    if (*name >= '0' && *name <= '9' && k + 1 < n)
+        buf[k++] = '_';
+    for (const char *c = name; *c && k + 1 < n; c++) {
+        const int keep = (*c >= 'A' && *c <= 'Z') || (*c >= 'a' && *c <= 'z') ||
+                         (*c >= '0' && *c <= '9');
+        if (keep)
+            buf[k++] = *c;
+        else if (k == 0 || buf[k - 1] != '_')
+            buf[k++] = '_';
+    }
+    /* "m(SST)" ends in the '_' of its ')' */
+    if (k > 1 && buf[k - 1] == '_' && name[strlen(name) - 1] != '_')
+        k--;
+    buf[k] = '\0';
+    return buf;
+}
+
 void aim_table_free(aim_table *t)
 {
     if (!t)
@@ -251,7 +364,11 @@ int aim_tsv_file_version(const char *path, char *version, size_t n, char *err, s
     char *line = NULL;
     size_t len;
     aim_lines *in = aim_lines_open(path, &limits, err, errlen);
-    const int got = in ? aim_lines_next(in, &line, &len) : -1;
+    int got = in ? aim_lines_next(in, &line, &len) : -1;
+    /* the column line comes first, the version line after it; a file of
+     * an earlier version has its version line first */
+    if (got > 0 && line[0] != '#')
+        got = aim_lines_next(in, &line, &len);
     int rc = -1;
     if (got < 0 && in)
         snprintf(err, errlen, "%s", aim_lines_error(in));
@@ -439,9 +556,9 @@ int aim_table_read(const char *path, const aim_table_kind *kind, aim_table *t)
         if (len > 0 && line[len - 1] == '\r')
             line[--len] = '\0';
         if (line[0] == '#') {
-            if (t->names) {
-                snprintf(msg, sizeof msg, "%s:%ld: a '#' line after the header; allowed: %s "
-                         "('#' lines come first)", path, lineno, kind->what);
+            if (t->nrows > 0) {
+                snprintf(msg, sizeof msg, "%s:%ld: a '#' line among the rows; allowed: %s "
+                         "('#' lines before the first row)", path, lineno, kind->what);
                 goto fail;
             }
             int order;
@@ -471,8 +588,12 @@ int aim_table_read(const char *path, const aim_table_kind *kind, aim_table *t)
                 goto oom;
             int text = 0;
             for (int i = 0; i < n; i++, t->ncols++) {
-                if (!(t->names[i] = strdup(fields[i])))
+                /* a file of an earlier version named m(SST) what is now m_SST */
+                const size_t size = strlen(fields[i]) + 2;
+                if (!(t->names[i] = malloc(size)))
                     goto oom;
+                aim_tsv_column_name(fields[i], t->names[i], size);
+                fields[i] = t->names[i];
                 role[i] = column_role(fields[i], kind);
                 text |= role[i] == TEXT;
             }

@@ -1,6 +1,8 @@
-/* aim_tsv: result files. TSV with '#' metadata lines (command, version,
- * full configuration, seeds) and one header line of column names,
- * written to a temporary file in the target directory and renamed into
+/* aim_tsv: result files. TSV: the line of column names first, then '#'
+ * metadata lines (version, command, full configuration, seeds), then the
+ * rows, so that numpy.genfromtxt(f, comments='#', names=True,
+ * delimiter='\t') and pandas.read_csv(f, sep='\t', comment='#') load
+ * one in one line. Written to a temporary file in the target directory and renamed into
  * place on commit, alone or with the other files of its run
  * (aim_atomic), so that an interrupted or failed run never leaves a
  * half-written result behind. */
@@ -19,8 +21,18 @@ typedef struct aim_tsv aim_tsv;
  * beside it. Returns NULL and prints the reason to stderr on failure. */
 aim_tsv *aim_tsv_open(const char *path);
 
-/* The stream to write into. */
+/* The stream to write into: the '#' lines, the column line, the rows,
+ * in the order the writer composes them; the '#' lines written before
+ * the column line are held back and go into the file after it. */
 FILE *aim_tsv_stream(aim_tsv *tsv);
+
+/* name as a column name that numpy and pandas keep as it is, an
+ * identifier [A-Za-z_][A-Za-z0-9_]* with its case kept: every run of
+ * other characters becomes one '_', one that ends the name is dropped,
+ * a leading digit gets a '_' before it ("m(SST)" -> "m_SST",
+ * "m(Kk)_mean" -> "m_Kk_mean"); an identifier stays as it is. Into
+ * buf (size n; strlen(name) + 2 always suffices), which it returns. */
+const char *aim_tsv_column_name(const char *name, char *buf, size_t n);
 
 /* Standard metadata block: tool version, command, configuration. */
 void aim_tsv_metadata(aim_tsv *tsv, const char *command, const aim_config *cfg);
@@ -60,8 +72,11 @@ int aim_tsv_path(char *buf, size_t n, const aim_config *cfg,
  *    32768 columns and 2^25 cells, no NUL byte, no read error, a line
  *    break at the end (aimdyn writes one: a file without it was cut
  *    short);
- *  - '#' metadata lines, then one header line of distinct column names,
- *    then data rows with one cell per column; no blank line;
+ *  - one header line of distinct column names, then data rows with one
+ *    cell per column; '#' metadata lines before the first row, before
+ *    the header (the layout of earlier versions) or after it; no blank
+ *    line; the names are kept as aim_tsv_column_name makes them, so that
+ *    a file of an earlier version (m(SST)) reads as a new one (m_SST);
  *  - every cell a number ("nan", "inf" allowed), but in the kind's text
  *    columns; the column "seed" an unsigned 64-bit decimal integer;
  *  - the column "tau" finite, >= 0 and increasing down the rows (within
@@ -106,9 +121,11 @@ const char *aim_table_meta(const aim_table *t, const char *prefix);
  * line (aim_tsv_metadata), or NULL when there is none. */
 const char *aim_table_version(const aim_table *t);
 
-/* The version in the first line of the file at path into version[0 ..
- * n-1], reading that line only (a file of another version may differ in
- * the rest). Returns 0; 1 when the first line is not "# aimdyn VERSION";
+/* The version in the "# aimdyn VERSION" line of the file at path, its
+ * second line after the column line (its first in a file of an earlier
+ * version), into version[0 .. n-1], reading those lines only (a file of
+ * another version may differ in the rest). Returns 0; 1 when that line
+ * is not "# aimdyn VERSION";
  * or -1 when the file cannot be read (the reason in err[0 .. errlen-1]). */
 int aim_tsv_file_version(const char *path, char *version, size_t n, char *err, size_t errlen);
 

@@ -109,7 +109,7 @@ done
 rm -rf "$out"
 mkdir -p "$out"
 cp -R "$work/kept-seeds" "$seeds"
-sed '1s/^# aimdyn .*/# aimdyn 0.0.0-other/' "$work/kept-seeds/seed-3.tsv" >"$seeds/seed-3.tsv"
+sed 's/^# aimdyn .*/# aimdyn 0.0.0-other/' "$work/kept-seeds/seed-3.tsv" >"$seeds/seed-3.tsv"
 expect_exit "recovery: a seed of another version" 0 "$exe" recovery $args --out "$out"
 contains "another version: computed again" "$work/err" "was written by aimdyn 0.0.0-other, this is aimdyn .*: seed computed again"
 rm -f "$out"/.*.lock

@@ -210,8 +210,15 @@ static void test_table_metadata(void **state)
     assert_int_equal(aim_table_config(&t, &back, &err), -1);
     assert_non_null(strstr(err.message, "# config training.eta = fast: "));
     aim_table_free(&t);
-    /* a file that does not start with the version line */
+    /* a file of an earlier version: the version line first */
     FILE *f = fopen(path, "w");
+    assert_non_null(f);
+    fputs("# aimdyn old-1\ntau\trisk\n0\t1\n", f);
+    assert_int_equal(fclose(f), 0);
+    assert_int_equal(aim_tsv_file_version(path, version, sizeof version, msg, sizeof msg), 0);
+    assert_string_equal(version, "old-1");
+    /* a file without the version line in either place */
+    f = fopen(path, "w");
     assert_non_null(f);
     fputs("tau\trisk\n0\t1\n", f);
     assert_int_equal(fclose(f), 0);
@@ -250,6 +257,19 @@ static void test_table_read(void **state)
     assert_string_equal(aim_table_meta(&t, "# config sgd.d = "), "40");
     assert_null(aim_table_meta(&t, "# config sgd.seeds = "));
     aim_table_free(&t);
+    /* the layout aimdyn writes: the column line, then the '#' lines;
+     * names read in their safe form (a file of an earlier version has
+     * m(SST) where aimdyn now writes m_SST) */
+    assert_int_equal(read_text("tau\tm(SST)\n# aimdyn test\n# config sgd.d = 40\n0\t1\n",
+                               NULL, &t),
+                     0);
+    assert_int_equal(t.nmeta, 2);
+    assert_int_equal(t.nrows, 1);
+    assert_string_equal(aim_table_version(&t), "test");
+    assert_int_equal(aim_table_column(&t, "m_SST"), 1);
+    aim_table_free(&t);
+    /* distinct as written, one name in safe form */
+    assert_int_equal(read_text("tau\tm(S)\tm_S\n0\t1\t2\n", NULL, &t), -1);
     assert_int_equal(read_text("tau\n", NULL, &t), 0); /* no rows: a file still */
     assert_int_equal(t.nrows, 0);
     aim_table_free(&t);
@@ -257,7 +277,8 @@ static void test_table_read(void **state)
     static const char *const refused[] = {
         "tau\tx\n0\t1\n0.5\t2",                /* cut short: no final line break */
         "tau\tx\n0\t1\n\n0.5\t2\n",          /* an empty line */
-        "tau\tx\n0\t1\n# late\n",              /* '#' after the header */
+        "tau\tx\n0\t1\n# late\n",              /* '#' among the rows */
+        "tau\tx\n# meta\n0\t1\n# late\n0.5\t2\n",
         "tau\tx\n0\t1\n0.5\n",                 /* a missing cell */
         "tau\ttau\n0\t1\n",                     /* a repeated column name */
         "tau\t\n0\t1\n",                        /* an empty column name */
@@ -336,8 +357,10 @@ static void test_tsv_commit(void **state)
     char *text = slurp(path, &len);
     assert_non_null(text);
 
+    /* the column line first (numpy.genfromtxt(names=True) takes line 1
+     * as the names), then the metadata the writer wrote before it */
     char want[256];
-    snprintf(want, sizeof want, "# aimdyn %s\n", AIM_VERSION);
+    snprintf(want, sizeof want, "tau\trisk\n# aimdyn %s\n", AIM_VERSION);
     assert_true(strncmp(text, want, strlen(want)) == 0);
     assert_non_null(strstr(text, "\n# command: aimdyn ode --set "
                                  "training.eta=0.1\n"));
@@ -348,8 +371,10 @@ static void test_tsv_commit(void **state)
     assert_true(strncmp(cl, "# config ", 9) == 0);
     free(cl);
 
-    /* Body after the metadata, untouched. */
-    assert_non_null(strstr(text, "\ntau\trisk\n0\t1.5\n1\t0.25\n"));
+    /* The rows after the metadata, untouched. */
+    static const char rows[] = "\n0\t1.5\n1\t0.25\n";
+    assert_true(len > strlen(rows) && !strcmp(text + len - strlen(rows), rows));
+    assert_null(strstr(text + 1, "tau\trisk"));
     assert_true(len > 0 && text[len - 1] == '\n');
 
     /* Only the result in the directory: no temporary left behind. */
@@ -371,6 +396,73 @@ static void test_tsv_commit(void **state)
     free(text2);
     remove_tree(dir);
     free(dir);
+}
+
+/* The stream puts the column line first however the writer's bytes
+ * arrive: '#' lines beyond one stdio buffer (the held lines grow), the
+ * column line in pieces, rows after it passed through; a file without a
+ * column line is written as it came. */
+static void test_tsv_column_first(void **state)
+{
+    (void)state;
+    char *dir = make_tmpdir(), path[600];
+    snprintf(path, sizeof path, "%s/c.tsv", dir);
+    aim_tsv *t = aim_tsv_open(path);
+    assert_non_null(t);
+    FILE *f = aim_tsv_stream(t);
+    for (int i = 0; i < 400; i++)
+        fprintf(f, "# metadata line %03d, long enough to pass 4096 bytes in all\n", i);
+    fputs("ta", f);
+    fflush(f);
+    fputc('u', f);
+    fflush(f);
+    fputs("\tm_S\n0\t1\n", f);
+    fflush(f);
+    fputs("0.5\t2\n", f);
+    assert_int_equal(aim_tsv_commit(t), 0);
+    size_t len;
+    char *text = slurp(path, &len);
+    assert_non_null(text);
+    static const char start[] = "tau\tm_S\n# metadata line 000, ";
+    assert_true(!strncmp(text, start, strlen(start)));
+    const char *last = strstr(text, "# metadata line 399, ");
+    assert_non_null(last);
+    assert_string_equal(strchr(last, '\n'), "\n0\t1\n0.5\t2\n");
+    free(text);
+    aim_table tab;
+    assert_int_equal(aim_table_read(path, NULL, &tab), 0);
+    assert_int_equal(tab.nmeta, 400);
+    assert_int_equal(tab.nrows, 2);
+    aim_table_free(&tab);
+
+    t = aim_tsv_open(path);
+    assert_non_null(t);
+    fputs("# only metadata\n# and more\n", aim_tsv_stream(t));
+    assert_int_equal(aim_tsv_commit(t), 0);
+    text = slurp(path, &len);
+    assert_non_null(text);
+    assert_string_equal(text, "# only metadata\n# and more\n");
+    free(text);
+    remove_tree(dir);
+    free(dir);
+}
+
+/* Column names numpy and pandas keep as they are: identifiers, case
+ * kept, distinct where the names were. */
+static void test_column_names(void **state)
+{
+    (void)state;
+    static const char *const cases[][2] = {
+        {"m(SST)", "m_SST"},         {"m(Kk)", "m_Kk"},         {"m(kK)", "m_kK"},
+        {"m(SST)_mean", "m_SST_mean"}, {"m(S)_se", "m_S_se"},   {"risk_holdout_se", "risk_holdout_se"},
+        {"tau", "tau"},              {"a.b-c d", "a_b_c_d"},    {"2nd", "_2nd"},
+        {"x_", "x_"},                {"(x)", "_x"},             {"()", "_"},
+    };
+    char buf[64];
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++)
+        assert_string_equal(aim_tsv_column_name(cases[i][0], buf, sizeof buf), cases[i][1]);
+    /* cut to the buffer, still terminated */
+    assert_string_equal(aim_tsv_column_name("m(SST)", buf, 4), "m_S");
 }
 
 static void test_tsv_abort(void **state)
@@ -699,6 +791,8 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_tsv_commit),
+        cmocka_unit_test(test_tsv_column_first),
+        cmocka_unit_test(test_column_names),
         cmocka_unit_test(test_tsv_abort),
         cmocka_unit_test(test_tsv_uncreatable),
         cmocka_unit_test(test_tsv_path),

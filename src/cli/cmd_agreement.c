@@ -156,10 +156,11 @@ int aim_cmd_agreement(int argc, char **argv)
                        g.max_abs, g.tau_abs, g.max_z, scale > 0 ? g.max_abs / scale : NAN);
             }
         }
-        /* tracked moments m(w) present in both files (tied and untied) */
+        /* tracked moments m(w), columns m_w, present in both files (tied
+         * and untied) */
         for (int c = 0; c < to.ncols; c++) {
             char name[160];
-            if (strncmp(to.names[c], "m(", 2) != 0)
+            if (strncmp(to.names[c], "m_", 2) != 0)
                 continue;
             snprintf(name, sizeof name, "%s_mean", to.names[c]);
             int cm = aim_table_column(&ts, name);

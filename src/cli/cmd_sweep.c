@@ -777,8 +777,9 @@ static int write_table(const sweep *sw, char *path, size_t n, aim_atomic_set *se
                    "n_wr = tau_wr d^2 / eta at d = sgd.d; tau_end: the last grid point "
                    "reached, overlap_end and risk_end there\n",
                 sw->npoints, sw->base.recovery_threshold);
-        for (int v = 0; v < sw->nvary; v++)
-            fprintf(f, "%s\t", sw->vary[v].key);
+        char name[sizeof sw->vary[0].key + 2];
+        for (int v = 0; v < sw->nvary; v++) /* training.eta: column training_eta */
+            fprintf(f, "%s\t", aim_tsv_column_name(sw->vary[v].key, name, sizeof name));
         fprintf(f, "%s\n", result_header);
         for (int p = 0; p < sw->npoints; p++) {
             for (int v = 0; v < sw->nvary; v++)

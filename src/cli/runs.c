@@ -71,8 +71,9 @@ int aim_cli_write_ode_file(const aim_config *cfg, int d, const double *tau,
     fputs("tau\tn\tt", f);
     for (int k = 0; k < AIM_OBS_COUNT; k++)
         fprintf(f, "\t%s", aim_obs_names[k]);
+    char safe[300];
     for (int k = 0; mom && k < mom->count; k++)
-        fprintf(f, "\t%s", mom->names[k]);
+        fprintf(f, "\t%s", aim_tsv_column_name(mom->names[k], safe, sizeof safe));
     for (int k = 0; mom && mom->obs_se && k < AIM_OBS_COUNT; k++)
         fprintf(f, "\t%s_se", aim_obs_names[k]);
     if (mom && mom->trunc)
@@ -195,7 +196,7 @@ int aim_cli_run_sgd(const char *cmd, int jobs, const aim_config *cfg, int d, con
     for (size_t i = (size_t)all_reached * mom.count; ws && i < (size_t)points * mom.count; i++)
         mmean[i] = mse[i] = NAN;
 
-    char suffix[64], path[1024];
+    char suffix[64], path[1024], name[300];
     snprintf(suffix, sizeof suffix, "sgd-d%d-seeds", d);
     if (aim_tsv_path(path, sizeof path, cfg, suffix, "tsv") || !(tsv = aim_tsv_open(path)))
         goto done;
@@ -212,7 +213,7 @@ int aim_cli_run_sgd(const char *cmd, int jobs, const aim_config *cfg, int d, con
     for (int k = 0; k < X; k++)
         fprintf(f, "\t%s", aim_sgd_extra_names[k]);
     for (int k = 0; k < mom.count; k++)
-        fprintf(f, "\tm(%s)", aim_wordset_word(ws, words[k]));
+        fprintf(f, "\t%s", aim_seeds_moment_column(ws, words[k], name, sizeof name));
     fputc('\n', f);
     for (int s = 0; s < seeds; s++)
         for (int i = 0; i < reached[s]; i++) {
@@ -260,9 +261,10 @@ int aim_cli_run_sgd(const char *cmd, int jobs, const aim_config *cfg, int d, con
         fprintf(f, "\t%s_mean\t%s_se", aim_obs_names[k], aim_obs_names[k]);
     for (int k = 0; k < X; k++)
         fprintf(f, "\t%s_mean\t%s_se", aim_sgd_extra_names[k], aim_sgd_extra_names[k]);
-    for (int k = 0; k < mom.count; k++)
-        fprintf(f, "\tm(%s)_mean\tm(%s)_se", aim_wordset_word(ws, words[k]),
-                aim_wordset_word(ws, words[k]));
+    for (int k = 0; k < mom.count; k++) {
+        aim_seeds_moment_column(ws, words[k], name, sizeof name);
+        fprintf(f, "\t%s_mean\t%s_se", name, name);
+    }
     fputc('\n', f);
     for (int i = 0; i < points; i++) {
         fprintf(f, "%.10g\t%ld", tau[i], aim_sgd_steps_for(cfg, d, tau[i]));

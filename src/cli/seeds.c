@@ -71,8 +71,14 @@ static const char *column_name(const seeds_run *r, int c, char *buf, size_t n)
     if (c < AIM_SGD_EXTRA_COUNT)
         return aim_sgd_extra_names[c];
     c -= AIM_SGD_EXTRA_COUNT;
-    snprintf(buf, n, "m(%s)", aim_wordset_word(r->mom->ws, r->mom->words[c]));
-    return buf;
+    return aim_seeds_moment_column(r->mom->ws, r->mom->words[c], buf, n);
+}
+
+const char *aim_seeds_moment_column(const aim_wordset *ws, int word, char *buf, size_t n)
+{
+    char name[300];
+    snprintf(name, sizeof name, "m(%s)", aim_wordset_word(ws, word));
+    return aim_tsv_column_name(name, buf, n);
 }
 
 /* Seed s's values at grid point i, in column order after seed and tau,

@@ -24,6 +24,7 @@
 #include "atomic.h"
 #include "compare.h"
 #include "config.h"
+#include "words.h"
 
 /* What aim_compare_run_sgd_moments(cfg, d, tau, cfg->points, obs, extra,
  * reached, mom) computes (extra not NULL; mom may be NULL), on jobs
@@ -37,6 +38,11 @@
 int aim_seeds_run(const char *cmd, const aim_config *cfg, int d, const double *tau, int jobs,
                   double *obs, double *extra, int *reached, aim_sgd_moments *mom,
                   aim_atomic_set *set);
+
+/* The column name of the moment of word (an aim_wordset index) in the
+ * SGD files: "m_SST" for m(SST) (aim_tsv_column_name), into buf (size
+ * n), which it returns. */
+const char *aim_seeds_moment_column(const aim_wordset *ws, int word, char *buf, size_t n);
 
 /* After set's commit: removes the seed folder of cfg at d, then empty
  * (a warning when it cannot). */

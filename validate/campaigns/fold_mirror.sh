@@ -23,7 +23,7 @@ fi
 case $by in mean | overlap) ;; *) echo "fold_mirror.sh: --by $by: allowed: mean, overlap" >&2; exit 1 ;; esac
 [ $# -eq 1 ] || { echo "usage: fold_mirror.sh [--by mean|overlap] NAME-sgd-dD-seeds.tsv > SUMMARY.tsv" >&2; exit 1; }
 awk -F'\t' -v by="$by" '
-/^#/ { print; next }
+/^#/ { meta[++nmeta] = $0; next }
 !header {
     header = 1; ncol = NF
     for (i = 1; i <= NF; i++) {
@@ -31,7 +31,7 @@ awk -F'\t' -v by="$by" '
         odd[i] = 0
         if ($i == "overlap" || $i == "omega_st" || $i == "psi_st" || $i == "trace" || $i == "mean")
             odd[i] = 1
-        else if ($i ~ /^m\(/) {
+        else if ($i ~ /^m[(_]/) { # m_w (m(w) in files of earlier versions)
             w = $i; gsub(/[^Kk]/, "", w)
             odd[i] = length(w) % 2
         }
@@ -57,11 +57,13 @@ END {
         }
     }
     if (bad) exit 1
-    print "# folded by validate/campaigns/fold_mirror.sh: seeds with a negative final " (by == "mean" ? "student mean" : "teacher overlap") " mirrored (S -> -S)"
+    # the column line first, then the metadata (the layout aimdyn writes)
     printf "tau\tn"
     for (i = 1; i <= ncol; i++)
         if (i != cseed && i != ctau && i != cn) printf "\t%s_mean\t%s_se", name[i], name[i]
     printf "\n"
+    for (k = 1; k <= nmeta; k++) print meta[k]
+    print "# folded by validate/campaigns/fold_mirror.sh: seeds with a negative final " (by == "mean" ? "student mean" : "teacher overlap") " mirrored (S -> -S)"
     nr = rows[seeds[1]]
     for (r = 0; r < nr; r++) {
         printf "%s\t%s", v[seeds[1], r, ctau], v[seeds[1], r, cn]
