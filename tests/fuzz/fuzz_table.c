@@ -3,7 +3,8 @@
  * sweep's resume use it. Beyond the sanitizers it checks that what it
  * accepts has the properties src/tsv.h promises: tau finite, >= 0 and
  * increasing within a seed, overlaps in [-1, 1], standard errors >= 0,
- * text kept exactly for the text columns only. */
+ * text kept exactly for the text columns only, column names in their
+ * identifier form (aim_tsv_column_name). */
 #include "fuzz_memfile.h"
 
 #include <math.h>
@@ -35,6 +36,9 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     for (int c = 0; c < t.ncols; c++) {
         const char *name = t.names[c];
         const size_t len = strlen(name);
+        char safe[64];
+        check(len >= sizeof safe || !strcmp(aim_tsv_column_name(name, safe, sizeof safe), name),
+              "names kept in their identifier form");
         const int is_text = !strcmp(name, "status") || !strcmp(name, "message");
         const int is_se = len >= 3 && !strcmp(name + len - 3, "_se");
         const int is_overlap = !is_se && (!strcmp(name, "overlap") ||

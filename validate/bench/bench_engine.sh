@@ -102,12 +102,14 @@ new_ode=$(sort -g "$tmp"/ode-new-* | head -n 1)
 echo
 echo "aimdyn ode examples/tied_softmax_T4.ini --order 4: $old_ode s ($ref), $new_ode s (this" \
      "tree), ratio $(awk -v a="$old_ode" -v b="$new_ode" 'BEGIN { printf "%.2f", a / b }')"
-# the -ode.tsv columns both files have (a newer tree may add some)
+# the -ode.tsv columns both files have (a newer tree may add some; an
+# older one names the moments m(w), now m_w: docs/tables.md)
 awk '
 function abs(x) { return x < 0 ? -x : x }
+function safe(n) { if (n ~ /^m\(.*\)$/) { sub(/^m\(/, "m_", n); sub(/\)$/, "", n) }; return n }
 FNR == 1 { file++ }
 /^#/ { next }
-!hdr[file]++ { for (i = 1; i <= NF; i++) name[file, i] = $i; cols[file] = NF; next }
+!hdr[file]++ { for (i = 1; i <= NF; i++) name[file, i] = safe($i); cols[file] = NF; next }
 { row = ++rows[file] }
 file == 1 { for (i = 1; i <= NF; i++) old[row, name[1, i]] = $i; next }
 {
