@@ -244,6 +244,12 @@ contains "agreement file warns below 8 seeds" "$work/h5/aimdyn-agreement.tsv" "^
 expect_exit "agreement with held-out risk" 0 "$exe" agreement --sgd "$work/h5/aimdyn-sgd-d24.tsv" \
     --ode "$work/h5/aimdyn-ode.tsv"
 contains "agreement prints risk_gauss" "$work/out" " risk_gauss "
+# a verdict per row, from the set theory/model.md sec. 9 defines (one d: no law)
+awk -F'\t' '/^#/ { next } !h { h = 1; ok = $NF == "verdict"; next }
+    { ok = ok && $NF ~ /^(within_3se|above_3se|ode_stopped|exact|no_data)$/; n++ }
+    END { exit !(ok && n >= 9) }' "$work/h5/aimdyn-agreement.tsv"
+check "agreement file: a verdict column, one d" $?
+contains "agreement prints a verdict" "$work/out" " risk  .*  \(within_3se\|above_3se\)$"
 
 # compare --students: one teacher, data and learning rate, three students
 st="$(dirname "$0")/../examples/students_he1he2.ini"
