@@ -1008,5 +1008,29 @@ contains "--out -: a folder" "$work/err" "--out -: the results are several files
 [ ! -e "$work/-" ]
 check "--out -: no folder named -" $?
 
+# configuration "-": standard input, read once (a sweep loads it per point)
+ex="$(dirname "$0")/../examples/direct_he1he2_T2.ini" # not the defaults
+short="--set training.horizon=0.02 --set training.points=3"
+"$exe" ode - --out "$work/in1" $short <"$ex" >/dev/null 2>"$work/err"
+check "ode -: reads the configuration from standard input" $?
+"$exe" ode "$ex" --out "$work/in2" $short >/dev/null 2>&1
+grep -v '^# config output.dir' "$work/in1/direct_he1he2_T2-ode.tsv" >"$work/in1.txt"
+grep -v '^# config output.dir' "$work/in2/direct_he1he2_T2-ode.tsv" >"$work/in2.txt"
+cmp -s "$work/in1.txt" "$work/in2.txt"
+check "ode -: the file of the same configuration read from its path" $?
+printf '[training]\neta = x\n' | "$exe" ode - --out "$work/in3" >/dev/null 2>"$work/err"
+[ $? -eq 1 ] && grep -q "standard input:2: training.eta" "$work/err" && [ ! -e "$work/in3" ]
+check "ode -: an error names standard input and the line" $?
+head -c 1100000 /dev/zero | tr '\0' ';' | "$exe" ode - --out "$work/in4" >/dev/null 2>"$work/err"
+[ $? -eq 1 ] && grep -q "standard input: more than 1048576 bytes" "$work/err"
+check "ode -: standard input bounded like a file" $?
+"$exe" sweep - --vary training.eta=0.05,0.1 --out "$work/in5" $short --quiet <"$ex" >/dev/null 2>&1 &&
+    "$exe" sweep "$ex" --vary training.eta=0.05,0.1 --out "$work/in6" $short --quiet >/dev/null 2>&1
+check "sweep -: runs" $?
+grep -v '^# config output.dir' "$work/in5/direct_he1he2_T2-sweep.tsv" >"$work/in5.txt"
+grep -v '^# config output.dir' "$work/in6/direct_he1he2_T2-sweep.tsv" >"$work/in6.txt"
+cmp -s "$work/in5.txt" "$work/in6.txt"
+check "sweep -: every point has the configuration of standard input" $?
+
 echo "$passes passed, $failures failed"
 [ "$failures" -eq 0 ]
