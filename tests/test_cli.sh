@@ -1032,5 +1032,18 @@ grep -v '^# config output.dir' "$work/in6/direct_he1he2_T2-sweep.tsv" >"$work/in
 cmp -s "$work/in5.txt" "$work/in6.txt"
 check "sweep -: every point has the configuration of standard input" $?
 
+# an option that sets one value, given twice, is refused (not the last silently kept)
+expect_exit "--seeds twice" 1 "$exe" sgd --seeds 2 --seeds 3 --d 20 --out "$work/tw1"
+contains "--seeds twice names both values" "$work/err" "seeds given twice (2, then 3); allowed: once"
+[ ! -e "$work/tw1" ]
+check "--seeds twice: no output" $?
+expect_exit "--name twice" 1 "$exe" ode --name a --name b --out "$work/tw2"
+contains "--name twice" "$work/err" "name given twice (a, then b)"
+expect_exit "--figure twice" 1 "$exe" plot --ode x.tsv --figure a --figure b
+contains "--figure twice" "$work/err" "figure given twice"
+expect_exit "--set repeats, the last for a key wins" 0 "$exe" ode --out "$work/tw3" $short \
+    --set training.eta=0.3 --set training.eta=0.2
+contains "--set repeated: the last value recorded" "$work/tw3/aimdyn-ode.tsv" "^# config training.eta = 0.2$"
+
 echo "$passes passed, $failures failed"
 [ "$failures" -eq 0 ]
