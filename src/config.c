@@ -268,19 +268,22 @@ int aim_config_load(aim_config *cfg, const char *path, aim_config_error *err)
         return -1;
     }
     char why[sizeof err->message];
-    aim_lines *in = aim_lines_open(path, &limits, why, sizeof why);
+    /* "-": standard input, as for most Unix tools */
+    aim_lines *in = strcmp(path, "-") ? aim_lines_open(path, &limits, why, sizeof why)
+                                      : aim_lines_open_stdin(&limits, why, sizeof why);
     if (!in) {
         set_error(err, why);
         return -1;
     }
 
+    const char *shown = strcmp(path, "-") ? path : "standard input";
     aim_config work = *cfg;
     for (int i = 0; i < aim_config_nkeys; i++)
         if (work.key_line[i] > 0)
             work.key_line[i] = -2; /* lines of an earlier file */
-    snprintf(work.source, sizeof work.source, "%s", path);
+    snprintf(work.source, sizeof work.source, "%s", shown);
 
-    parse_ctx ctx = {.cfg = &work, .path = path, .in = in};
+    parse_ctx ctx = {.cfg = &work, .path = shown, .in = in};
 
     /* Debian's inih exposes its options as globals: long lines (explicit
      * covariances), no multi-line continuation, stop at the first error.
@@ -308,11 +311,11 @@ int aim_config_load(aim_config *cfg, const char *path, aim_config_error *err)
     if (ctx.failed) {
         set_error(err, ctx.message);
     } else if (rc == -2) {
-        errorf(err, "%s: out of memory while reading", path);
+        errorf(err, "%s: out of memory while reading", shown);
     } else if (rc != 0) {
         /* inih stops at the first error, so the line last read is it */
         why[0] = '\0';
-        aim_config_append(why, sizeof why, "%s:%d: ", path, ctx.line);
+        aim_config_append(why, sizeof why, "%s:%d: ", shown, ctx.line);
         aim_config_append_value(why, sizeof why, ctx.text);
         aim_config_append(why, sizeof why, ": syntax error; allowed: [section], key = value, or a "
                                 "comment (; or #)");
@@ -329,7 +332,7 @@ int aim_config_load(aim_config *cfg, const char *path, aim_config_error *err)
             int i = aim_config_key_index("model", "covariance");
             char msg[sizeof err->message];
             msg[0] = '\0';
-            aim_config_append(msg, sizeof msg, "%s:%d: model.covariance = ", path,
+            aim_config_append(msg, sizeof msg, "%s:%d: model.covariance = ", shown,
                    ctx.cov_line);
             aim_config_append_value(msg, sizeof msg, work.covariance);
             aim_config_append(msg, sizeof msg, ": %s; allowed: %s", why,

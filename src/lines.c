@@ -45,6 +45,66 @@ __attribute__((format(printf, 3, 4))) static int fail(aim_lines *f, long line,
     return -1;
 }
 
+/* Standard input's text, kept for the process's life (lines.h). */
+static char *stdin_text;
+static size_t stdin_len;
+
+aim_lines *aim_lines_open_stdin(const aim_lines_limits *limits, char *err, size_t n)
+{
+    const char *why = NULL;
+    if (!stdin_text) {
+        size_t cap = 0, len = 0;
+        char *text = NULL;
+        for (;;) {
+            if (len == cap) {
+                cap = cap ? 2 * cap : CHUNK;
+                char *p = realloc(text, cap);
+                if (!p) {
+                    why = "out of memory";
+                    break;
+                }
+                text = p;
+            }
+            errno = 0;
+            const size_t got = fread(text + len, 1, cap - len, stdin);
+            len += got;
+            if (len > limits->max_bytes) {
+                free(text);
+                snprintf(err, n, "standard input: more than %zu bytes; allowed: %s of at most "
+                         "%zu bytes", limits->max_bytes, limits->what, limits->max_bytes);
+                return NULL;
+            }
+            if (got == 0) {
+                if (ferror(stdin))
+                    why = strerror(errno ? errno : EIO);
+                break;
+            }
+        }
+        if (why) {
+            free(text);
+            snprintf(err, n, "standard input: %s; allowed: %s", why, limits->what);
+            return NULL;
+        }
+        stdin_text = text;
+        stdin_len = len;
+    }
+    /* fmemopen refuses a zero-length buffer (EINVAL, glibc before 2.22):
+     * empty input is read from /dev/null */
+    FILE *fp = stdin_len ? fmemopen(stdin_text, stdin_len, "r") : fopen("/dev/null", "r");
+    aim_lines *f = fp ? calloc(1, sizeof *f) : NULL;
+    if (f && (f->path = strdup("standard input"))) {
+        f->fp = fp;
+        f->lim = limits;
+        return f;
+    }
+    snprintf(err, n, "standard input: %s; allowed: %s", fp ? "out of memory" : strerror(errno),
+             limits->what);
+    free(f);
+    if (fp)
+        fclose(fp);
+    return NULL;
+}
+
 aim_lines *aim_lines_open(const char *path, const aim_lines_limits *limits, char *err,
                           size_t n)
 {

@@ -26,6 +26,11 @@ typedef struct {
 aim_lines *aim_lines_open(const char *path, const aim_lines_limits *limits, char *err,
                           size_t n);
 
+/* The same for standard input (a pipe too), named "standard input" in
+ * messages. It is read once, whole, within max_bytes; every later reader
+ * gets the same text (a sweep loads its configuration once per point). */
+aim_lines *aim_lines_open_stdin(const aim_lines_limits *limits, char *err, size_t n);
+
 /* The next line, without its line break (a '\r' before it is kept),
  * NUL-terminated, valid until the next call: 1 with *line and *len set,
  * 0 at the end of the file, -1 on an error, described by

@@ -244,6 +244,12 @@ contains "agreement file warns below 8 seeds" "$work/h5/aimdyn-agreement.tsv" "^
 expect_exit "agreement with held-out risk" 0 "$exe" agreement --sgd "$work/h5/aimdyn-sgd-d24.tsv" \
     --ode "$work/h5/aimdyn-ode.tsv"
 contains "agreement prints risk_gauss" "$work/out" " risk_gauss "
+# a verdict per row, from the set theory/model.md sec. 9 defines (one d: no law)
+awk -F'\t' '/^#/ { next } !h { h = 1; ok = $NF == "verdict"; next }
+    { ok = ok && $NF ~ /^(within_3se|above_3se|ode_stopped|exact|no_data)$/; n++ }
+    END { exit !(ok && n >= 9) }' "$work/h5/aimdyn-agreement.tsv"
+check "agreement file: a verdict column, one d" $?
+contains "agreement prints a verdict" "$work/out" " risk  .*  \(within_3se\|above_3se\)$"
 
 # compare --students: one teacher, data and learning rate, three students
 st="$(dirname "$0")/../examples/students_he1he2.ini"
@@ -1001,6 +1007,43 @@ expect_exit "--out -" 1 sh -c 'cd "$1" && "$0" ode --out - --set training.points
 contains "--out -: a folder" "$work/err" "--out -: the results are several files, not a stream"
 [ ! -e "$work/-" ]
 check "--out -: no folder named -" $?
+
+# configuration "-": standard input, read once (a sweep loads it per point)
+ex="$(dirname "$0")/../examples/direct_he1he2_T2.ini" # not the defaults
+short="--set training.horizon=0.02 --set training.points=3"
+"$exe" ode - --out "$work/in1" $short <"$ex" >/dev/null 2>"$work/err"
+check "ode -: reads the configuration from standard input" $?
+"$exe" ode "$ex" --out "$work/in2" $short >/dev/null 2>&1
+grep -v '^# config output.dir' "$work/in1/direct_he1he2_T2-ode.tsv" >"$work/in1.txt"
+grep -v '^# config output.dir' "$work/in2/direct_he1he2_T2-ode.tsv" >"$work/in2.txt"
+cmp -s "$work/in1.txt" "$work/in2.txt"
+check "ode -: the file of the same configuration read from its path" $?
+printf '[training]\neta = x\n' | "$exe" ode - --out "$work/in3" >/dev/null 2>"$work/err"
+[ $? -eq 1 ] && grep -q "standard input:2: training.eta" "$work/err" && [ ! -e "$work/in3" ]
+check "ode -: an error names standard input and the line" $?
+head -c 1100000 /dev/zero | tr '\0' ';' | "$exe" ode - --out "$work/in4" >/dev/null 2>"$work/err"
+[ $? -eq 1 ] && grep -q "standard input: more than 1048576 bytes" "$work/err"
+check "ode -: standard input bounded like a file" $?
+"$exe" sweep - --vary training.eta=0.05,0.1 --out "$work/in5" $short --quiet <"$ex" >/dev/null 2>&1 &&
+    "$exe" sweep "$ex" --vary training.eta=0.05,0.1 --out "$work/in6" $short --quiet >/dev/null 2>&1
+check "sweep -: runs" $?
+grep -v '^# config output.dir' "$work/in5/direct_he1he2_T2-sweep.tsv" >"$work/in5.txt"
+grep -v '^# config output.dir' "$work/in6/direct_he1he2_T2-sweep.tsv" >"$work/in6.txt"
+cmp -s "$work/in5.txt" "$work/in6.txt"
+check "sweep -: every point has the configuration of standard input" $?
+
+# an option that sets one value, given twice, is refused (not the last silently kept)
+expect_exit "--seeds twice" 1 "$exe" sgd --seeds 2 --seeds 3 --d 20 --out "$work/tw1"
+contains "--seeds twice names both values" "$work/err" "seeds given twice (2, then 3); allowed: once"
+[ ! -e "$work/tw1" ]
+check "--seeds twice: no output" $?
+expect_exit "--name twice" 1 "$exe" ode --name a --name b --out "$work/tw2"
+contains "--name twice" "$work/err" "name given twice (a, then b)"
+expect_exit "--figure twice" 1 "$exe" plot --ode x.tsv --figure a --figure b
+contains "--figure twice" "$work/err" "figure given twice"
+expect_exit "--set repeats, the last for a key wins" 0 "$exe" ode --out "$work/tw3" $short \
+    --set training.eta=0.3 --set training.eta=0.2
+contains "--set repeated: the last value recorded" "$work/tw3/aimdyn-ode.tsv" "^# config training.eta = 0.2$"
 
 echo "$passes passed, $failures failed"
 [ "$failures" -eq 0 ]

@@ -272,6 +272,35 @@ void aim_compare_gaps(int points, const double *tau, const double *ode,
                                   AIM_OBS_COUNT);
 }
 
+/* 3 standard errors: a per-point level; over a grid of ~25 correlated
+ * points the largest |z| of a correct ODE with no bias passes it in a few
+ * per cent of runs. The exponent bands split at the geometric midpoints
+ * of the laws 1/d, d^-1/2 and d^0. */
+enum { VERDICT_Z = 3 };
+
+static int stands_out(const aim_gap *g)
+{
+    return g && isfinite(g->max_abs) && g->max_abs > 0 && g->max_z > VERDICT_Z;
+}
+
+const char *aim_compare_verdict(const aim_gap *g, const aim_gap *prev, int d_prev, int d)
+{
+    if (isnan(g->max_abs))
+        return "no_data";
+    if (g->max_abs == 0)
+        return "exact";
+    if (isinf(g->max_abs))
+        return "ode_stopped";
+    if (isnan(g->max_z))
+        return "no_data";
+    if (g->max_z <= VERDICT_Z)
+        return "within_3se";
+    if (!stands_out(prev) || d_prev <= 0 || d_prev >= d)
+        return "above_3se";
+    const double exponent = log(g->max_abs / prev->max_abs) / log((double)d_prev / d);
+    return exponent >= 0.75 ? "1/d" : exponent >= 0.25 ? "1/sqrt_d" : "not_falling";
+}
+
 int aim_compare_measure_words(const aim_sgd *sgd, const aim_wordset *ws, int max_len,
                               double *moments)
 {

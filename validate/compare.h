@@ -141,4 +141,20 @@ void aim_compare_gaps(int points, const double *tau, const double *ode,
                       const double *mean, const double *stderr_,
                       aim_gap gaps[AIM_OBS_COUNT]);
 
+/* What a gap says (theory/model.md sec. 9), as one word for a table:
+ *   "exact"        no gap at all;
+ *   "no_data"      nothing compared (no SGD mean, or no standard error);
+ *   "ode_stopped"  the ODE stopped where SGD went on;
+ *   "within_3se"   the largest z-score over the grid is at most 3: the gap
+ *                  is not told apart from the seeds' scatter;
+ *   "1/d", "1/sqrt_d", "not_falling"
+ *                  the gap stands out (z > 3) and so did the previous d's
+ *                  (prev, at d_prev < d): the exponent a of d^-a that takes
+ *                  the one to the other, a = ln(ratio) / ln(d_prev / d), is
+ *                  read as 1 (a >= 3/4), 1/2 (1/4 <= a < 3/4) or 0;
+ *   "above_3se"    the gap stands out and there is no previous d whose gap
+ *                  does (rerun at d/2 or 2d to read its law).
+ * prev may be NULL. */
+const char *aim_compare_verdict(const aim_gap *g, const aim_gap *prev, int d_prev, int d);
+
 #endif

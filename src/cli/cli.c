@@ -10,6 +10,7 @@
 #include "compare.h"
 #include "hierarchy.h"
 #include "progress.h"
+#include "ranks.h"
 
 const char *const aim_cli_usage_common =
     "  --set section.key=value  override one configuration key (repeatable)\n"
@@ -17,7 +18,8 @@ const char *const aim_cli_usage_common =
     "  --name NAME              file stem (output.name, default aimdyn)\n"
     "  --quiet                  standard error only for warnings and errors: no\n"
     "                           progress, no notes (standard output unchanged)\n"
-    "  -h, --help               this help\n";
+    "  -h, --help               this help\n"
+    "CONFIG.ini may be - : the configuration read from standard input.\n";
 
 /* What building the largest hierarchy allowed cost, measured with
  * /usr/bin/time (`aimdyn hierarchy --order 7`, untied, general teacher)
@@ -64,6 +66,11 @@ int aim_cli_load_config(const char *cmd, const char *path, const char *const *se
 {
     aim_config_error err;
     aim_config_defaults(cfg);
+    if (path && !strcmp(path, "-") && aim_ranks_count() > 1) {
+        fprintf(stderr, "aimdyn %s: configuration -: standard input reaches rank 0 only under "
+                        "MPI; allowed: a configuration file that every rank reads\n", cmd);
+        return -1;
+    }
     int rc = aim_config_load(cfg, path, &err);
     for (int i = 0; rc == 0 && i < nsets; i++)
         rc = aim_config_set(cfg, sets[i], &err);

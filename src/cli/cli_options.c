@@ -139,9 +139,27 @@ static int take(const char *cmd, const aim_cli_option *o, const char *arg, int a
     return -1;
 }
 
+/* An option that sets one value (a number, a file, a shorthand for one
+ * key) may be given once: a second value would silently replace the
+ * first. --set, lists, flags and the commands' own options may repeat;
+ * an option that counts itself (given) says its own rule. */
+static int sets_one_value(const aim_cli_option *o)
+{
+    if (o->given || !o->has_value)
+        return 0;
+    switch (o->kind) {
+    case AIM_OPT_ASSIGN: return o->assign[0] != '\0';
+    case AIM_OPT_INTEGER:
+    case AIM_OPT_REAL:
+    case AIM_OPT_TEXT: return 1;
+    default: return 0;
+    }
+}
+
 int aim_cli_parse(const aim_cli_spec *spec, int argc, char **argv, aim_cli_args *args)
 {
     struct option longopts[MAX_OPTIONS + 3];
+    const char *first[MAX_OPTIONS] = {NULL};
     int n = 0;
     memset(args, 0, sizeof *args);
     for (; n < spec->noptions && n < MAX_OPTIONS; n++)
@@ -169,6 +187,15 @@ int aim_cli_parse(const aim_cli_spec *spec, int argc, char **argv, aim_cli_args 
             return -1;
         }
         const aim_cli_option *o = &spec->options[c - FIRST_ID];
+        if (sets_one_value(o)) {
+            if (first[c - FIRST_ID]) {
+                fprintf(stderr, "aimdyn %s: --%s given twice (%s, then %s); allowed: once "
+                                "(only --set and the list options repeat)\n", spec->cmd,
+                        o->name, first[c - FIRST_ID], optarg);
+                return -1;
+            }
+            first[c - FIRST_ID] = optarg;
+        }
         if (take(spec->cmd, o, o->has_value ? optarg : NULL, argc, argv, args))
             return -1;
     }

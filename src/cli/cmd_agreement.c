@@ -111,8 +111,8 @@ int aim_cmd_agreement(int argc, char **argv)
                         "file NAME-sgd-dD.tsv with a row at tau <= --upto\n", sgd);
         goto done;
     }
-    printf("%-28s %-10s %12s %10s %10s %10s\n", "ode file", "observable", "max_gap", "at_tau",
-           "gap/se", "rel_gap");
+    printf("%-28s %-10s %12s %10s %10s %10s  %s\n", "ode file", "observable", "max_gap",
+           "at_tau", "gap/se", "rel_gap", "verdict");
     for (int j = 0; j < nodes; j++) {
         aim_table to;
         if (aim_table_read(ode[j], &ode_kind.kind, &to))
@@ -142,9 +142,10 @@ int aim_cmd_agreement(int argc, char **argv)
             double scale = 0.0;
             for (int i = 0; i < no; i++)
                 scale = fmax(scale, fabs(obs[(size_t)i * AIM_OBS_COUNT + k]));
-            printf("%-28.28s %-10s %12.4g %10.4g %10.3g %10.3g\n", base, aim_obs_names[k],
+            printf("%-28.28s %-10s %12.4g %10.4g %10.3g %10.3g  %s\n", base, aim_obs_names[k],
                    gaps[k].max_abs, gaps[k].tau_abs, gaps[k].max_z,
-                   scale > 0 ? gaps[k].max_abs / scale : NAN);
+                   scale > 0 ? gaps[k].max_abs / scale : NAN,
+                   aim_compare_verdict(&gaps[k], NULL, 0, 1));
             /* the ODE risk against the Gaussian formula on SGD's order
              * parameters, where the file has it (theory/measurement.md) */
             const int cgm = k == AIM_OBS_RISK ? aim_table_column(&ts, "risk_gauss_mean") : -1;
@@ -152,8 +153,9 @@ int aim_cmd_agreement(int argc, char **argv)
             if (cgm >= 0 && cgs >= 0) {
                 aim_gap g = aim_compare_gap(ns, tau_s, obs + k, AIM_OBS_COUNT, ts.data + cgm,
                                             ts.data + cgs, (size_t)ts.ncols);
-                printf("%-28.28s %-10s %12.4g %10.4g %10.3g %10.3g\n", base, "risk_gauss",
-                       g.max_abs, g.tau_abs, g.max_z, scale > 0 ? g.max_abs / scale : NAN);
+                printf("%-28.28s %-10s %12.4g %10.4g %10.3g %10.3g  %s\n", base, "risk_gauss",
+                       g.max_abs, g.tau_abs, g.max_z, scale > 0 ? g.max_abs / scale : NAN,
+                       aim_compare_verdict(&g, NULL, 0, 1));
             }
         }
         /* tracked moments m(w), columns m_w, present in both files (tied
@@ -176,8 +178,9 @@ int aim_cmd_agreement(int argc, char **argv)
             }
             aim_gap g = aim_compare_gap(ns, tau_s, obs, 1, ts.data + cm, ts.data + cs,
                                         (size_t)ts.ncols);
-            printf("%-28.28s %-10s %12.4g %10.4g %10.3g %10.3g\n", base, to.names[c],
-                   g.max_abs, g.tau_abs, g.max_z, scale > 0 ? g.max_abs / scale : NAN);
+            printf("%-28.28s %-10s %12.4g %10.4g %10.3g %10.3g  %s\n", base, to.names[c],
+                   g.max_abs, g.tau_abs, g.max_z, scale > 0 ? g.max_abs / scale : NAN,
+                   aim_compare_verdict(&g, NULL, 0, 1));
         }
         aim_table_free(&to);
     }

@@ -192,6 +192,10 @@ static int compare_student(const run_options *ro, const aim_config *cfg, aim_ato
     fprintf(f, "# gap_ratio: this d's largest gap over the previous d's, same order "
                "(1/d bias: ~ d_prev/d)\n");
     fprintf(f, "# order: the hierarchy's truncation order M (tied, untied); 0 for a closed ODE\n");
+    fprintf(f, "# verdict: within_3se (largest z <= 3), else how the gap fell from the previous "
+               "d: 1/d, 1/sqrt_d or not_falling (exponent a of d^-a from gap_ratio, split at "
+               "3/4 and 1/4), above_3se (no previous d standing out), ode_stopped, exact, "
+               "no_data (theory/model.md sec. 9)\n");
     fprintf(f, "# risk: the ODE risk against the SGD risk measured on held-out samples; "
                "risk_gauss: the ODE risk against the Gaussian formula on the SGD's measured "
                "order parameters (theory/measurement.md)\n");
@@ -207,9 +211,9 @@ static int compare_student(const run_options *ro, const aim_config *cfg, aim_ato
                     cfg->seeds);
         }
     fprintf(f, "observable\td\torder\tmax_gap\ttau_at_max_gap\tmax_gap_in_se\ttau_at_max_z"
-               "\trel_gap\tgap_ratio\n");
-    printf("\n%s\n%-10s %6s %5s %12s %10s %12s %10s %10s\n", cfg->name, "observable", "d", "M",
-           "max_gap", "at_tau", "gap/se", "rel_gap", "ratio");
+               "\trel_gap\tgap_ratio\tverdict\n");
+    printf("\n%s\n%-10s %6s %5s %12s %10s %12s %10s %10s  %s\n", cfg->name, "observable", "d",
+           "M", "max_gap", "at_tau", "gap/se", "rel_gap", "ratio", "verdict");
     for (int k = 0; k < AIM_OBS_COUNT; k++)
         for (int gauss = 0; gauss <= (k == AIM_OBS_RISK); gauss++) /* risk, then risk_gauss */
             for (int q = 0; q < nord; q++)
@@ -225,11 +229,14 @@ static int compare_student(const run_options *ro, const aim_config *cfg, aim_ato
                     double rel = scale > 0 ? g->max_abs / scale : NAN;
                     double ratio = gp && gp->max_abs > 0 ? g->max_abs / gp->max_abs : NAN;
                     int order = tied ? orders[q] : 0;
-                    fprintf(f, "%s\t%d\t%d\t%.6g\t%.6g\t%.6g\t%.6g\t%.6g\t%.6g\n", name,
+                    const char *verdict =
+                        aim_compare_verdict(g, gp, j ? ro->dims[j - 1] : 0, ro->dims[j]);
+                    fprintf(f, "%s\t%d\t%d\t%.6g\t%.6g\t%.6g\t%.6g\t%.6g\t%.6g\t%s\n", name,
                             ro->dims[j], order, g->max_abs, g->tau_abs, g->max_z, g->tau_z, rel,
-                            ratio);
-                    printf("%-10s %6d %5d %12.4g %10.4g %12.3g %10.3g %10.3g\n", name,
-                           ro->dims[j], order, g->max_abs, g->tau_abs, g->max_z, rel, ratio);
+                            ratio, verdict);
+                    printf("%-10s %6d %5d %12.4g %10.4g %12.3g %10.3g %10.3g  %s\n", name,
+                           ro->dims[j], order, g->max_abs, g->tau_abs, g->max_z, rel, ratio,
+                           verdict);
                 }
     for (int j = 0; j < ro->ndims; j++)
         for (int q = 0; q < nord; q++) {

@@ -124,7 +124,9 @@ void aim_cli_usage(FILE *out, const char *cmd)
                 "Runs the ODE and SGD at each dimension, writes their files (as\n"
                 "`ode` and `sgd` do), the agreement table DIR/NAME-agreement.tsv\n"
                 "(largest gap per observable in absolute terms and in SGD standard\n"
-                "errors, weak-recovery times) and the figures\n"
+                "errors, weak-recovery times, and a verdict: within_3se, or how the\n"
+                "gap fell from the previous d: 1/d, 1/sqrt_d, not_falling; see\n"
+                "theory/model.md sec. 9) and the figures\n"
                 "DIR/NAME-compare-dD.png/.svg (risk and overlap: ODE over SGD).\n"
                 "All these files replace those of an earlier run together, once every d\n"
                 "is done: a compare that fails or is interrupted changes nothing. If gnuplot\n"
@@ -205,9 +207,11 @@ void aim_cli_usage(FILE *out, const char *cmd)
                 "samples; risk_gauss, where the file has it: against the Gaussian\n"
                 "formula on SGD's order parameters). --upto limits the comparison to\n"
                 "tau <= TAU. An ODE that stopped early (blow-up, or a hierarchy that\n"
-                "left the valid moments) has an infinite gap where SGD goes on. Used\n"
-                "to compare several hierarchy orders or closures with one set of SGD\n"
-                "runs. --quiet: standard error only for warnings and errors.\n");
+                "left the valid moments) has an infinite gap where SGD goes on. The\n"
+                "verdict: within_3se, above_3se (one d: how the gap falls with d needs\n"
+                "a second one, as in compare --d D --d 2D), ode_stopped (theory/model.md\n"
+                "sec. 9). Used to compare several hierarchy orders or closures with one\n"
+                "set of SGD runs. --quiet: standard error only for warnings and errors.\n");
     else if (!strcmp(cmd, "keys"))
         fprintf(out, "usage: aimdyn keys\n\nPrints every configuration key.\n");
 }
