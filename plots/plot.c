@@ -657,7 +657,7 @@ static int read_kind(const char *path, const char *option, int wanted, aim_table
     const aim_table_kind any = {expected, NULL, NULL};
     memset(t, 0, sizeof *t);
     if (bad_name(path)) {
-        fprintf(stderr, "aimdyn: plot: %s: unusable file name (line break)\n", option);
+        fprintf(stderr, "aimdyn plot: %s: unusable file name (line break)\n", option);
         return -1;
     }
     if (aim_table_read(path, &any, t))
@@ -682,7 +682,7 @@ static int read_kind(const char *path, const char *option, int wanted, aim_table
                        : kind == 1 && !wanted ? " (an SGD summary goes to --sgd)"
                        : kind == 2 ? " (the per-seed curves: --sgd NAME-sgd-dD.tsv --seeds)"
                                    : "";
-    fprintf(stderr, "aimdyn: plot: %s %s: %s; allowed: %s%s\n", option, path, problem,
+    fprintf(stderr, "aimdyn plot: %s %s: %s; allowed: %s%s\n", option, path, problem,
             what[wanted], hint);
     aim_table_free(t);
     memset(t, 0, sizeof *t);
@@ -701,7 +701,7 @@ static int need_column(const aim_table *t, const char *path, const char *option,
         finite = isfinite(t->data[(size_t)r * (size_t)t->ncols + (size_t)c]) != 0;
     if (finite)
         return 0;
-    fprintf(stderr, "aimdyn: plot: %s: %s %s has %s column '%s'; allowed: a column it has (",
+    fprintf(stderr, "aimdyn plot: %s: %s %s has %s column '%s'; allowed: a column it has (",
             asked_by, option, path, c < 0 ? "no" : "no finite value in its", col);
     for (int k = 0; k < t->ncols; k++)
         fprintf(stderr, "%s%s", k ? " " : "", t->names[k]);
@@ -742,7 +742,7 @@ static int add_panel(figure_plan *p, const char *col, const char *label, const c
     p->panels = grown;
     panel *pn = &p->panels[p->npanels];
     if (strlen(col) > 200 || bad_name(col) || !(pn->col = strdup(col))) {
-        fprintf(stderr, "aimdyn: plot: %s: unusable column name '%s'%s\n", option, col,
+        fprintf(stderr, "aimdyn plot: %s: unusable column name '%s'%s\n", option, col,
                 bad_name(col) ? " (line break)" : "; allowed: at most 200 characters");
         return -1;
     }
@@ -777,12 +777,12 @@ static int add_moments(figure_plan *p)
             snprintf(col, sizeof col, "%.*s", (int)(n - 5), t->names[c]);
         } else
             snprintf(col, sizeof col, "%s", t->names[c]);
-        if (add_panel(p, col, NULL, "top right", "--panels moments"))
+        if (add_panel(p, col, NULL, "top left", "--panels moments"))
             return -1;
         found++;
     }
     if (!found)
-        fprintf(stderr, "aimdyn: plot: --panels moments: %s %s has no moment column m(w); "
+        fprintf(stderr, "aimdyn plot: --panels moments: %s %s has no moment column m(w); "
                         "allowed: the files of a tied or untied student (its tracked words)\n",
                 sp->n_ode ? "--ode" : "--sgd", path);
     return found ? 0 : -1;
@@ -795,7 +795,7 @@ static int read_seeds(figure_plan *p, int i)
     const char *sgd = p->sp->sgd[i];
     const size_t n = strlen(sgd);
     if (n < 4 || strcmp(sgd + n - 4, ".tsv")) {
-        fprintf(stderr, "aimdyn: plot: --seeds: --sgd %s does not end in .tsv; allowed: an SGD "
+        fprintf(stderr, "aimdyn plot: --seeds: --sgd %s does not end in .tsv; allowed: an SGD "
                         "summary NAME-sgd-dD.tsv beside its NAME-sgd-dD-seeds.tsv\n", sgd);
         return -1;
     }
@@ -822,7 +822,7 @@ static int read_seeds(figure_plan *p, int i)
         }
     }
     if (!same) {
-        fprintf(stderr, "aimdyn: plot: --seeds: %s and --sgd %s record different "
+        fprintf(stderr, "aimdyn plot: --seeds: %s and --sgd %s record different "
                         "configurations; allowed: the per-seed file of the same run\n",
                 p->seeds_path[i], sgd);
         return -1;
@@ -893,7 +893,7 @@ static int figure_plan_make(figure_plan *p, const aim_plot_spec *sp)
     memset(p, 0, sizeof *p);
     p->sp = sp;
     if (sp->n_ode == 0 && sp->n_sgd == 0) {
-        fprintf(stderr, "aimdyn: plot: no ODE or SGD file to plot\n");
+        fprintf(stderr, "aimdyn plot: no ODE or SGD file to plot\n");
         return -1;
     }
     const int seeds = (sp->flags & AIM_PLOT_SEEDS) != 0;
@@ -906,11 +906,11 @@ static int figure_plan_make(figure_plan *p, const aim_plot_spec *sp)
         p->nseeds = calloc((size_t)sp->n_sgd + 1, sizeof *p->nseeds);
     }
     if (!p->ode || !p->sgd || (seeds && (!p->seeds || !p->seeds_path || !p->rows || !p->nseeds))) {
-        fprintf(stderr, "aimdyn: plot: out of memory\n");
+        fprintf(stderr, "aimdyn plot: out of memory\n");
         return -1;
     }
     if (seeds && sp->n_sgd == 0) {
-        fprintf(stderr, "aimdyn: plot: --seeds draws the seeds of an SGD run; allowed: with "
+        fprintf(stderr, "aimdyn plot: --seeds draws the seeds of an SGD run; allowed: with "
                         "--sgd NAME-sgd-dD.tsv (its NAME-sgd-dD-seeds.tsv beside it)\n");
         return -1;
     }
@@ -918,7 +918,7 @@ static int figure_plan_make(figure_plan *p, const aim_plot_spec *sp)
         if (read_kind(sp->ode[i], "--ode", 0, &p->ode[i]))
             return -1;
         if (sp->labels && bad_name(sp->labels[i])) {
-            fprintf(stderr, "aimdyn: plot: --label %d contains a line break\n", i + 1);
+            fprintf(stderr, "aimdyn plot: --label %d contains a line break\n", i + 1);
             return -1;
         }
     }
@@ -938,10 +938,10 @@ static int figure_plan_make(figure_plan *p, const aim_plot_spec *sp)
     if (sp->flags & AIM_PLOT_MOMENTS && add_moments(p))
         return -1;
     for (int k = 0; k < sp->n_columns; k++)
-        if (add_panel(p, sp->columns[k], NULL, "top right", "--column"))
+        if (add_panel(p, sp->columns[k], NULL, "top left", "--column"))
             return -1;
     if (make_title(p)) {
-        fprintf(stderr, "aimdyn: plot: out of memory (or a line break in the metadata)\n");
+        fprintf(stderr, "aimdyn plot: out of memory (or a line break in the metadata)\n");
         return -1;
     }
     return 0;
@@ -958,7 +958,7 @@ int aim_plot_check_inputs(const aim_plot_spec *sp)
 int aim_plot_figure(const aim_plot_spec *sp, const char *stem, aim_atomic_set *set)
 {
     if (bad_name(stem)) {
-        fprintf(stderr, "aimdyn: plot: unusable file name (line break)\n");
+        fprintf(stderr, "aimdyn plot: unusable file name (line break)\n");
         return -1;
     }
     figure_plan p;
@@ -1117,11 +1117,11 @@ int aim_plot_scaling(const aim_plot_scaling_spec *sp, const char *stem, aim_atom
 {
     if (bad_name(stem) || (sp->title && bad_name(sp->title)) ||
         (sp->fit_key && bad_name(sp->fit_key))) {
-        fprintf(stderr, "aimdyn: plot: unusable figure name or text (line break)\n");
+        fprintf(stderr, "aimdyn plot: unusable figure name or text (line break)\n");
         return -1;
     }
     if (sp->n_dims + sp->n_pred == 0) {
-        fprintf(stderr, "aimdyn: plot: no dimension to plot\n");
+        fprintf(stderr, "aimdyn plot: no dimension to plot\n");
         return -1;
     }
     return draw(stem, scaling_script, sp, AIM_PLOT_PNG | AIM_PLOT_SVG, 0, set);
@@ -1294,11 +1294,11 @@ static int heatmap_bad_text(const aim_plot_heatmap_spec *sp)
 int aim_plot_heatmap(const aim_plot_heatmap_spec *sp, const char *stem, aim_atomic_set *set)
 {
     if (sp->nx < 1 || sp->ny < 1 || sp->npanels < 1) {
-        fprintf(stderr, "aimdyn: plot: empty heatmap\n");
+        fprintf(stderr, "aimdyn plot: empty heatmap\n");
         return -1;
     }
     if (bad_name(stem) || heatmap_bad_text(sp)) {
-        fprintf(stderr, "aimdyn: plot: unusable figure name or text (line break or '\"')\n");
+        fprintf(stderr, "aimdyn plot: unusable figure name or text (line break or '\"')\n");
         return -1;
     }
     return draw(stem, heatmap_script, sp, AIM_PLOT_PNG | AIM_PLOT_SVG, 0, set);
