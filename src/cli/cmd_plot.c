@@ -37,11 +37,13 @@ static int add_named_bits(const char *option, const char *value, const named_bit
     }
 }
 
+/* The formats, named by their file extensions. */
+static const named_bit formats_named[] = {
+    {"png", AIM_PLOT_PNG}, {"svg", AIM_PLOT_SVG}, {"pdf", AIM_PLOT_PDF}};
+
 static int own_format(void *target, const char *value)
 {
-    static const named_bit formats[] = {
-        {"png", AIM_PLOT_PNG}, {"svg", AIM_PLOT_SVG}, {"pdf", AIM_PLOT_PDF}};
-    return add_named_bits("--format", value, formats, 3, "png, svg, pdf, comma-separated",
+    return add_named_bits("--format", value, formats_named, 3, "png, svg, pdf, comma-separated",
                           target);
 }
 
@@ -129,8 +131,8 @@ int aim_cmd_plot(int argc, char **argv)
         return AIM_EXIT_RUNTIME;
     printf("wrote");
     for (int k = 0; k < 3; k++)
-        if (sp.formats & (AIM_PLOT_PNG << k))
-            printf(" %s.%s", stem, k == 0 ? "png" : k == 1 ? "svg" : "pdf");
+        if (sp.formats & formats_named[k].bit)
+            printf(" %s.%s", stem, formats_named[k].name);
     printf(" and %s.gp (its gnuplot script)\n", stem);
     return 0;
 }
