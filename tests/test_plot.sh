@@ -126,6 +126,26 @@ expect_exit "plot again, PNG only" 0 "$exe" plot --figure "$fig" --ode "$ode" --
 [ -s "$fig.png" ] && [ ! -e "$fig.pdf" ] && [ -s "$fig.gp" ] && ! grep -q "every" "$fig.gp"
 check "PNG only: the old PDF removed, the new script kept" $?
 
+# a PDF cut short (a full disk: gnuplot still exits 0) is no figure: exit
+# 2, the old figure kept whole
+mkdir "$work/cut"
+printf '#!/bin/sh\nscript=$(mktemp)\ncat >"$script"\n"%s" "$script"\nst=$?\n' "$(command -v gnuplot)" \
+    >"$work/cut/gnuplot"
+cat >>"$work/cut/gnuplot" <<'EOF'
+sed -n "s/^out_pdf = '\(.*\)'$/\1/p" "$script" | sed "s/''/'/g" | while read -r f; do
+    truncate -s 100 "$f"
+done
+rm -f "$script"
+exit $st
+EOF
+chmod +x "$work/cut/gnuplot"
+cp "$fig.png" "$work/old.png"
+expect_exit "a PDF cut short" 2 env PATH="$work/cut:$PATH" "$exe" plot --figure "$fig" \
+    --ode "$ode" --format png,pdf
+contains "a PDF cut short: said" "$work/err" "incomplete figure for '$fig.pdf' (100 bytes"
+cmp -s "$fig.png" "$work/old.png" && [ ! -e "$fig.pdf" ] && [ -z "$(find "$work/f" -name '.*')" ]
+check "a PDF cut short: the old figure kept, nothing temporary left" $?
+
 # moments of a tied run: a panel each
 expect_exit "plot --panels moments" 0 "$exe" plot --figure "$work/f/tied" --ode "$tied" \
     --panels moments,mean
