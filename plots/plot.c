@@ -1,6 +1,7 @@
 /* aim_plot: risk and teacher-overlap figures, rendered by gnuplot run as
- * a separate program, the generated script on its standard input (so no
- * script file is ever left behind). */
+ * a separate program (no shell), the generated script on its standard
+ * input; `aimdyn plot` keeps that script beside the figure (STEM.gp), the
+ * other figures leave none behind. */
 #define _POSIX_C_SOURCE 200809L
 
 #include "plot.h"
@@ -93,146 +94,21 @@ static int bad_name(const char *s)
     return strchr(s, '\n') != NULL || strchr(s, '\r') != NULL;
 }
 
-/* The ODE curves of one SGD run (e.g. one per truncation order) share a
- * blue-to-green ramp so that convergence reads as a colour sequence;
- * paired cases (one SGD file per ODE file) get a categorical colour
- * each. */
-static const char *curve_colour(const aim_plot_spec *sp, int i)
-{
-    static const char *const ramp[] = {"#9ecae1", "#6baed6", "#4292c6",
-                                       "#2171b5", "#08519c", "#08306b",
-                                       "#2ca25f", "#006d2c"};
-    static const char *const cases[] = {"#1f4e9c", "#c0392b", "#2ca02c", "#8e44ad",
-                                        "#e67e22", "#17becf", "#7f7f7f", "#bcbd22"};
-    const int nramp = (int)(sizeof ramp / sizeof ramp[0]);
-    if (sp->n_sgd > 1)
-        return cases[i % (int)(sizeof cases / sizeof cases[0])];
-    return sp->n_ode == 1 ? "#1f4e9c"
-                          : ramp[(i * (nramp - 1)) / (sp->n_ode > 1 ? sp->n_ode - 1 : 1)];
-}
+/* The figure formats: the flag, the file extension. */
+static const struct {
+    int bit;
+    const char *ext;
+} format_list[] = {{AIM_PLOT_PNG, "png"}, {AIM_PLOT_SVG, "svg"}, {AIM_PLOT_PDF, "pdf"}};
+enum { NFORMATS = (int)(sizeof format_list / sizeof format_list[0]) };
 
-/* The x column: tau, or n / d^2. */
-static void put_x(FILE *f, const aim_plot_spec *sp)
-{
-    if (sp->samples_d > 0)
-        fprintf(f, "(column(\"n\")/%.17g)", sp->samples_d * sp->samples_d);
-    else
-        fputs("\"tau\"", f);
-}
+/* Writes the body of a figure's gnuplot script into f, drawing each of
+ * formats into the output named by the variable out_png, out_svg or
+ * out_pdf (draw() defines them). */
+typedef void script_fn(FILE *f, const void *ctx, int formats);
 
-/* 1 when the header of the result file at path (its first line that is
- * not a # comment) has the column name; 0 otherwise or unreadable (the
- * figure then simply has no band). */
-static int has_column(const char *path, const char *name)
-{
-    FILE *in = fopen(path, "r");
-    if (!in)
-        return 0;
-    char *line = NULL;
-    size_t cap = 0;
-    ssize_t len;
-    int found = 0;
-    /* 1 MiB: a header of 5041 words of order <= 7 is about 60 KiB */
-    while ((len = getline(&line, &cap, in)) > 0 && len < (1 << 20)) {
-        if (line[0] == '#')
-            continue;
-        const size_t n = strlen(name);
-        for (char *t = strtok(line, "\t\n"); t && !found; t = strtok(NULL, "\t\n"))
-            found = strlen(t) == n && memcmp(t, name, n) == 0;
-        break;
-    }
-    free(line);
-    fclose(in);
-    return found;
-}
-
-/* The band of ODE file i around column col, when the file has one: the
- * truncation error estimate of a hierarchy (col_trunc; relative for the
- * risk) or the replicas' standard error of the matrix method (col_se). */
-static void put_band(FILE *f, const aim_plot_spec *sp, int i, const char *col, int *first)
-{
-    char trunc[64], se[64];
-    snprintf(trunc, sizeof trunc, "%s_trunc", col);
-    snprintf(se, sizeof se, "%s_se", col);
-    const int has_trunc = has_column(sp->ode[i], trunc);
-    if (!has_trunc && !has_column(sp->ode[i], se))
-        return;
-    if (!*first)
-        fputs(", \\\n     ", f);
-    *first = 0;
-    put_path(f, sp->ode[i]);
-    fputs(" using ", f);
-    put_x(f, sp);
-    if (has_trunc && strcmp(col, "risk") == 0)
-        fprintf(f, ":(column(\"%s\")*(1-column(\"%s\"))):(column(\"%s\")*(1+column(\"%s\")))",
-                col, trunc, col, trunc);
-    else
-        fprintf(f, ":(column(\"%s\")-column(\"%s\")):(column(\"%s\")+column(\"%s\"))", col,
-                has_trunc ? trunc : se, col, has_trunc ? trunc : se);
-    fprintf(f, " with filledcurves fs transparent solid 0.25 noborder lc rgb \"%s\" notitle",
-            curve_colour(sp, i));
-}
-
-static void put_panel(FILE *f, const aim_plot_spec *sp, const char *col,
-                      const char *ylabel, const char *key)
-{
-    fprintf(f, "set key %s opaque\nset ylabel \"%s\"\nplot ", key, ylabel);
-    int first = 1;
-    for (int i = 0; i < sp->n_ode; i++)
-        put_band(f, sp, i, col, &first);
-    for (int i = 0; i < sp->n_ode; i++, first = 0) {
-        if (!first)
-            fputs(", \\\n     ", f);
-        put_path(f, sp->ode[i]);
-        fputs(" using ", f);
-        put_x(f, sp);
-        fprintf(f, ":\"%s\" with lines lw 2 lc rgb \"%s\" title ", col, curve_colour(sp, i));
-        put_quoted(f, sp->labels ? sp->labels[i] : "limit ODE");
-    }
-    for (int i = 0; i < sp->n_sgd; i++, first = 0) {
-        if (!first)
-            fputs(", \\\n     ", f);
-        put_path(f, sp->sgd[i]);
-        fputs(" using ", f);
-        put_x(f, sp);
-        fprintf(f, ":\"%s_mean\":\"%s_se\" with yerrorbars pt 7 ps 0.5 lc rgb \"%s\" ", col,
-                col, sp->n_sgd > 1 ? curve_colour(sp, i) : "#c0392b");
-        if (sp->n_sgd > 1)
-            fputs("notitle", f);
-        else
-            fputs("title \"SGD mean +- s.e.\"", f);
-    }
-    fputc('\n', f);
-}
-
-static void put_figure(FILE *f, const aim_plot_spec *sp)
-{
-    fprintf(f, "set multiplot layout %d,1\nset grid\n", sp->flags & AIM_PLOT_MEAN ? 3 : 2);
-    if (sp->samples_d > 0)
-        fprintf(f, "set xlabel \"samples n / d^2 (d = %g%s)\"\n", sp->samples_d,
-                sp->n_sgd > 1 ? "; lines: ODE, points: SGD mean +- s.e." : "");
-    else
-        fputs("set xlabel \"tau\"\n", f);
-    if (sp->flags & AIM_PLOT_LOG_TAU || sp->samples_d > 0) /* 0 has no place on it */
-        fputs("set logscale x\nset format x \"10^{%L}\"\n", f);
-    /* cases of very different risk (e.g. one per activation) leave the
-     * middle of the panel free; an opaque key at the top would hide one */
-    put_panel(f, sp, "risk", "risk R", sp->n_sgd > 1 ? "center right" : "top right");
-    put_panel(f, sp, "overlap", "teacher overlap", sp->n_sgd > 1 ? "top left" : "bottom right");
-    if (sp->flags & AIM_PLOT_MEAN)
-        put_panel(f, sp, "mean", "student mean m = Tr S / sqrt d", "bottom right");
-    fputs("unset multiplot\nunset output\n", f);
-}
-
-/* Writes the whole gnuplot script of a figure into f: the PNG terminal
- * with output png, the figure, the SVG terminal with output svg, the
- * figure again (png and svg are the temporary files to draw into). */
-typedef void script_fn(FILE *f, const void *ctx, const char *png, const char *svg);
-
-/* Runs gnuplot (exe) on the script that put_script writes into its
- * standard input. Returns 0, or -1 with a message on stderr. */
-static int run_gnuplot(const char *exe, script_fn *put_script, const void *ctx,
-                       const char *png, const char *svg)
+/* Runs gnuplot (exe) on the script text[0 .. len-1] (its standard
+ * input). Returns 0, or -1 with a message on stderr. */
+static int run_gnuplot(const char *exe, const char *text, size_t len)
 {
     int fds[2];
     if (pipe(fds) != 0) {
@@ -256,13 +132,13 @@ static int run_gnuplot(const char *exe, script_fn *put_script, const void *ctx,
         return -1;
     }
     /* a gnuplot that stops early (an error) closes the pipe: its exit
-     * status says why, not a SIGPIPE here */
+     * status says why, not a SIGPIPE here nor the failed write */
     struct sigaction ignore, old;
     memset(&ignore, 0, sizeof ignore);
     ignore.sa_handler = SIG_IGN;
     sigemptyset(&ignore.sa_mask);
     sigaction(SIGPIPE, &ignore, &old);
-    put_script(f, ctx, png, svg);
+    fwrite(text, 1, len, f);
     fclose(f);
     sigaction(SIGPIPE, &old, NULL);
     int status;
@@ -286,30 +162,46 @@ static int run_gnuplot(const char *exe, script_fn *put_script, const void *ctx,
     return 0;
 }
 
+/* The last non-blank bytes of the file (at most n - 1 of them) into buf,
+ * NUL-terminated: their number, or -1. */
+static ssize_t file_tail(int fd, off_t size, char *buf, size_t n)
+{
+    size_t got = size < (off_t)(n - 1) ? (size_t)size : n - 1;
+    if (got == 0 || pread(fd, buf, got, size - (off_t)got) != (ssize_t)got)
+        return -1;
+    while (got > 0 && strchr("\n\r\t ", buf[got - 1]))
+        got--;
+    buf[got] = '\0';
+    return (ssize_t)got;
+}
+
 /* gnuplot exits with status 0 when it could not write its output (e.g.
  * on a full disk): a figure counts when it is complete, the file that
  * gnuplot wrote being the temporary one (same inode): a PNG from its
- * signature to its IEND chunk, an SVG up to its closing tag. */
-static int figure_complete(const aim_atomic_file *file, int png)
+ * signature to its IEND chunk, an SVG up to its closing tag, a PDF from
+ * its header to its end-of-file marker. */
+static int figure_complete(const aim_atomic_file *file, int format)
 {
     static const unsigned char signature[8] = {0x89, 'P', 'N', 'G', '\r', '\n', 0x1a, '\n'};
     static const unsigned char iend[12] = {0, 0, 0, 0, 'I', 'E', 'N', 'D', 0xae, 0x42, 0x60, 0x82};
     const int fd = aim_atomic_fd(file);
     struct stat st, named;
-    unsigned char head[8], tail[64];
+    unsigned char head[8];
+    char tail[64];
     int ok = fstat(fd, &st) == 0 && stat(aim_atomic_temp(file), &named) == 0 &&
              st.st_dev == named.st_dev && st.st_ino == named.st_ino;
     const off_t size = ok ? st.st_size : 0;
-    if (ok && png)
+    if (ok && format == AIM_PLOT_PNG)
         ok = size >= 20 && pread(fd, head, 8, 0) == 8 && !memcmp(head, signature, 8) &&
-             pread(fd, tail, 12, size - 12) == 12 && !memcmp(tail, iend, 12);
-    else if (ok) {
-        size_t n = size < (off_t)sizeof tail ? (size_t)size : sizeof tail;
-        ok = n > 0 && pread(fd, tail, n, size - (off_t)n) == (ssize_t)n;
-        while (ok && n > 0 && (tail[n - 1] == '\n' || tail[n - 1] == ' ' ||
-                               tail[n - 1] == '\r' || tail[n - 1] == '\t'))
-            n--;
-        ok = ok && n >= 6 && !memcmp(tail + n - 6, "</svg>", 6);
+             pread(fd, head, 8, size - 8) == 8 && !memcmp(head, iend + 4, 8) &&
+             pread(fd, head, 4, size - 12) == 4 && !memcmp(head, iend, 4);
+    else if (ok && format == AIM_PLOT_SVG) {
+        const ssize_t n = file_tail(fd, size, tail, sizeof tail);
+        ok = n >= 6 && !strcmp(tail + n - 6, "</svg>");
+    } else if (ok) {
+        const ssize_t n = file_tail(fd, size, tail, sizeof tail);
+        ok = n >= 5 && !strcmp(tail + n - 5, "%%EOF") && pread(fd, head, 5, 0) == 5 &&
+             !memcmp(head, "%PDF-", 5);
     }
     if (!ok)
         fprintf(stderr, "aimdyn: gnuplot left an incomplete figure for '%s' (%lld bytes; a full "
@@ -317,12 +209,64 @@ static int figure_complete(const aim_atomic_file *file, int png)
     return ok;
 }
 
-/* Draws stem.png and stem.svg with gnuplot into temporary files beside
- * them, checks that both are complete and adds them to set, to be
+/* "stem.ext", malloc'd (NULL: out of memory, said). */
+static char *stem_file(const char *stem, const char *ext)
+{
+    const size_t n = strlen(stem) + strlen(ext) + 2;
+    char *path = malloc(n);
+    if (path)
+        snprintf(path, n, "%s.%s", stem, ext);
+    else
+        fprintf(stderr, "aimdyn: out of memory\n");
+    return path;
+}
+
+/* The script of a figure into memory: a header that names the outputs
+ * (final names, as the kept script needs them), then the body. NULL when
+ * out of memory (said). */
+static char *script_text(const char *stem, script_fn *put_script, const void *ctx, int formats,
+                         size_t *len)
+{
+    char *text = NULL;
+    FILE *f = open_memstream(&text, len);
+    if (!f) {
+        fprintf(stderr, "aimdyn: out of memory\n");
+        return NULL;
+    }
+    fputs("# generated by aimdyn: the figure", f);
+    for (int k = 0; k < NFORMATS; k++)
+        if (formats & format_list[k].bit)
+            fprintf(f, " %s.%s", stem, format_list[k].ext);
+    fprintf(f, "\n# Restyle it and redraw with `gnuplot %s.gp`, run in the directory aimdyn\n"
+               "# ran in (the file names are relative to it); out_png, out_svg and out_pdf\n"
+               "# may be set before (gnuplot -e \"out_png='other.png'\" %s.gp).\n",
+            stem, stem);
+    for (int k = 0; k < NFORMATS; k++)
+        if (formats & format_list[k].bit) {
+            fprintf(f, "if (!exists(\"out_%s\")) out_%s = ", format_list[k].ext,
+                    format_list[k].ext);
+            char *out = stem_file(stem, format_list[k].ext);
+            put_path(f, out ? out : "");
+            free(out);
+            fputc('\n', f);
+        }
+    put_script(f, ctx, formats);
+    if (fclose(f) != 0) {
+        free(text);
+        fprintf(stderr, "aimdyn: out of memory\n");
+        return NULL;
+    }
+    return text;
+}
+
+/* Draws the figure in each of formats with gnuplot into temporary files
+ * beside stem.png, stem.svg, stem.pdf, checks that each is complete and
+ * adds them (and with keep_script the script, stem.gp) to set, to be
  * renamed into place together with it. Returns 0, or -1 with a message
  * on stderr (e.g. gnuplot missing): nothing added, or (out of memory)
- * the PNG alone, which aim_plot_stale or freeing the set undoes. */
-static int draw(const char *stem, script_fn *put_script, const void *ctx, aim_atomic_set *set)
+ * some files alone, which aim_plot_stale or freeing the set undoes. */
+static int draw(const char *stem, script_fn *put_script, const void *ctx, int formats,
+                int keep_script, aim_atomic_set *set)
 {
     char *exe = find_gnuplot();
     if (!exe) {
@@ -330,135 +274,703 @@ static int draw(const char *stem, script_fn *put_script, const void *ctx, aim_at
         return -1;
     }
     int rc = -1;
-    size_t n = strlen(stem) + 8;
-    char *png = malloc(n), *svg = malloc(n);
-    aim_atomic_file *png_file = NULL, *svg_file = NULL;
-    if (!png || !svg) {
+    size_t len = 0, run_len = 0;
+    char *text = script_text(stem, put_script, ctx, formats, &len), *run = NULL;
+    aim_atomic_file *files[NFORMATS + 1] = {NULL};
+    FILE *f = text ? open_memstream(&run, &run_len) : NULL;
+    if (!f) {
+        if (text)
+            fprintf(stderr, "aimdyn: out of memory\n");
+        goto out;
+    }
+    /* gnuplot draws into the temporary files: the outputs named first,
+     * then the script as kept */
+    for (int k = 0; k < NFORMATS; k++) {
+        if (!(formats & format_list[k].bit))
+            continue;
+        char *final = stem_file(stem, format_list[k].ext);
+        files[k] = final ? aim_atomic_create(final) : NULL;
+        free(final);
+        if (!files[k])
+            break;
+        fprintf(f, "out_%s = ", format_list[k].ext);
+        put_path(f, aim_atomic_temp(files[k]));
+        fputc('\n', f);
+    }
+    fwrite(text, 1, len, f);
+    if (fclose(f) != 0) {
         fprintf(stderr, "aimdyn: out of memory\n");
         goto out;
     }
-    snprintf(png, n, "%s.png", stem);
-    snprintf(svg, n, "%s.svg", stem);
-    if (!(png_file = aim_atomic_create(png)) || !(svg_file = aim_atomic_create(svg)) ||
-        run_gnuplot(exe, put_script, ctx, aim_atomic_temp(png_file), aim_atomic_temp(svg_file)) ||
-        !figure_complete(png_file, 1) || !figure_complete(svg_file, 0))
-        goto out;
-    /* each add takes its file, also when it fails */
-    rc = aim_atomic_set_add(set, png_file);
-    png_file = NULL;
-    if (rc == 0) {
-        rc = aim_atomic_set_add(set, svg_file);
-        svg_file = NULL;
+    for (int k = 0; k < NFORMATS; k++)
+        if (formats & format_list[k].bit && !files[k])
+            goto out;
+    if (keep_script) {
+        char *final = stem_file(stem, "gp");
+        files[NFORMATS] = final ? aim_atomic_create(final) : NULL;
+        free(final);
+        if (!files[NFORMATS] || aim_atomic_write(files[NFORMATS], text, len)) {
+            if (files[NFORMATS])
+                fprintf(stderr, "aimdyn: cannot write '%s': %s\n",
+                        aim_atomic_final(files[NFORMATS]), strerror(errno));
+            goto out;
+        }
     }
+    if (run_gnuplot(exe, run, run_len))
+        goto out;
+    for (int k = 0; k < NFORMATS; k++)
+        if (files[k] && !figure_complete(files[k], format_list[k].bit))
+            goto out;
+    /* each add takes its file, also when it fails */
+    rc = 0;
+    for (int k = 0; k <= NFORMATS; k++)
+        if (files[k]) {
+            if (rc == 0)
+                rc = aim_atomic_set_add(set, files[k]);
+            else
+                aim_atomic_discard(files[k]);
+            files[k] = NULL;
+        }
 out:
-    aim_atomic_discard(png_file);
-    aim_atomic_discard(svg_file);
+    for (int k = 0; k <= NFORMATS; k++)
+        aim_atomic_discard(files[k]);
     free(exe);
-    free(png);
-    free(svg);
+    free(text);
+    free(run);
+    return rc;
+}
+
+/* Adds the removal of stem's files in the formats not in keep (and of
+ * its script stem.gp unless keep_script) to set. */
+static int remove_others(aim_atomic_set *set, const char *stem, int keep, int keep_script)
+{
+    int rc = 0;
+    for (int k = 0; rc == 0 && k <= NFORMATS; k++) {
+        if (k < NFORMATS ? keep & format_list[k].bit : keep_script)
+            continue;
+        char *path = stem_file(stem, k < NFORMATS ? format_list[k].ext : "gp");
+        rc = path ? aim_atomic_set_remove(set, path) : -1;
+        free(path);
+    }
     return rc;
 }
 
 int aim_plot_stale(aim_atomic_set *set, const char *stem)
 {
-    const char *const ext[] = {".png", ".svg"};
-    size_t n = strlen(stem) + 8;
-    char *path = malloc(n);
-    int rc = path ? 0 : -1;
-    for (int i = 0; rc == 0 && i < 2; i++) {
-        snprintf(path, n, "%s%s", stem, ext[i]);
-        rc = aim_atomic_set_remove(set, path);
-    }
-    free(path);
-    return rc;
+    return remove_others(set, stem, 0, 0);
 }
 
-/* The file is a result file with the columns the figure draws, checked
- * by the shared reader before gnuplot reads it (a device, a FIFO or a
- * damaged file would hang gnuplot or draw nonsense). */
-static int readable(const char *name, int sgd, const aim_plot_spec *sp)
+/* The ODE curves of one SGD run (e.g. one per truncation order) share a
+ * blue-to-green ramp so that convergence reads as a colour sequence;
+ * paired cases (one SGD file per ODE file) get a categorical colour
+ * each. */
+static const char *curve_colour(const aim_plot_spec *sp, int i)
 {
-    if (bad_name(name)) {
-        fprintf(stderr, "aimdyn: plot: unusable file name (line break)\n");
-        return 0;
+    static const char *const ramp[] = {"#9ecae1", "#6baed6", "#4292c6",
+                                       "#2171b5", "#08519c", "#08306b",
+                                       "#2ca25f", "#006d2c"};
+    static const char *const cases[] = {"#1f4e9c", "#c0392b", "#2ca02c", "#8e44ad",
+                                        "#e67e22", "#17becf", "#7f7f7f", "#bcbd22"};
+    const int nramp = (int)(sizeof ramp / sizeof ramp[0]);
+    if (sp->n_sgd > 1)
+        return cases[i % (int)(sizeof cases / sizeof cases[0])];
+    return sp->n_ode == 1 ? "#1f4e9c"
+                          : ramp[(i * (nramp - 1)) / (sp->n_ode > 1 ? sp->n_ode - 1 : 1)];
+}
+
+/* The colour of SGD file i (its means and its seeds). */
+static const char *sgd_colour(const aim_plot_spec *sp, int i)
+{
+    return sp->n_sgd > 1 ? curve_colour(sp, i) : "#c0392b";
+}
+
+/* The x column: tau, or n / d^2. */
+static void put_x(FILE *f, const aim_plot_spec *sp)
+{
+    if (sp->samples_d > 0)
+        fprintf(f, "(column(\"n\")/%.17g)", sp->samples_d * sp->samples_d);
+    else
+        fputs("\"tau\"", f);
+}
+
+/* Column col + suffix as a gnuplot string (a column name may hold any
+ * character but a tab or a line break). */
+static void put_column(FILE *f, const char *col, const char *suffix)
+{
+    char name[320];
+    snprintf(name, sizeof name, "%s%s", col, suffix);
+    put_quoted(f, name);
+}
+
+/* One panel of the figure: a column of the files against the x axis. */
+typedef struct {
+    char *col;        /* X: the ODE's X, the SGD's X_mean and X_se */
+    const char *label; /* its y label (gnuplot enhanced text); NULL: col, verbatim */
+    const char *key;   /* where its key goes */
+    const char *option; /* what asked for it, for messages */
+} panel;
+
+/* The rows of one seed in a per-seed file (0-based data rows, the column
+ * line not counted, as gnuplot's `every` counts them). */
+typedef struct {
+    int first, last;
+} seed_rows;
+
+/* What the figure draws, worked out from its files before the script is
+ * written: every file read once and checked (figure_plan_make). */
+typedef struct {
+    const aim_plot_spec *sp;
+    aim_table *ode, *sgd, *seeds; /* per file; seeds: per SGD file, with AIM_PLOT_SEEDS */
+    char **seeds_path;
+    seed_rows **rows;
+    int *nseeds;
+    panel *panels;
+    int npanels;
+    char *title;
+} figure_plan;
+
+static void figure_plan_free(figure_plan *p)
+{
+    const aim_plot_spec *sp = p->sp;
+    for (int i = 0; p->ode && i < sp->n_ode; i++)
+        aim_table_free(&p->ode[i]);
+    for (int i = 0; i < sp->n_sgd; i++) {
+        if (p->sgd)
+            aim_table_free(&p->sgd[i]);
+        if (p->seeds)
+            aim_table_free(&p->seeds[i]);
+        if (p->seeds_path)
+            free(p->seeds_path[i]);
+        if (p->rows)
+            free(p->rows[i]);
     }
-    static const char *const panels[] = {"risk", "overlap", "mean"};
-    char names[6][16];
-    const char *columns[8];
-    int n = 0;
-    columns[n++] = sp->samples_d > 0 ? "n" : "tau";
-    for (int p = 0; p < (sp->flags & AIM_PLOT_MEAN ? 3 : 2); p++)
-        for (int j = 0; j < (sgd ? 2 : 1); j++) {
-            snprintf(names[2 * p + j], sizeof names[0], sgd ? (j ? "%s_se" : "%s_mean") : "%s",
-                     panels[p]);
-            columns[n++] = names[2 * p + j];
+    for (int k = 0; k < p->npanels; k++)
+        free(p->panels[k].col);
+    free(p->ode);
+    free(p->sgd);
+    free(p->seeds);
+    free(p->seeds_path);
+    free(p->rows);
+    free(p->nseeds);
+    free(p->panels);
+    free(p->title);
+    memset(p, 0, sizeof *p);
+}
+
+/* The band of ODE file i around column col, when the file has one: the
+ * truncation error estimate of a hierarchy (col_trunc; relative for the
+ * risk) or the replicas' standard error of the matrix method (col_se). */
+static void put_band(FILE *f, const figure_plan *p, int i, const char *col, int *first)
+{
+    const aim_plot_spec *sp = p->sp;
+    char trunc[320], se[320];
+    snprintf(trunc, sizeof trunc, "%s_trunc", col);
+    snprintf(se, sizeof se, "%s_se", col);
+    const int has_trunc = aim_table_column(&p->ode[i], trunc) >= 0;
+    if (!has_trunc && aim_table_column(&p->ode[i], se) < 0)
+        return;
+    if (!*first)
+        fputs(", \\\n     ", f);
+    *first = 0;
+    put_path(f, sp->ode[i]);
+    fputs(" using ", f);
+    put_x(f, sp);
+    /* risk: the truncation estimate is relative */
+    const int relative = has_trunc && strcmp(col, "risk") == 0;
+    const char *err = has_trunc ? "_trunc" : "_se";
+    for (int side = -1; side <= 1; side += 2) {
+        fputs(":(column(", f);
+        put_column(f, col, "");
+        fputs(relative ? ")*(1" : ")", f);
+        fputs(side < 0 ? "-" : "+", f);
+        fputs("column(", f);
+        put_column(f, col, err);
+        fputs(relative ? ")))" : "))", f);
+    }
+    fprintf(f, " with filledcurves fs transparent solid 0.25 noborder lc rgb \"%s\" notitle",
+            curve_colour(sp, i));
+}
+
+/* A thin, half-transparent line per seed of SGD file i, under the mean. */
+static void put_seeds(FILE *f, const figure_plan *p, int i, const char *col, int *first)
+{
+    const aim_plot_spec *sp = p->sp;
+    for (int s = 0; s < p->nseeds[i]; s++) {
+        if (!*first)
+            fputs(", \\\n     ", f);
+        *first = 0;
+        put_path(f, p->seeds_path[i]);
+        fprintf(f, " every ::%d::%d using ", p->rows[i][s].first, p->rows[i][s].last);
+        put_x(f, sp);
+        /* #AARRGGBB: AA is the transparency */
+        fputc(':', f);
+        put_column(f, col, "");
+        fprintf(f, " with lines lw 0.8 lc rgb \"#a0%s\" ", sgd_colour(sp, i) + 1);
+        if (i == 0 && s == 0 && sp->n_sgd == 1)
+            fputs("title \"SGD seeds\"", f);
+        else
+            fputs("notitle", f);
+    }
+}
+
+static void put_panel(FILE *f, const figure_plan *p, const panel *pn)
+{
+    const aim_plot_spec *sp = p->sp;
+    fprintf(f, "set key %s opaque\nset ylabel ", pn->key);
+    put_quoted(f, pn->label ? pn->label : pn->col);
+    fprintf(f, "%s\nplot ", pn->label ? "" : " noenhanced");
+    int first = 1;
+    for (int i = 0; i < sp->n_ode; i++)
+        put_band(f, p, i, pn->col, &first);
+    for (int i = 0; p->seeds && i < sp->n_sgd; i++)
+        put_seeds(f, p, i, pn->col, &first);
+    for (int i = 0; i < sp->n_ode; i++, first = 0) {
+        if (!first)
+            fputs(", \\\n     ", f);
+        put_path(f, sp->ode[i]);
+        fputs(" using ", f);
+        put_x(f, sp);
+        fputc(':', f);
+        put_column(f, pn->col, "");
+        fprintf(f, " with lines lw 2 lc rgb \"%s\" title ", curve_colour(sp, i));
+        put_quoted(f, sp->labels ? sp->labels[i] : "limit ODE");
+    }
+    for (int i = 0; i < sp->n_sgd; i++, first = 0) {
+        if (!first)
+            fputs(", \\\n     ", f);
+        put_path(f, sp->sgd[i]);
+        fputs(" using ", f);
+        put_x(f, sp);
+        fputc(':', f);
+        put_column(f, pn->col, "_mean");
+        fputc(':', f);
+        put_column(f, pn->col, "_se");
+        fprintf(f, " with yerrorbars pt 7 ps 0.5 lc rgb \"%s\" ", sgd_colour(sp, i));
+        if (sp->n_sgd > 1)
+            fputs("notitle", f);
+        else
+            fputs("title \"SGD mean +- s.e.\"", f);
+    }
+    fputc('\n', f);
+}
+
+/* Columns and rows of the multiplot, and the canvas in pixels (a PDF's
+ * in points: pixels / 72 inches, so that its text has the PNG's
+ * proportions). */
+static void figure_layout(const figure_plan *p, int *rows, int *cols, int *width, int *height)
+{
+    *cols = p->npanels > 3 ? 2 : 1;
+    *rows = (p->npanels + *cols - 1) / *cols;
+    *width = *cols == 1 ? 900 : 1500;
+    *height = *rows * 340 < 1000 ? 1000 : *rows * 340 > 6000 ? 6000 : *rows * 340;
+}
+
+static void put_figure(FILE *f, const figure_plan *p)
+{
+    const aim_plot_spec *sp = p->sp;
+    int rows, cols, width, height;
+    figure_layout(p, &rows, &cols, &width, &height);
+    fprintf(f, "set multiplot layout %d,%d title ", rows, cols);
+    put_quoted(f, p->title);
+    fputs(" noenhanced\nset grid\n", f);
+    if (sp->samples_d > 0)
+        fprintf(f, "set xlabel \"samples n / d^2 (d = %g%s)\"\n", sp->samples_d,
+                sp->n_sgd > 1 ? "; lines: ODE, points: SGD mean +- s.e." : "");
+    else
+        fputs("set xlabel \"tau\"\n", f);
+    if (sp->flags & AIM_PLOT_LOG_TAU || sp->samples_d > 0) /* 0 has no place on it */
+        fputs("set logscale x\nset format x \"10^{%L}\"\n", f);
+    for (int k = 0; k < p->npanels; k++)
+        put_panel(f, p, &p->panels[k]);
+    fputs("unset multiplot\nunset output\n", f);
+}
+
+/* The terminal of one format with its output (out_png, out_svg or
+ * out_pdf: draw() defines them), for a canvas of width x height pixels
+ * (a PDF's: width / 72 x height / 72 inches, so that its text has the
+ * PNG's proportions); text "enhanced" or "noenhanced". */
+static void put_terminal(FILE *f, int format, int width, int height, const char *text)
+{
+    if (format == AIM_PLOT_PNG)
+        fprintf(f,
+                "if (strstrt(GPVAL_TERMINALS, \"pngcairo\") > 0) {\n"
+                "    set terminal pngcairo size %d,%d %s font \"sans,11\"\n"
+                "} else {\n"
+                "    set terminal png size %d,%d\n"
+                "}\n"
+                "set output out_png\n",
+                width, height, text, width, height);
+    else if (format == AIM_PLOT_SVG)
+        fprintf(f,
+                "set terminal svg size %d,%d dynamic %s font \"sans,11\" "
+                "background rgb \"white\"\nset output out_svg\n",
+                width, height, text);
+    else
+        fprintf(f,
+                "if (strstrt(GPVAL_TERMINALS, \"pdfcairo\") == 0) {\n"
+                "    print \"aimdyn: this gnuplot has no pdfcairo terminal (Debian's "
+                "gnuplot-nox has it)\"\n"
+                "    exit status 3\n"
+                "}\n"
+                "set terminal pdfcairo size %.4gin,%.4gin %s font \"sans,11\"\n"
+                "set output out_pdf\n",
+                width / 72.0, height / 72.0, text);
+}
+
+/* The figure once, drawn in a loop over the formats, so that a restyled
+ * kept script changes every format alike. */
+static void figure_script(FILE *f, const void *ctx, int formats)
+{
+    const figure_plan *p = ctx;
+    int rows, cols, width, height;
+    figure_layout(p, &rows, &cols, &width, &height);
+    fputs("set encoding utf8\n"
+          "set datafile commentschars \"#\"\n"
+          "set datafile separator \"\\t\"\n"
+          "do for [format in \"",
+          f);
+    for (int k = 0, n = 0; k < NFORMATS; k++)
+        if (formats & format_list[k].bit)
+            fprintf(f, "%s%s", n++ ? " " : "", format_list[k].ext);
+    fputs("\"] {\n", f);
+    for (int k = 0; k < NFORMATS; k++)
+        if (formats & format_list[k].bit) {
+            fprintf(f, "if (format eq \"%s\") {\n", format_list[k].ext);
+            put_terminal(f, format_list[k].bit, width, height, "enhanced");
+            fputs("}\n", f);
         }
-    columns[n] = NULL;
-    const aim_table_kind kind = {sgd ? "an SGD summary file NAME-sgd-dD.tsv with the columns "
-                                       "the figure draws"
-                                     : "an ODE result file NAME-ode.tsv with the columns the "
-                                       "figure draws",
-                                 columns, NULL};
-    aim_table t;
-    if (aim_table_read(name, &kind, &t))
+    put_figure(f, p);
+    fputs("}\n", f);
+}
+
+/* Reads the file of option (e.g. "--sgd") as a result file of the kind
+ * wanted (0 ODE, 1 SGD summary, 2 per-seed SGD file) with data rows:
+ * 0, or -1 with a message naming the option, the file and what it
+ * should be (a file of another kind named as such). */
+static int read_kind(const char *path, const char *option, int wanted, aim_table *t)
+{
+    static const char *const what[] = {
+        "an ODE result file NAME-ode.tsv", "an SGD summary file NAME-sgd-dD.tsv",
+        "the per-seed file NAME-sgd-dD-seeds.tsv of an SGD summary"};
+    char expected[160];
+    snprintf(expected, sizeof expected, "%s (plot %s)", what[wanted], option);
+    const aim_table_kind any = {expected, NULL, NULL};
+    memset(t, 0, sizeof *t);
+    if (bad_name(path)) {
+        fprintf(stderr, "aimdyn plot: %s: unusable file name (line break)\n", option);
+        return -1;
+    }
+    if (aim_table_read(path, &any, t))
+        return -1;
+    const int seed = aim_table_column(t, "seed") >= 0;
+    const int kind = aim_table_column(t, "risk_mean") >= 0 ? 1
+                     : aim_table_column(t, "risk") >= 0  ? (seed ? 2 : 0)
+                                                         : -1;
+    const char *problem = NULL;
+    if (kind != wanted)
+        problem = kind < 0 ? "not a result file of ode, sgd or compare (no column 'risk' or "
+                             "'risk_mean')"
+                  : kind == 0 ? "an ODE result file"
+                  : kind == 1 ? "an SGD summary file"
+                              : "the per-seed file of an SGD run";
+    else if (t->nrows == 0)
+        problem = "no data rows";
+    if (!problem)
         return 0;
-    aim_table_free(&t);
+    const char *hint = kind == wanted          ? ""
+                       : kind == 0 && wanted ? " (an ODE result file goes to --ode)"
+                       : kind == 1 && !wanted ? " (an SGD summary goes to --sgd)"
+                       : kind == 2 ? " (the per-seed curves: --sgd NAME-sgd-dD.tsv --seeds)"
+                                   : "";
+    fprintf(stderr, "aimdyn plot: %s %s: %s; allowed: %s%s\n", option, path, problem,
+            what[wanted], hint);
+    aim_table_free(t);
+    memset(t, 0, sizeof *t);
+    return -1;
+}
+
+/* The column that file path (option) must have, with a finite value
+ * where finite says so (a series of NaN draws nothing): 0, or -1 with a
+ * message naming what asked for it. */
+static int need_column(const aim_table *t, const char *path, const char *option,
+                       const char *col, int finite_needed, const char *asked_by)
+{
+    const int c = aim_table_column(t, col);
+    int finite = c >= 0 && !finite_needed;
+    for (int r = 0; c >= 0 && r < t->nrows && !finite; r++)
+        finite = isfinite(t->data[(size_t)r * (size_t)t->ncols + (size_t)c]) != 0;
+    if (finite)
+        return 0;
+    fprintf(stderr, "aimdyn plot: %s: %s %s has %s column '%s'; allowed: a column it has (",
+            asked_by, option, path, c < 0 ? "no" : "no finite value in its", col);
+    for (int k = 0; k < t->ncols; k++)
+        fprintf(stderr, "%s%s", k ? " " : "", t->names[k]);
+    fputs(")\n", stderr);
+    return -1;
+}
+
+/* Every file has the x column and the panel's columns (ODE: X; SGD: X_mean,
+ * X_se; per-seed: X), each with a finite value. */
+static int panel_drawable(const figure_plan *p, const panel *pn)
+{
+    const aim_plot_spec *sp = p->sp;
+    const char *x = sp->samples_d > 0 ? "n" : "tau";
+    char mean[320], se[320];
+    snprintf(mean, sizeof mean, "%s_mean", pn->col);
+    snprintf(se, sizeof se, "%s_se", pn->col);
+    for (int i = 0; i < sp->n_ode; i++)
+        if (need_column(&p->ode[i], sp->ode[i], "--ode", x, 1, "the x axis") ||
+            need_column(&p->ode[i], sp->ode[i], "--ode", pn->col, 1, pn->option))
+            return 0;
+    for (int i = 0; i < sp->n_sgd; i++)
+        if (need_column(&p->sgd[i], sp->sgd[i], "--sgd", x, 1, "the x axis") ||
+            need_column(&p->sgd[i], sp->sgd[i], "--sgd", mean, 1, pn->option) ||
+            need_column(&p->sgd[i], sp->sgd[i], "--sgd", se, 0, pn->option) ||
+            (p->seeds &&
+             (need_column(&p->seeds[i], p->seeds_path[i], "--seeds", x, 1, "the x axis") ||
+              need_column(&p->seeds[i], p->seeds_path[i], "--seeds", pn->col, 1, pn->option))))
+            return 0;
     return 1;
 }
 
-static void figure_script(FILE *f, const void *ctx, const char *png, const char *svg)
+static int add_panel(figure_plan *p, const char *col, const char *label, const char *key,
+                     const char *option)
 {
-    const aim_plot_spec *sp = ctx;
-    fputs("# generated by aimdyn\n"
-          "set datafile commentschars \"#\"\n"
-          "set datafile separator \"\\t\"\n"
-          "if (strstrt(GPVAL_TERMINALS, \"pngcairo\") > 0) {\n"
-          "    set terminal pngcairo size 900,1000 enhanced font \"sans,11\"\n"
-          "} else {\n"
-          "    set terminal png size 900,1000\n"
-          "}\n"
-          "set output ",
-          f);
-    put_path(f, png);
-    fputc('\n', f);
-    put_figure(f, sp);
-    fputs("set terminal svg size 900,1000 dynamic enhanced font \"sans,11\" "
-          "background rgb \"white\"\nset output ",
-          f);
-    put_path(f, svg);
-    fputc('\n', f);
-    put_figure(f, sp);
+    panel *grown = realloc(p->panels, (size_t)(p->npanels + 1) * sizeof *grown);
+    if (!grown)
+        return -1;
+    p->panels = grown;
+    panel *pn = &p->panels[p->npanels];
+    if (strlen(col) > 200 || bad_name(col) || !(pn->col = strdup(col))) {
+        fprintf(stderr, "aimdyn plot: %s: unusable column name '%s'%s\n", option, col,
+                bad_name(col) ? " (line break)" : "; allowed: at most 200 characters");
+        return -1;
+    }
+    pn->label = label;
+    pn->key = key;
+    pn->option = option;
+    p->npanels++;
+    return panel_drawable(p, pn) ? 0 : -1;
 }
 
-int aim_plot_check_inputs(const aim_plot_spec *sp)
+/* A tracked moment: m(w) (or m_w, the name safe for numpy). */
+static int is_moment(const char *name)
 {
+    return !strncmp(name, "m(", 2) || !strncmp(name, "m_", 2);
+}
+
+/* A panel per moment of the first file (every file must have them). */
+static int add_moments(figure_plan *p)
+{
+    const aim_plot_spec *sp = p->sp;
+    const aim_table *t = sp->n_ode ? &p->ode[0] : &p->sgd[0];
+    const char *path = sp->n_ode ? sp->ode[0] : sp->sgd[0];
+    int found = 0;
+    for (int c = 0; c < t->ncols; c++) {
+        char col[256];
+        const size_t n = strlen(t->names[c]);
+        if (!is_moment(t->names[c]) || n >= sizeof col)
+            continue;
+        if (!sp->n_ode) { /* an SGD summary: X_mean */
+            if (n < 5 || strcmp(t->names[c] + n - 5, "_mean"))
+                continue;
+            snprintf(col, sizeof col, "%.*s", (int)(n - 5), t->names[c]);
+        } else
+            snprintf(col, sizeof col, "%s", t->names[c]);
+        if (add_panel(p, col, NULL, "top left", "--panels moments"))
+            return -1;
+        found++;
+    }
+    if (!found)
+        fprintf(stderr, "aimdyn plot: --panels moments: %s %s has no moment column m(w); "
+                        "allowed: the files of a tied or untied student (its tracked words)\n",
+                sp->n_ode ? "--ode" : "--sgd", path);
+    return found ? 0 : -1;
+}
+
+/* The per-seed file of SGD file i, NAME-seeds.tsv beside NAME.tsv, of the
+ * same run (the same configuration lines), and each seed's rows. */
+static int read_seeds(figure_plan *p, int i)
+{
+    const char *sgd = p->sp->sgd[i];
+    const size_t n = strlen(sgd);
+    if (n < 4 || strcmp(sgd + n - 4, ".tsv")) {
+        fprintf(stderr, "aimdyn plot: --seeds: --sgd %s does not end in .tsv; allowed: an SGD "
+                        "summary NAME-sgd-dD.tsv beside its NAME-sgd-dD-seeds.tsv\n", sgd);
+        return -1;
+    }
+    if (!(p->seeds_path[i] = malloc(n + 8)))
+        return -1;
+    snprintf(p->seeds_path[i], n + 8, "%.*s-seeds.tsv", (int)(n - 4), sgd);
+    aim_table *t = &p->seeds[i];
+    if (read_kind(p->seeds_path[i], "--seeds", 2, t))
+        return -1;
+    int same = 1, a = 0, b = 0;
+    const aim_table *s = &p->sgd[i];
+    for (;; a++, b++) {
+        while (a < s->nmeta && strncmp(s->meta[a], "# config ", 9))
+            a++;
+        while (b < t->nmeta && strncmp(t->meta[b], "# config ", 9))
+            b++;
+        if (a == s->nmeta || b == t->nmeta) {
+            same = a == s->nmeta && b == t->nmeta;
+            break;
+        }
+        if (strcmp(s->meta[a], t->meta[b])) {
+            same = 0;
+            break;
+        }
+    }
+    if (!same) {
+        fprintf(stderr, "aimdyn plot: --seeds: %s and --sgd %s record different "
+                        "configurations; allowed: the per-seed file of the same run\n",
+                p->seeds_path[i], sgd);
+        return -1;
+    }
+    /* the reader checked tau increasing within each seed: a seed's rows
+     * are contiguous as sgd writes them */
+    if (!(p->rows[i] = malloc((size_t)t->nrows * sizeof *p->rows[i])))
+        return -1;
+    for (int r = 0; r < t->nrows; r++)
+        if (r == 0 || t->seed[r] != t->seed[r - 1])
+            p->rows[i][p->nseeds[i]++] = (seed_rows){r, r};
+        else
+            p->rows[i][p->nseeds[i] - 1].last = r;
+    return 0;
+}
+
+/* "direct model: SGD at d = 40 (3 seeds) against the limit ODE", from the
+ * files' metadata (each distinct d and seed count once). */
+static int make_title(figure_plan *p)
+{
+    const aim_plot_spec *sp = p->sp;
+    char *text = NULL;
+    size_t len = 0;
+    FILE *f = open_memstream(&text, &len);
+    if (!f)
+        return -1;
+    const aim_table *first = sp->n_ode ? &p->ode[0] : &p->sgd[0];
+    const char *model = aim_table_meta(first, "# config model.decomposition = ");
+    if (model)
+        fprintf(f, "%s model: ", model);
+    for (int i = 0; i < sp->n_sgd; i++) {
+        const char *d = aim_table_meta(&p->sgd[i], "# config sgd.d = ");
+        const char *seeds = aim_table_meta(&p->sgd[i], "# config sgd.seeds = ");
+        int repeated = 0;
+        for (int j = 0; j < i && !repeated; j++) {
+            const char *dj = aim_table_meta(&p->sgd[j], "# config sgd.d = ");
+            const char *sj = aim_table_meta(&p->sgd[j], "# config sgd.seeds = ");
+            repeated = (d && dj ? !strcmp(d, dj) : d == dj) &&
+                       (seeds && sj ? !strcmp(seeds, sj) : seeds == sj);
+        }
+        if (repeated)
+            continue;
+        fputs(i ? ", " : "SGD at ", f);
+        fprintf(f, "d = %s (%s seed%s)", d ? d : "?", seeds ? seeds : "?",
+                seeds && !strcmp(seeds, "1") ? "" : "s");
+    }
+    if (sp->n_ode)
+        fputs(sp->n_sgd ? " against the limit ODE" : "the limit ODE (d → ∞)", f);
+    if (fclose(f)) {
+        free(text);
+        return -1;
+    }
+    p->title = text;
+    return bad_name(text) ? -1 : 0;
+}
+
+/* Reads and checks every file, then the panels: risk and overlap, the
+ * mean, the order parameters, the moments, the --column ones. */
+static int figure_plan_make(figure_plan *p, const aim_plot_spec *sp)
+{
+    /* the key where the curves are not: Omega rises, Psi rises and falls */
+    static const struct {
+        const char *col, *label, *key;
+    } order[] = {{"omega_ss", "Ω_{SS} = Tr(S S^T) / d", "bottom right"},
+                 {"psi_ss", "Ψ_{SS} = Tr(S^2) / d", "top right"},
+                 {"omega_st", "Ω_{ST} = Tr(S S^{*T}) / d", "bottom right"},
+                 {"psi_st", "Ψ_{ST} = Tr(S S^*) / d", "top right"}};
+    memset(p, 0, sizeof *p);
+    p->sp = sp;
     if (sp->n_ode == 0 && sp->n_sgd == 0) {
-        fprintf(stderr, "aimdyn: plot: no ODE or SGD file to plot\n");
+        fprintf(stderr, "aimdyn plot: no ODE or SGD file to plot\n");
+        return -1;
+    }
+    const int seeds = (sp->flags & AIM_PLOT_SEEDS) != 0;
+    p->ode = calloc((size_t)sp->n_ode + 1, sizeof *p->ode);
+    p->sgd = calloc((size_t)sp->n_sgd + 1, sizeof *p->sgd);
+    if (seeds) {
+        p->seeds = calloc((size_t)sp->n_sgd + 1, sizeof *p->seeds);
+        p->seeds_path = calloc((size_t)sp->n_sgd + 1, sizeof *p->seeds_path);
+        p->rows = calloc((size_t)sp->n_sgd + 1, sizeof *p->rows);
+        p->nseeds = calloc((size_t)sp->n_sgd + 1, sizeof *p->nseeds);
+    }
+    if (!p->ode || !p->sgd || (seeds && (!p->seeds || !p->seeds_path || !p->rows || !p->nseeds))) {
+        fprintf(stderr, "aimdyn plot: out of memory\n");
+        return -1;
+    }
+    if (seeds && sp->n_sgd == 0) {
+        fprintf(stderr, "aimdyn plot: --seeds draws the seeds of an SGD run; allowed: with "
+                        "--sgd NAME-sgd-dD.tsv (its NAME-sgd-dD-seeds.tsv beside it)\n");
         return -1;
     }
     for (int i = 0; i < sp->n_ode; i++) {
-        if (!readable(sp->ode[i], 0, sp))
+        if (read_kind(sp->ode[i], "--ode", 0, &p->ode[i]))
             return -1;
         if (sp->labels && bad_name(sp->labels[i])) {
-            fprintf(stderr, "aimdyn: plot: --label %d contains a line break\n", i + 1);
+            fprintf(stderr, "aimdyn plot: --label %d contains a line break\n", i + 1);
             return -1;
         }
     }
     for (int i = 0; i < sp->n_sgd; i++)
-        if (!readable(sp->sgd[i], 1, sp))
+        if (read_kind(sp->sgd[i], "--sgd", 1, &p->sgd[i]) || (seeds && read_seeds(p, i)))
             return -1;
+    if (add_panel(p, "risk", "risk R", sp->n_sgd > 1 ? "center right" : "top right",
+                  "the risk panel") ||
+        add_panel(p, "overlap", "teacher overlap", sp->n_sgd > 1 ? "top left" : "bottom right",
+                  "the overlap panel") ||
+        (sp->flags & AIM_PLOT_MEAN &&
+         add_panel(p, "mean", "student mean m = Tr S / sqrt d", "bottom right", "--mean")))
+        return -1;
+    for (int k = 0; sp->flags & AIM_PLOT_ORDER && k < 4; k++)
+        if (add_panel(p, order[k].col, order[k].label, order[k].key, "--panels order"))
+            return -1;
+    if (sp->flags & AIM_PLOT_MOMENTS && add_moments(p))
+        return -1;
+    for (int k = 0; k < sp->n_columns; k++)
+        if (add_panel(p, sp->columns[k], NULL, "top left", "--column"))
+            return -1;
+    if (make_title(p)) {
+        fprintf(stderr, "aimdyn plot: out of memory (or a line break in the metadata)\n");
+        return -1;
+    }
     return 0;
+}
+
+int aim_plot_check_inputs(const aim_plot_spec *sp)
+{
+    figure_plan p;
+    const int rc = figure_plan_make(&p, sp);
+    figure_plan_free(&p);
+    return rc;
 }
 
 int aim_plot_figure(const aim_plot_spec *sp, const char *stem, aim_atomic_set *set)
 {
     if (bad_name(stem)) {
-        fprintf(stderr, "aimdyn: plot: unusable file name (line break)\n");
+        fprintf(stderr, "aimdyn plot: unusable file name (line break)\n");
         return -1;
     }
-    if (aim_plot_check_inputs(sp))
-        return -1;
-    return draw(stem, figure_script, sp, set);
+    figure_plan p;
+    const int formats = sp->formats ? sp->formats : AIM_PLOT_PNG | AIM_PLOT_SVG;
+    int rc = figure_plan_make(&p, sp);
+    if (rc == 0)
+        rc = draw(stem, figure_script, &p, formats, sp->keep_script, set);
+    /* files of the stem that this figure does not replace would show other data */
+    if (rc == 0 && sp->keep_script)
+        rc = remove_others(set, stem, formats, 1);
+    figure_plan_free(&p);
+    return rc;
 }
 
 /* ---- the scaling figure (aimdyn scaling) ---- */
@@ -587,44 +1099,32 @@ static void scaling_figure(FILE *f, const aim_plot_scaling_spec *sp, const scali
     fputs("\nunset output\n", f);
 }
 
-/* The data once at the top (both terminals use it), then the figure for
- * the PNG and for the SVG. */
-static void scaling_script(FILE *f, const void *ctx, const char *png, const char *svg)
+/* The data once at the top (every format uses it), then the figure in
+ * each format. */
+static void scaling_script(FILE *f, const void *ctx, int formats)
 {
     const aim_plot_scaling_spec *sp = ctx;
     scaling_rows rows;
-    fputs("# generated by aimdyn (scaling)\n", f);
     scaling_data(f, sp, &rows);
-    fputs("if (strstrt(GPVAL_TERMINALS, \"pngcairo\") > 0) {\n"
-          "    set terminal pngcairo size 800,600 enhanced font \"sans,11\"\n"
-          "} else {\n"
-          "    set terminal png size 800,600\n"
-          "}\n"
-          "set output ",
-          f);
-    put_path(f, png);
-    fputc('\n', f);
-    scaling_figure(f, sp, &rows);
-    fputs("set terminal svg size 800,600 dynamic enhanced font \"sans,11\" "
-          "background rgb \"white\"\nset output ",
-          f);
-    put_path(f, svg);
-    fputc('\n', f);
-    scaling_figure(f, sp, &rows);
+    for (int k = 0; k < NFORMATS; k++)
+        if (formats & format_list[k].bit) {
+            put_terminal(f, format_list[k].bit, 800, 600, "enhanced");
+            scaling_figure(f, sp, &rows);
+        }
 }
 
 int aim_plot_scaling(const aim_plot_scaling_spec *sp, const char *stem, aim_atomic_set *set)
 {
     if (bad_name(stem) || (sp->title && bad_name(sp->title)) ||
         (sp->fit_key && bad_name(sp->fit_key))) {
-        fprintf(stderr, "aimdyn: plot: unusable figure name or text (line break)\n");
+        fprintf(stderr, "aimdyn plot: unusable figure name or text (line break)\n");
         return -1;
     }
     if (sp->n_dims + sp->n_pred == 0) {
-        fprintf(stderr, "aimdyn: plot: no dimension to plot\n");
+        fprintf(stderr, "aimdyn plot: no dimension to plot\n");
         return -1;
     }
-    return draw(stem, scaling_script, sp, set);
+    return draw(stem, scaling_script, sp, AIM_PLOT_PNG | AIM_PLOT_SVG, 0, set);
 }
 
 /* ---- the heatmap (aimdyn sweep) ---- */
@@ -752,9 +1252,9 @@ static void heatmap_figure(FILE *f, const aim_plot_heatmap_spec *sp, int cols)
     fputs("unset multiplot\nunset output\n", f);
 }
 
-/* Writes the script of the heatmap into f: the data once at the top (both
- * terminals use it), then the figure for the PNG and for the SVG. */
-static void heatmap_script(FILE *f, const void *ctx, const char *png, const char *svg)
+/* The script of the heatmap: the data once at the top (every format uses
+ * it), then the figure in each format. */
+static void heatmap_script(FILE *f, const void *ctx, int formats)
 {
     const aim_plot_heatmap_spec *sp = ctx;
     const int cols = sp->npanels < 3 ? sp->npanels : 3;
@@ -763,28 +1263,15 @@ static void heatmap_script(FILE *f, const void *ctx, const char *png, const char
     int width = cols * (260 + 90 * sp->nx), height = 60 + rows * (150 + 60 * sp->ny);
     width = width < 600 ? 600 : width > 6000 ? 6000 : width;
     height = height < 300 ? 300 : height > 6000 ? 6000 : height;
-    fputs("# generated by aimdyn (heatmap)\n", f);
     for (int k = 0; k < sp->npanels; k++)
         heatmap_blocks(f, sp, k);
     /* keys and values are shown verbatim: no enhanced text (an '_' would
      * turn into a subscript) */
-    fprintf(f,
-            "if (strstrt(GPVAL_TERMINALS, \"pngcairo\") > 0) {\n"
-            "    set terminal pngcairo size %d,%d noenhanced font \"sans,11\"\n"
-            "} else {\n"
-            "    set terminal png size %d,%d\n"
-            "}\n"
-            "set output ",
-            width, height, width, height);
-    put_path(f, png);
-    fputc('\n', f);
-    heatmap_figure(f, sp, cols);
-    fprintf(f, "set terminal svg size %d,%d dynamic noenhanced font \"sans,11\" "
-               "background rgb \"white\"\nset output ",
-            width, height);
-    put_path(f, svg);
-    fputc('\n', f);
-    heatmap_figure(f, sp, cols);
+    for (int k = 0; k < NFORMATS; k++)
+        if (formats & format_list[k].bit) {
+            put_terminal(f, format_list[k].bit, width, height, "noenhanced");
+            heatmap_figure(f, sp, cols);
+        }
 }
 
 /* Texts go into gnuplot strings and datablocks: no line breaks, and no
@@ -807,12 +1294,12 @@ static int heatmap_bad_text(const aim_plot_heatmap_spec *sp)
 int aim_plot_heatmap(const aim_plot_heatmap_spec *sp, const char *stem, aim_atomic_set *set)
 {
     if (sp->nx < 1 || sp->ny < 1 || sp->npanels < 1) {
-        fprintf(stderr, "aimdyn: plot: empty heatmap\n");
+        fprintf(stderr, "aimdyn plot: empty heatmap\n");
         return -1;
     }
     if (bad_name(stem) || heatmap_bad_text(sp)) {
-        fprintf(stderr, "aimdyn: plot: unusable figure name or text (line break or '\"')\n");
+        fprintf(stderr, "aimdyn plot: unusable figure name or text (line break or '\"')\n");
         return -1;
     }
-    return draw(stem, heatmap_script, sp, set);
+    return draw(stem, heatmap_script, sp, AIM_PLOT_PNG | AIM_PLOT_SVG, 0, set);
 }

@@ -4,17 +4,25 @@
 
 #include "atomic.h"
 
-/* Every figure is a pair STEM.png and STEM.svg, drawn by gnuplot into
- * temporary files, checked complete (gnuplot's exit status, then the
- * PNG's signature and IEND chunk, the SVG's closing tag) and added to a
- * set (aim_atomic) that the caller commits, so that both replace the old
- * pair together, with the files the figure shows, or not at all. File
- * names reach gnuplot in a form it cannot run as a command. */
+/* Every figure is drawn by gnuplot into temporary files (by default
+ * STEM.png and STEM.svg), checked complete (gnuplot's exit status, then
+ * the PNG's signature and IEND chunk, the SVG's closing tag, the PDF's
+ * header and end-of-file marker) and added to a set (aim_atomic) that
+ * the caller commits, so that all replace the old figure together, with
+ * the files the figure shows, or not at all. File names reach gnuplot in
+ * a form it cannot run as a command. gnuplot runs without a shell (fork
+ * and execv of the gnuplot found on PATH), its script on standard input. */
 
 enum {
-    AIM_PLOT_LOG_TAU = 1, /* tau on a log axis (log grids, fast phases) */
-    AIM_PLOT_MEAN = 2     /* a third panel: the student mean (raw centring) */
+    AIM_PLOT_LOG_TAU = 1,  /* tau on a log axis (log grids, fast phases) */
+    AIM_PLOT_MEAN = 2,     /* a panel: the student mean (raw centring) */
+    AIM_PLOT_SEEDS = 4,    /* each seed's curve (the SGD files' per-seed data) */
+    AIM_PLOT_ORDER = 8,    /* panels: omega_ss, psi_ss, omega_st, psi_st */
+    AIM_PLOT_MOMENTS = 16  /* a panel per tracked moment m(w) */
 };
+
+/* Figure formats (aim_plot_spec.formats; 0: PNG and SVG). */
+enum { AIM_PLOT_PNG = 1, AIM_PLOT_SVG = 2, AIM_PLOT_PDF = 4 };
 
 /* Risk and teacher overlap against tau: ODE curves over SGD means with
  * error bars (either may be absent; flags from the enum above). An ODE
@@ -25,7 +33,13 @@ enum {
  * many SGD files as ODE files (n_sgd == n_ode > 1) file i of each kind
  * is one case (e.g. one activation), drawn in its own colour and named
  * by labels[i]. samples_d > 0 puts n / d^2 with d = samples_d on a log x
- * axis instead of tau (every file must then be for that d). */
+ * axis instead of tau (every file must then be for that d). columns[0 ..
+ * n_columns-1] add a panel each (a column X of the ODE files, X_mean and
+ * X_se of the SGD files). With AIM_PLOT_SEEDS the SGD file NAME.tsv's
+ * per-seed file NAME-seeds.tsv gives a thin line per seed under the
+ * mean. The title names the model, d and the number of seeds (the SGD
+ * files' metadata). keep_script: the gnuplot script stays beside the
+ * figure as STEM.gp (in the set), to be restyled and rerun. */
 typedef struct {
     const char *const *ode;
     const char *const *labels; /* NULL: "limit ODE" */
@@ -34,16 +48,24 @@ typedef struct {
     int n_sgd;
     double samples_d;
     int flags;
+    const char *const *columns;
+    int n_columns;
+    int formats;
+    int keep_script;
 } aim_plot_spec;
 
-/* Draws stem.png and stem.svg into set. Returns 0, or -1 with a message
- * on stderr (e.g. gnuplot missing or failed, a figure incomplete). */
+/* Draws the figure into set (STEM.png, STEM.svg, STEM.pdf as
+ * spec->formats says; STEM.gp with keep_script). Returns 0, or -1 with a
+ * message on stderr (e.g. gnuplot missing or failed, a figure
+ * incomplete). */
 int aim_plot_figure(const aim_plot_spec *spec, const char *stem, aim_atomic_set *set);
 
 /* Checks, as aim_plot_figure does first, that every file of spec is a
- * result file with the columns the figure draws (aim_table_read: a
- * device or a FIFO would hang gnuplot). Returns 0, or -1 with a message
- * on stderr. */
+ * result file of its kind (--ode: an ODE file, --sgd: an SGD summary, its
+ * per-seed file with AIM_PLOT_SEEDS) with data rows and the columns the
+ * figure draws (aim_table_read: a device or a FIFO would hang gnuplot).
+ * Returns 0, or -1 with a message on stderr naming the option, the file
+ * and what it should be. */
 int aim_plot_check_inputs(const aim_plot_spec *spec);
 
 /* A categorical heatmap, e.g. a sweep's phase diagram: on each panel an

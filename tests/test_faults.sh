@@ -205,14 +205,15 @@ echo "reference runs: compare ${ms_compare} ms, plot ${ms_plot} ms, sweep ${ms_s
 real_gnuplot=$(command -v gnuplot)
 mkdir -p "$work/fail" "$work/trunc"
 printf '#!/bin/sh\ncat >/dev/null\necho "fake gnuplot: failing" >&2\nexit 1\n' >"$work/fail/gnuplot"
-# draws with the real gnuplot, then cuts every figure it wrote short
+# draws with the real gnuplot, then cuts every figure it wrote short (aimdyn
+# names the temporary outputs first: out_png = '...')
 cat >"$work/trunc/gnuplot" <<EOF
 #!/bin/sh
 script=\$(mktemp)
 if [ \$# -gt 0 ]; then cat "\$1"; else cat; fi >"\$script"
 "$real_gnuplot" "\$script"
 st=\$?
-sed -n "s/^set output '\\(.*\\)'\$/\\1/p" "\$script" | sed "s/''/'/g" | while read -r f; do
+sed -n "s/^out_[a-z]* = '\\(.*\\)'\$/\\1/p" "\$script" | sed "s/''/'/g" | while read -r f; do
     truncate -s 100 "\$f"
 done
 rm -f "\$script"

@@ -167,9 +167,10 @@ static int compare_student(const run_options *ro, const aim_config *cfg, aim_ato
             goto done;
         const char *sgd_list[] = {aim_atomic_set_temp(set, sgd_path)};
         res->sgd[j] = sgd_list[0];
-        const aim_plot_spec spec = {ode_list, tied ? label_list : NULL, nord, sgd_list, 1, 0.0,
-                                    (cfg->grid == AIM_GRID_LOG ? AIM_PLOT_LOG_TAU : 0) |
-                                        (cfg->centring == AIM_RAW ? AIM_PLOT_MEAN : 0)};
+        const aim_plot_spec spec = {.ode = ode_list, .labels = tied ? label_list : NULL,
+                                    .n_ode = nord, .sgd = sgd_list, .n_sgd = 1,
+                                    .flags = (cfg->grid == AIM_GRID_LOG ? AIM_PLOT_LOG_TAU : 0) |
+                                             (cfg->centring == AIM_RAW ? AIM_PLOT_MEAN : 0)};
         if (!no_gnuplot && aim_plot_figure(&spec, stem, set) == 0)
             fprintf(wrote, "wrote %s.png and %s.svg\n", stem, stem);
         else if (aim_plot_stale(set, stem)) /* an old figure would show other data */
@@ -301,8 +302,9 @@ static int compare_students_figure(const run_options *ro, const compare_result *
         snprintf(suffix, sizeof suffix, "students-d%d", ro->dims[j]);
         if (aim_tsv_path(stem, sizeof stem, cfg, suffix, ""))
             return -1;
-        const aim_plot_spec spec = {ode, labels, ro->nstudents, sgd, ro->nstudents, 0.0,
-                                    cfg->grid == AIM_GRID_LOG ? AIM_PLOT_LOG_TAU : 0};
+        const aim_plot_spec spec = {.ode = ode, .labels = labels, .n_ode = ro->nstudents,
+                                    .sgd = sgd, .n_sgd = ro->nstudents,
+                                    .flags = cfg->grid == AIM_GRID_LOG ? AIM_PLOT_LOG_TAU : 0};
         if (aim_plot_available() && aim_plot_figure(&spec, stem, set) == 0)
             fprintf(wrote, "wrote %s.png and %s.svg\n", stem, stem);
         else if (aim_plot_stale(set, stem))

@@ -8,10 +8,58 @@
 #include "cli.h"
 #include "plot.h"
 
+#define MAX_COLUMNS 16 /* --column panels */
+
+/* A value of --format or --panels: comma-separated names, each adding
+ * its bit to *bits. */
+typedef struct {
+    const char *name;
+    int bit;
+} named_bit;
+
+static int add_named_bits(const char *option, const char *value, const named_bit *names, int n,
+                          const char *allowed, int *bits)
+{
+    for (const char *p = value;; p++) {
+        const size_t len = strcspn(p, ",");
+        int k = 0;
+        while (k < n && (strlen(names[k].name) != len || strncmp(names[k].name, p, len)))
+            k++;
+        if (k == n) {
+            fprintf(stderr, "aimdyn plot: %s %s: unknown '%.*s'; allowed: %s\n", option, value,
+                    (int)len, p, allowed);
+            return -1;
+        }
+        *bits |= names[k].bit;
+        p += len;
+        if (!*p)
+            return 0;
+    }
+}
+
+/* The formats, named by their file extensions. */
+static const named_bit formats_named[] = {
+    {"png", AIM_PLOT_PNG}, {"svg", AIM_PLOT_SVG}, {"pdf", AIM_PLOT_PDF}};
+
+static int own_format(void *target, const char *value)
+{
+    return add_named_bits("--format", value, formats_named, 3, "png, svg, pdf, comma-separated",
+                          target);
+}
+
+static int own_panels(void *target, const char *value)
+{
+    static const named_bit panels[] = {
+        {"order", AIM_PLOT_ORDER}, {"moments", AIM_PLOT_MOMENTS}, {"mean", AIM_PLOT_MEAN}};
+    return add_named_bits("--panels", value, panels, 3, "order, moments, mean, comma-separated",
+                          target);
+}
+
 int aim_cmd_plot(int argc, char **argv)
 {
     const char *ode[MAX_ORDERS], *labels[MAX_ORDERS], *sgd[MAX_ORDERS], *stem = NULL;
-    int flags = 0, nodes = 0, nlabels = 0, nsgd = 0;
+    const char *columns[MAX_COLUMNS];
+    int flags = 0, nodes = 0, nlabels = 0, nsgd = 0, ncolumns = 0, formats = 0;
     double samples_d = 0.0;
     const aim_cli_option options[] = {
         {AIM_OPT("ode", AIM_OPT_TEXTS, 1), .target = ode, .count = &nodes,
@@ -23,6 +71,11 @@ int aim_cmd_plot(int argc, char **argv)
         {AIM_OPT("figure", AIM_OPT_TEXT, 1), .target = &stem},
         {AIM_OPT("log-tau", AIM_OPT_FLAG, 0), .target = &flags, .bits = AIM_PLOT_LOG_TAU},
         {AIM_OPT("mean", AIM_OPT_FLAG, 0), .target = &flags, .bits = AIM_PLOT_MEAN},
+        {AIM_OPT("seeds", AIM_OPT_FLAG, 0), .target = &flags, .bits = AIM_PLOT_SEEDS},
+        {AIM_OPT("panels", AIM_OPT_OWN, 1), .target = &flags, .own = own_panels},
+        {AIM_OPT("column", AIM_OPT_TEXTS, 1), .target = columns, .count = &ncolumns,
+         .max_count = MAX_COLUMNS},
+        {AIM_OPT("format", AIM_OPT_OWN, 1), .target = &formats, .own = own_format},
         {AIM_OPT("samples", AIM_OPT_REAL, 1), .min = 1, .max = DBL_MAX,
          .allowed = "a number >= 1 (the dimension d of the files)", .target = &samples_d}};
     int extra;
@@ -58,7 +111,11 @@ int aim_cmd_plot(int argc, char **argv)
                         "ODE files, or one per ODE file (paired in order)\n", nsgd, nodes);
         return AIM_EXIT_USAGE;
     }
-    const aim_plot_spec sp = {ode, nlabels ? labels : NULL, nodes, sgd, nsgd, samples_d, flags};
+    const aim_plot_spec sp = {.ode = ode, .labels = nlabels ? labels : NULL, .n_ode = nodes,
+                              .sgd = sgd, .n_sgd = nsgd, .samples_d = samples_d, .flags = flags,
+                              .columns = columns, .n_columns = ncolumns,
+                              .formats = formats ? formats : AIM_PLOT_PNG | AIM_PLOT_SVG,
+                              .keep_script = 1};
     if (aim_plot_check_inputs(&sp))
         return AIM_EXIT_USAGE;
     aim_atomic_set *set = NULL;
@@ -72,6 +129,10 @@ int aim_cmd_plot(int argc, char **argv)
     }
     if (aim_atomic_set_commit(set))
         return AIM_EXIT_RUNTIME;
-    printf("wrote %s.png and %s.svg\n", stem, stem);
+    printf("wrote");
+    for (int k = 0; k < 3; k++)
+        if (sp.formats & formats_named[k].bit)
+            printf(" %s.%s", stem, formats_named[k].name);
+    printf(" and %s.gp (its gnuplot script)\n", stem);
     return 0;
 }
