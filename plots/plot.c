@@ -753,10 +753,11 @@ static int add_panel(figure_plan *p, const char *col, const char *label, const c
     return panel_drawable(p, pn) ? 0 : -1;
 }
 
-/* A tracked moment: m(w) (or m_w, the name safe for numpy). */
+/* A tracked moment m(w): its column m_w (the reader gives every file's
+ * names, old ones too, in that form). */
 static int is_moment(const char *name)
 {
-    return !strncmp(name, "m(", 2) || !strncmp(name, "m_", 2);
+    return !strncmp(name, "m_", 2);
 }
 
 /* A panel per moment of the first file (every file must have them). */
@@ -782,7 +783,7 @@ static int add_moments(figure_plan *p)
         found++;
     }
     if (!found)
-        fprintf(stderr, "aimdyn plot: --panels moments: %s %s has no moment column m(w); "
+        fprintf(stderr, "aimdyn plot: --panels moments: %s %s has no moment column m_w; "
                         "allowed: the files of a tied or untied student (its tracked words)\n",
                 sp->n_ode ? "--ode" : "--sgd", path);
     return found ? 0 : -1;

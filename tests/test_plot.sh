@@ -49,7 +49,8 @@ refused "a file without data rows" "^aimdyn plot: --ode $work/rowless.tsv: no da
 refused "a missing --column" \
     "^aimdyn plot: --column: --ode $ode has no column 'nope'; allowed: a column it has (tau n t risk" \
     --ode "$ode" --column nope
-refused "a --column the SGD file lacks" "^aimdyn plot: --column: --sgd $sgd has no column 'm(S)_mean'" \
+# (a column named as in the math, m(S), is the file's m_S)
+refused "a --column the SGD file lacks" "^aimdyn plot: --column: --sgd $sgd has no column 'm_S_mean'" \
     --ode "$tied" --sgd "$sgd" --column 'm(S)'
 # a column of NaN would draw nothing
 awk -F'\t' 'BEGIN { OFS = "\t" } /^#/ { print; next } !h { h = 1; for (i = 1; i <= NF; i++) if ($i == "trace") c = i; print; next } { $c = "nan"; print }' \
@@ -149,7 +150,7 @@ check "a PDF cut short: the old figure kept, nothing temporary left" $?
 # moments of a tied run: a panel each
 expect_exit "plot --panels moments" 0 "$exe" plot --figure "$work/f/tied" --ode "$tied" \
     --panels moments,mean
-for col in 'm(S)' 'm(SS)' 'm(ST)' mean; do
+for col in m_S m_SS m_ST mean; do
     contains "moment panel $col" "$work/f/tied.gp" "using \"tau\":'$col' with lines"
 done
 contains "title of an ODE alone" "$work/f/tied.gp" "title 'tied model: the limit ODE (d → ∞)'"

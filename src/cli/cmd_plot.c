@@ -7,6 +7,7 @@
 
 #include "cli.h"
 #include "plot.h"
+#include "tsv.h"
 
 #define MAX_COLUMNS 16 /* --column panels */
 
@@ -110,6 +111,16 @@ int aim_cmd_plot(int argc, char **argv)
         fprintf(stderr, "aimdyn plot: %d --sgd for %d --ode files: give one SGD file for all "
                         "ODE files, or one per ODE file (paired in order)\n", nsgd, nodes);
         return AIM_EXIT_USAGE;
+    }
+    /* a column as its file names it: "m(SS)" is the column m_SS */
+    char column_names[MAX_COLUMNS][256];
+    for (int i = 0; i < ncolumns; i++) {
+        if (strlen(columns[i]) + 2 > sizeof column_names[i]) {
+            fprintf(stderr, "aimdyn plot: --column %.40s...: too long; allowed: a column name "
+                            "of the files\n", columns[i]);
+            return AIM_EXIT_USAGE;
+        }
+        columns[i] = aim_tsv_column_name(columns[i], column_names[i], sizeof column_names[i]);
     }
     const aim_plot_spec sp = {.ode = ode, .labels = nlabels ? labels : NULL, .n_ode = nodes,
                               .sgd = sgd, .n_sgd = nsgd, .samples_d = samples_d, .flags = flags,
