@@ -12,15 +12,9 @@
 #include <gsl/gsl_errno.h>
 #include <gsl/gsl_matrix.h>
 
-/* Eigenvalues of the unit-diagonal Gram matrix below this fraction of its
- * largest are dropped from the range: the compressed operators divide by
- * the square roots of the kept ones, and the moments the hierarchy
- * carries have relative errors far above round-off (theory/tied.md
- * sec. 14 gives the measured sensitivity to this choice). */
-#define QUAD_RANK_FLOOR 1e-10
-
 struct aim_quadrature {
     int order, count;
+    double floor; /* relative eigenvalue below which a direction is dropped */
     int n;       /* words of length <= k = floor(M / 2): the GNS basis */
     int n_short; /* ... of length < k */
     int n_half; /* words of length <= ceil((M + 1) / 2): the vacuum vectors */
@@ -119,16 +113,18 @@ static int set_variants(aim_quadrature *q, const aim_wordset *ws)
     return 0;
 }
 
-aim_quadrature *aim_quadrature_create(const aim_wordset *ws, int order)
+aim_quadrature *aim_quadrature_create(const aim_wordset *ws, int order, double rank_floor)
 {
     const aim_alphabet *ab = aim_wordset_alphabet(ws);
-    if (order < 1 || aim_wordset_max_len(ws) < order + 1 || strlen(ab->letters) != 2 ||
+    if (order < 1 || !(rank_floor >= 0.0 && rank_floor < 1.0) || aim_wordset_max_len(ws) < order + 1 ||
+        strlen(ab->letters) != 2 ||
         strcmp(ab->letters, ab->transpose) != 0)
         return NULL;
     aim_quadrature *q = calloc(1, sizeof *q);
     if (!q)
         return NULL;
     q->order = order;
+    q->floor = rank_floor;
     q->count = aim_wordset_first(ws, order + 2);
     const int k = order / 2, n = code_index(k + 1, 0);
     q->n = n;
@@ -240,7 +236,7 @@ static int complete(aim_quadrature *q, double *op)
     /* work (n1 x n2): Lambda^+1/2 V^T D^-1/2 B, so that Z = work^T work */
     for (int c = 0; c < n1; c++) {
         const double lc = gsl_vector_get(&l.vector, (size_t)c);
-        const double f = top > 0.0 && lc > QUAD_RANK_FLOOR * top ? 1.0 / sqrt(lc) : 0.0;
+        const double f = top > 0.0 && lc > q->floor * top ? 1.0 / sqrt(lc) : 0.0;
         for (int j = 0; j < n2; j++) {
             double s = 0.0;
             for (int i = 0; i < n1; i++)
@@ -316,14 +312,14 @@ int aim_quadrature_close(aim_quadrature *q, double *mom)
     double *e0 = q->vacuum, norm = 0.0;
     for (int c = 0; c < n; c++) {
         const double l = gsl_vector_get(q->eval, (size_t)c);
-        if (l <= QUAD_RANK_FLOOR * top)
+        if (l <= q->floor * top)
             continue;
         r++;
     }
     int col = 0;
     for (int c = 0; c < n; c++) {
         const double l = gsl_vector_get(q->eval, (size_t)c);
-        if (l <= QUAD_RANK_FLOOR * top)
+        if (l <= q->floor * top)
             continue;
         for (int i = 0; i < n; i++)
             q->basis[i * r + col] = q->scale[i] * gsl_matrix_get(q->evec, (size_t)i, (size_t)c) /

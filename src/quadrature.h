@@ -25,9 +25,11 @@
 typedef struct aim_quadrature aim_quadrature;
 
 /* For the words of ws up to length M + 1 (ws's max_len >= M + 1, its
- * alphabet two self-transposed letters). NULL on allocation failure or
- * bad arguments. */
-aim_quadrature *aim_quadrature_create(const aim_wordset *ws, int order);
+ * alphabet two self-transposed letters). Eigenvalues of the unit-diagonal
+ * Gram matrix (and of the block the even-M completion inverts) below
+ * rank_floor times the largest are dropped (0 <= rank_floor < 1). NULL on
+ * allocation failure or bad arguments. */
+aim_quadrature *aim_quadrature_create(const aim_wordset *ws, int order, double rank_floor);
 void aim_quadrature_free(aim_quadrature *q);
 
 /* Replaces the moments of every word of length 1 .. M + 1 that contains

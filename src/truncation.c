@@ -8,6 +8,13 @@
 /* Dykstra rounds of the psd closure per evaluation (theory/tied.md
  * sec. 13 gives the measured counts). */
 #define GRAM_ROUNDS 200
+/* The quadrature closure drops the directions of the unit-diagonal moment
+ * matrices below this fraction of the largest eigenvalue: the construction
+ * divides by them, and the moments a truncated hierarchy carries are not
+ * exactly those of real matrices, so a direction that small is their
+ * error, not the pair's. At 1e-10 the order-8 run of Figure 1 did not
+ * finish in 216 s of CPU; at 1e-6 it takes 8 s (theory/tied.md sec. 14). */
+#define QUADRATURE_FLOOR 1e-6
 
 struct aim_truncation {
     const aim_hierarchy *h;
@@ -193,7 +200,7 @@ int aim_truncation_use_gram(aim_truncation *t)
 int aim_truncation_use_quadrature(aim_truncation *t)
 {
     if (!t->quad)
-        t->quad = aim_quadrature_create(t->words, t->order);
+        t->quad = aim_quadrature_create(t->words, t->order, QUADRATURE_FLOOR);
     return t->quad ? 0 : -1;
 }
 
