@@ -626,13 +626,26 @@ int aim_config_validate(aim_config *cfg, aim_config_error *err)
                     "hierarchy.order >= 2");
         return -1;
     }
-    /* the psd closure's moment matrices are those of two letters */
-    if (cfg->decomposition == AIM_UNTIED && cfg->closure == AIM_CLOSURE_PSD) {
+    /* the psd and quadrature closures' moment matrices are those of two
+     * symmetric letters */
+    if (cfg->decomposition == AIM_UNTIED &&
+        (cfg->closure == AIM_CLOSURE_PSD || cfg->closure == AIM_CLOSURE_QUADRATURE)) {
         combo_error(cfg, err, aim_config_key_index("hierarchy", "closure"), k_dec,
-                    "the psd closure is built for the tied hierarchy's two letters S, "
-                    "S* (theory/tied.md sec. 13)",
+                    "the psd and quadrature closures are built for the tied hierarchy's two "
+                    "symmetric letters S, S* (theory/tied.md secs. 13, 14)",
                     "hierarchy.closure = aligned | cumulant | free | initial, or "
                     "model.decomposition = tied");
+        return -1;
+    }
+    /* at even M the quadrature closure completes the teacher's moment matrix
+     * as that of a positive semi-definite matrix */
+    if (cfg->decomposition == AIM_TIED && cfg->closure == AIM_CLOSURE_QUADRATURE &&
+        cfg->teacher.decomposition != AIM_TIED) {
+        combo_error(cfg, err, aim_config_key_index("hierarchy", "closure"), k_tdec,
+                    "the quadrature closure completes the teacher's moment matrix as that of "
+                    "a positive semi-definite teacher (theory/tied.md sec. 14)",
+                    "teacher.decomposition = tied, or hierarchy.closure = aligned | "
+                    "cumulant | free | initial | psd");
         return -1;
     }
 

@@ -36,7 +36,8 @@ typedef enum {
     AIM_CLOSURE_CUMULANT,
     AIM_CLOSURE_FREE,
     AIM_CLOSURE_INITIAL,
-    AIM_CLOSURE_PSD
+    AIM_CLOSURE_PSD,
+    AIM_CLOSURE_QUADRATURE
 } aim_closure;
 /* Initial moments of the hierarchy: exact large-d values of the
  * independent Gaussian start, or measured from the initial matrices of

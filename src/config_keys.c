@@ -376,6 +376,7 @@ static const aim_config_enum_name closure_names[] = {{"aligned", AIM_CLOSURE_ALI
                                           {"free", AIM_CLOSURE_FREE},
                                           {"initial", AIM_CLOSURE_INITIAL},
                                           {"psd", AIM_CLOSURE_PSD},
+                                          {"quadrature", AIM_CLOSURE_QUADRATURE},
                                           {NULL, 0}};
 static const aim_config_enum_name start_names[] = {
     {"exact", AIM_START_EXACT}, {"seed", AIM_START_SEED}, {NULL, 0}};
@@ -833,7 +834,7 @@ const aim_config_key aim_config_keys[] = {
         "tied and untied: truncation order M, the longest tracked word "
         "(theory/tied.md, theory/untied.md)"),
     ENUM("hierarchy", "closure", closure, "aligned", closure_names,
-         "aligned | cumulant | free | initial | psd",
+         "aligned | cumulant | free | initial | psd | quadrature",
          "tied (untied: theory/untied.md sec. 5): words longer than M get: "
          "aligned = the mixed free cumulants "
          "of S = c S* + X, X free from S*, c the spectral regression "
@@ -841,7 +842,10 @@ const aim_config_key aim_config_keys[] = {
          "free = their value if S and S* were free; initial = their value "
          "at tau = 0; psd (tied only) = the aligned values, then every student word "
          "moved to the nearest values whose moment matrices are positive "
-         "semi-definite, as those of real matrices are (theory/tied.md sec. 13)"),
+         "semi-definite, as those of real matrices are (theory/tied.md sec. 13); "
+         "quadrature (tied only) = every student word the moment of a pair of real "
+         "symmetric matrices built from the tracked words (non-commutative Gauss "
+         "quadrature, theory/tied.md sec. 14)"),
     ENUM("hierarchy", "start", start, "exact", start_names, "exact | seed",
          "tied and untied: initial moments: exact large-d values of the Gaussian start, "
          "or measured from the initial matrices of SGD seed sgd.seed at sgd.d"),

@@ -48,6 +48,7 @@ const char *aim_model_closure_name(aim_closure c)
            : c == AIM_CLOSURE_CUMULANT ? "cumulant"
            : c == AIM_CLOSURE_FREE     ? "free"
            : c == AIM_CLOSURE_PSD      ? "psd"
+           : c == AIM_CLOSURE_QUADRATURE ? "quadrature"
                                        : "initial";
 }
 

@@ -8,6 +8,13 @@
 /* Dykstra rounds of the psd closure per evaluation (theory/tied.md
  * sec. 13 gives the measured counts). */
 #define GRAM_ROUNDS 200
+/* The quadrature closure drops the directions of the unit-diagonal moment
+ * matrices below this fraction of the largest eigenvalue: the construction
+ * divides by them, and the moments a truncated hierarchy carries are not
+ * exactly those of real matrices, so a direction that small is their
+ * error, not the pair's. At 1e-10 the order-8 run of Figure 1 did not
+ * finish in 216 s of CPU; at 1e-6 it takes 8 s (theory/tied.md sec. 14). */
+#define QUADRATURE_FLOOR 1e-6
 
 struct aim_truncation {
     const aim_hierarchy *h;
@@ -22,6 +29,7 @@ struct aim_truncation {
     int one;              /* the geometric rule's kappa_1 word */
     double scale;         /* ... and its divisor */
     aim_gram *gram;       /* closure psd: the moment matrices; else NULL */
+    aim_quadrature *quad; /* closure quadrature: its construction; else NULL */
 };
 
 aim_truncation *aim_truncation_create(const aim_hierarchy *h)
@@ -60,6 +68,7 @@ void aim_truncation_free(aim_truncation *t)
         return;
     aim_freecum_free(t->fc);
     aim_gram_free(t->gram);
+    aim_quadrature_free(t->quad);
     free(t->start);
     free(t->start_cum);
     free(t->cum);
@@ -159,11 +168,16 @@ void aim_truncation_close(aim_truncation *t, aim_closure closure, double *mom)
     case AIM_CLOSURE_ALIGNED:
     case AIM_CLOSURE_CUMULANT:
     case AIM_CLOSURE_PSD:
+    case AIM_CLOSURE_QUADRATURE:
         aim_freecum_cumulants(t->fc, mom, t->cum, M);
         close_cumulants(t, t->cum, closure != AIM_CLOSURE_CUMULANT);
         aim_freecum_moments(t->fc, t->cum, mom, M + 1, M + 1);
         if (closure == AIM_CLOSURE_PSD && t->gram)
             aim_gram_project(t->gram, mom, GRAM_ROUNDS);
+        /* the aligned values are the prior of the words of length M + 1
+         * that the construction does not determine (even M) */
+        if (closure == AIM_CLOSURE_QUADRATURE && t->quad)
+            aim_quadrature_close(t->quad, mom);
         break;
     case AIM_CLOSURE_FREE:
         aim_freecum_cumulants(t->fc, mom, t->cum, M);
@@ -183,6 +197,13 @@ int aim_truncation_use_gram(aim_truncation *t)
     return t->gram ? 0 : -1;
 }
 
+int aim_truncation_use_quadrature(aim_truncation *t)
+{
+    if (!t->quad)
+        t->quad = aim_quadrature_create(t->words, t->order, QUADRATURE_FLOOR);
+    return t->quad ? 0 : -1;
+}
+
 int aim_truncation_model_init(aim_truncation_model *m, const aim_dynamics *dyn,
                               const aim_config *cfg, aim_gauss_rule rule, char *err, size_t n)
 {
@@ -200,7 +221,8 @@ int aim_truncation_model_init(aim_truncation_model *m, const aim_dynamics *dyn,
     m->mom = calloc((size_t)m->count, sizeof *m->mom);
     m->names = aim_hierarchy_state_names(m->h);
     if (!m->trunc || !m->gauss || !m->mom || !m->names ||
-        (cfg->closure == AIM_CLOSURE_PSD && aim_truncation_use_gram(m->trunc))) {
+        (cfg->closure == AIM_CLOSURE_PSD && aim_truncation_use_gram(m->trunc)) ||
+        (cfg->closure == AIM_CLOSURE_QUADRATURE && aim_truncation_use_quadrature(m->trunc))) {
         snprintf(err, n, "out of memory, or the quasi-random point set could not be "
                          "whitened (raise ode.qmc_points)");
         aim_truncation_model_release(m);

@@ -15,6 +15,7 @@
 #include "gauss.h"
 #include "gram.h"
 #include "hierarchy.h"
+#include "quadrature.h"
 
 typedef struct aim_truncation aim_truncation;
 
@@ -87,6 +88,9 @@ void aim_truncation_geometric(aim_truncation *t, int one, double scale);
 /* Builds the moment matrices of the psd closure (aim_gram; a model of two
  * letters, student first). Returns 0, or -1 when out of memory. */
 int aim_truncation_use_gram(aim_truncation *t);
+/* Builds the construction of the quadrature closure (aim_quadrature; two
+ * symmetric letters, student first). Returns 0, or -1 when out of memory. */
+int aim_truncation_use_quadrature(aim_truncation *t);
 
 /* The state of the tracked words at the start: y[i] = start[tracked(i)]. */
 void aim_truncation_initial(const aim_truncation *t, double *y);

@@ -384,6 +384,13 @@ static void test_file_errors(void **state)
     expect_file_error("combo9.ini",
                       "[model]\ndecomposition = untied\n[hierarchy]\nclosure = psd\n", 1, 4,
                       "hierarchy.closure", "psd", "model.decomposition = tied");
+    expect_file_error("combo9b.ini",
+                      "[model]\ndecomposition = untied\n[hierarchy]\nclosure = quadrature\n", 1,
+                      4, "hierarchy.closure", "quadrature", "model.decomposition = tied");
+    expect_file_error("combo9c.ini",
+                      "[model]\ndecomposition = tied\n[teacher]\ndecomposition = direct\n"
+                      "symmetric = yes\n[hierarchy]\nclosure = quadrature\n",
+                      1, 7, "hierarchy.closure", "quadrature", "teacher.decomposition = tied");
     /* seeds sgd.seed .. sgd.seed + sgd.seeds - 1 must not wrap around */
     expect_file_error("seedwrap.ini", "[sgd]\nseed = 18446744073709551610\nseeds = 7\n", 1,
                       3, "sgd.seeds", "sgd.seed = \"18446744073709551610\"", "wrap");

@@ -15,7 +15,7 @@ Mutant = namedtuple("Mutant", "name file find replace tests note alternatives",
 
 # Tests that take seconds to a minute: run.py --quick runs only these, on
 # the mutants that name one of them.
-FAST_TESTS = {"test_config", "test_output", "test_gauss", "test_sgd", "test_ode",
+FAST_TESTS = {"test_config", "test_closure_quadrature", "test_output", "test_gauss", "test_sgd", "test_ode",
               "test_hierarchy", "test_words", "test_planar", "test_recovery", "test_cli",
               "test_start", "test_stops_ode", "test_stops"}
 
@@ -251,4 +251,19 @@ MUTANTS = [
     Mutant("sgd-tied-eps-x1.05", "validate/sgd_tied.c",
            "const double eps = s->cfg.eta / d;", "const double eps = 1.05 * s->cfg.eta / d;",
            ["test_sgd", "test_drift_tied"], "tied student: learning rate of the step"),
+    # ---- the quadrature closure: src/quadrature.c
+    Mutant("quadrature-schur-x1.05", "src/quadrature.c",
+           "n2, n2, n1, 1.0, q->work", "n2, n2, n1, 1.05, q->work",
+           ["test_closure_quadrature"], "even M: Schur completion of the words of length M + 1"),
+    Mutant("quadrature-student-op-x1.05", "src/quadrature.c",
+           "compress(q, q->op[0], r);",
+           "compress(q, q->op[0], r);\n    cblas_dscal(r * r, 1.05, q->op[0], 1);",
+           ["test_closure_quadrature"], "compressed student operator X_S"),
+    Mutant("quadrature-teacher-op-x1.05", "src/quadrature.c",
+           "compress(q, q->op[1], r);",
+           "compress(q, q->op[1], r);\n    cblas_dscal(r * r, 1.05, q->op[1], 1);",
+           ["test_closure_quadrature"], "compressed teacher operator X_T"),
+    Mutant("quadrature-vacuum-x1.05", "src/quadrature.c",
+           "mom[i] = sum / (to - from);", "mom[i] = 1.05 * sum / (to - from);",
+           ["test_closure_quadrature"], "symmetrised vacuum moments"),
 ]
