@@ -289,13 +289,14 @@ static void solver_failure(const session *s, const aim_config *cfg, int flag, do
 /* Dense LU up to this many equations, GMRES above (measured in
  * theory/untied.md sec. 12): the dense solver's finite-difference Jacobian
  * costs n right-hand sides and its LU n^3/3, GMRES a few right-hand sides
- * per Newton iteration. The tied hierarchies (at most 76 equations at
- * M = 8) reuse their kernels across a Jacobian's columns and run twice as
- * fast dense; the untied ones from M = 4 (235 equations) run 3-11 times
- * faster with GMRES, the same trajectories to 1e-6. */
-#define DENSE_MAX 150
+ * per Newton iteration. The tied hierarchies (at most 198 equations, at
+ * M = 10) reuse their kernels across a Jacobian's columns and run 1.4-2.3
+ * times faster dense at every order up to 10; the untied ones from M = 4
+ * (235 equations) run 2.4 times (M = 4) to 9 times (M = 5) faster with
+ * GMRES, the same trajectories to 1e-6. */
+#define DENSE_MAX 200
 
-static int uses_krylov(const aim_config *cfg, int n)
+int aim_ode_uses_krylov(const aim_config *cfg, int n)
 {
     return cfg->solver == AIM_SOLVER_KRYLOV || (cfg->solver == AIM_SOLVER_AUTO && n > DENSE_MAX);
 }
@@ -335,7 +336,7 @@ aim_ode_status aim_ode_integrate(const aim_config *cfg, const aim_ode_model *mod
         return report->status;
     }
     y = N_VNew_Serial(n, sunctx);
-    if (y && uses_krylov(cfg, n)) {
+    if (y && aim_ode_uses_krylov(cfg, n)) {
         /* matrix-free: CVODE's difference quotients give J v, so a large
          * system needs neither the n^2 finite differences of a dense
          * Jacobian nor its O(n^3) LU */

@@ -101,6 +101,11 @@ typedef struct {
     char message[768];
 } aim_ode_report;
 
+/* Whether a system of n equations is integrated with matrix-free GMRES
+ * (ode.linear_solver = krylov, or auto above the measured crossover)
+ * rather than dense LU. */
+int aim_ode_uses_krylov(const aim_config *cfg, int n);
+
 /* Integrates from y0 at tau[0] through tau[1..points-1], storing the
  * state at each grid point in states[i * size ...]; rows past a stop are
  * not written (report->reached of them are). */

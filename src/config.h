@@ -54,7 +54,7 @@ typedef enum { AIM_MEAN_STIFF = 0, AIM_MEAN_ADIABATIC } aim_mean_mode;
 typedef enum { AIM_METHOD_AUTO = 0, AIM_METHOD_MATRIX } aim_method;
 /* CVODE's linear solver for its Newton iterations: dense LU with a
  * finite-difference Jacobian, or matrix-free GMRES; auto picks by the
- * size of the system (sim/ode.c). */
+ * size of the system (sim/ode.c, aim_ode_uses_krylov). */
 typedef enum { AIM_SOLVER_AUTO = 0, AIM_SOLVER_DENSE, AIM_SOLVER_KRYLOV } aim_linear_solver;
 
 typedef struct {

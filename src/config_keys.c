@@ -811,7 +811,8 @@ const aim_config_key aim_config_keys[] = {
     ENUM("ode", "linear_solver", solver, "auto", solver_names, "auto | dense | krylov",
          "linear solver of the integrator's Newton iterations: dense LU with a "
          "finite-difference Jacobian, or matrix-free GMRES (CVODE SPGMR); auto takes "
-         "dense up to 150 equations and GMRES above (sim/ode.c)"),
+         "dense up to 200 equations (every tied order) and GMRES above (untied from "
+         "order 4), the measured crossover (theory/untied.md sec. 12)"),
     ENUM("ode", "method", method, "auto", method_names, "auto | matrix",
          "auto: the closed ODE (direct) or the moment hierarchy truncated at "
          "hierarchy.order (tied, untied); matrix: the limit process simulated with "

@@ -20,7 +20,10 @@ struct aim_wordset {
     int max_len, count;
     int first[AIM_WORD_MAX + 2];
     char *words; /* count strings of stride max_len + 1, in letters */
+    unsigned char *codes; /* the same strings in codes */
     int *lex;    /* word indices in plain lexicographic (prefix) order */
+    int *slot;   /* hash table of the words by their codes: index, or -1 */
+    size_t slot_mask;
 };
 
 /* The code tables of ab; -1 unless the alphabet is valid: 1 ..
@@ -241,23 +244,55 @@ static int lex_compare(const void *x, const void *y)
 static int build_lex(aim_wordset *ws)
 {
     const size_t n = (size_t)ws->count, stride = (size_t)ws->max_len + 1;
-    unsigned char *codes = malloc(n * stride);
     const unsigned char **ptr = malloc(n * sizeof *ptr);
     ws->lex = malloc(n * sizeof *ws->lex);
-    if (!codes || !ptr || !ws->lex) {
-        free(codes);
+    if (!ptr || !ws->lex) {
         free(ptr);
         return -1;
     }
-    for (size_t i = 0; i < n; i++) {
-        encode(ws->code, ws->words + stride * i, codes + stride * i);
-        ptr[i] = codes + stride * i;
-    }
+    for (size_t i = 0; i < n; i++)
+        ptr[i] = ws->codes + stride * i;
     qsort(ptr, n, sizeof *ptr, lex_compare);
     for (size_t i = 0; i < n; i++)
-        ws->lex[i] = (int)((size_t)(ptr[i] - codes) / stride);
-    free(codes);
+        ws->lex[i] = (int)((size_t)(ptr[i] - ws->codes) / stride);
     free(ptr);
+    return 0;
+}
+
+/* FNV-1a over the codes of a canonical word (NUL-terminated). */
+static size_t hash_codes(const unsigned char *a)
+{
+    size_t h = (size_t)14695981039346656037ULL;
+    for (; *a; a++)
+        h = (h ^ *a) * (size_t)1099511628211ULL;
+    return h;
+}
+
+/* Open addressing over a table of at least twice as many slots as
+ * words: the hierarchy's generator and the free cumulants look words up
+ * millions of times at high order, where a binary search over the
+ * words' letters dominated their cost. */
+static int build_index(aim_wordset *ws)
+{
+    const size_t n = (size_t)ws->count, stride = (size_t)ws->max_len + 1;
+    ws->codes = malloc(n * stride);
+    size_t slots = 16;
+    while (slots < 2 * n)
+        slots *= 2;
+    ws->slot = malloc(slots * sizeof *ws->slot);
+    if (!ws->codes || !ws->slot)
+        return -1;
+    ws->slot_mask = slots - 1;
+    for (size_t k = 0; k < slots; k++)
+        ws->slot[k] = -1;
+    for (size_t i = 0; i < n; i++) {
+        unsigned char *a = ws->codes + stride * i;
+        encode(ws->code, ws->words + stride * i, a);
+        size_t k = hash_codes(a) & ws->slot_mask;
+        while (ws->slot[k] >= 0)
+            k = (k + 1) & ws->slot_mask;
+        ws->slot[k] = (int)i;
+    }
     return 0;
 }
 
@@ -286,7 +321,7 @@ aim_wordset *aim_wordset_create(const aim_alphabet *ab, int max_len)
             fkm(&st, 1, 1);
     }
     ws->first[max_len + 1] = ws->count;
-    if (st.failed || build_lex(ws)) {
+    if (st.failed || build_index(ws) || build_lex(ws)) {
         aim_wordset_free(ws);
         return NULL;
     }
@@ -298,7 +333,9 @@ void aim_wordset_free(aim_wordset *ws)
     if (!ws)
         return;
     free(ws->words);
+    free(ws->codes);
     free(ws->lex);
+    free(ws->slot);
     free(ws);
 }
 
@@ -326,23 +363,16 @@ int aim_wordset_len(const aim_wordset *ws, int i)
 
 int aim_wordset_find(const aim_wordset *ws, const char *w)
 {
-    unsigned char a[AIM_WORD_MAX + 1], b[AIM_WORD_MAX + 1];
+    unsigned char a[AIM_WORD_MAX + 1];
     const int n = encode(ws->code, w, a);
     if (n < 0 || n > ws->max_len)
         return -1;
     canonicalise(ws->tcode, a, n);
-    int lo = ws->first[n], hi = ws->first[n + 1] - 1;
-    while (lo <= hi) {
-        const int mid = lo + (hi - lo) / 2;
-        encode(ws->code, aim_wordset_word(ws, mid), b);
-        const int c = memcmp(a, b, (size_t)n);
-        if (c == 0)
-            return mid;
-        if (c < 0)
-            hi = mid - 1;
-        else
-            lo = mid + 1;
-    }
+    const size_t stride = (size_t)ws->max_len + 1;
+    for (size_t k = hash_codes(a) & ws->slot_mask; ws->slot[k] >= 0;
+         k = (k + 1) & ws->slot_mask)
+        if (memcmp(ws->codes + stride * (size_t)ws->slot[k], a, (size_t)n + 1) == 0)
+            return ws->slot[k];
     return -1;
 }
 

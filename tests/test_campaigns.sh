@@ -81,5 +81,14 @@ check "campaign_untied ode: runs with the stand-in" $?
 [ "$(grep -c '^ode ' "$STUB_LOG")" -gt 0 ] && [ "$(ode_calls_without_tol)" -eq 0 ]
 check "campaign_untied: every ODE run with hierarchy.tol=0" $?
 
+: >"$STUB_LOG"
+(cd "$work/cwd" && OUT="$work/untied" AIMDYN="$work/aimdyn" \
+    sh "$root/validate/campaigns/campaign_untied.sh" high >"$work/out" 2>&1)
+check "campaign_untied high: runs with the stand-in" $?
+[ "$(grep -c '^ode .*--order 6 ' "$STUB_LOG")" -eq 2 ] &&
+    [ "$(grep -c '^ode .*--order 7 ' "$STUB_LOG")" -eq 2 ] &&
+    [ "$(grep -c '^ode ' "$STUB_LOG")" -eq 4 ] && [ "$(ode_calls_without_tol)" -eq 0 ]
+check "campaign_untied high: He1 and the mixture at M = 6, 7, with hierarchy.tol=0" $?
+
 echo "campaigns: $passes passed, $failures failed"
 [ "$failures" -eq 0 ]

@@ -477,6 +477,154 @@ static void test_free_pair(void **state)
     aim_wordset_free(ws);
 }
 
+/* The summation order of the free cumulant tables, against the
+ * straightforward construction they replaced (one look-up per block of
+ * every non-crossing partition, the partitions' block lists sorted by
+ * (number of blocks, ascending block words) and equal ones merged): the
+ * moments and cumulants must agree to the last bit, since the ODE
+ * outputs at every order are compared byte for byte across changes of
+ * these tables. The non-crossing partitions here come from all set
+ * partitions (restricted growth strings) with the crossing ones removed,
+ * independently of src/freecum.c's recursion. */
+typedef struct {
+    int nb;
+    int b[AIM_WORD_MAX];
+} ref_term;
+
+static int ref_term_compare(const void *x, const void *y)
+{
+    const ref_term *s = x, *t = y;
+    if (s->nb != t->nb)
+        return s->nb < t->nb ? -1 : 1;
+    for (int i = 0; i < s->nb; i++)
+        if (s->b[i] != t->b[i])
+            return s->b[i] < t->b[i] ? -1 : 1;
+    return 0;
+}
+
+static int ref_int_compare(const void *x, const void *y)
+{
+    const int a = *(const int *)x, b = *(const int *)y;
+    return (a > b) - (a < b);
+}
+
+static int crossing(const int *label, int n)
+{
+    for (int a = 0; a < n; a++)
+        for (int b = a + 1; b < n; b++)
+            for (int c = b + 1; c < n; c++)
+                for (int e = c + 1; e < n; e++)
+                    if (label[a] == label[c] && label[b] == label[e] && label[a] != label[b])
+                        return 1;
+    return 0;
+}
+
+/* The partition sum of word w (length n) with the cumulants kappa, in
+ * the reference order. */
+static double reference_sum(const aim_wordset *ws, const char *w, int n, const double *kappa)
+{
+    ref_term *terms = malloc(sizeof *terms * 5000);
+    assert_non_null(terms);
+    int label[AIM_WORD_MAX] = {0}, nterms = 0;
+    for (;;) {
+        int nb = 0;
+        for (int j = 0; j < n; j++)
+            nb = label[j] + 1 > nb ? label[j] + 1 : nb;
+        if (nb > 1 && !crossing(label, n)) {
+            assert_true(nterms < 5000);
+            ref_term *t = &terms[nterms++];
+            t->nb = nb;
+            for (int b = 0; b < nb; b++) {
+                char sub[AIM_WORD_MAX + 1];
+                int len = 0;
+                for (int j = 0; j < n; j++)
+                    if (label[j] == b)
+                        sub[len++] = w[j];
+                sub[len] = '\0';
+                t->b[b] = aim_wordset_find(ws, sub);
+                assert_true(t->b[b] >= 0);
+            }
+            qsort(t->b, (size_t)nb, sizeof(int), ref_int_compare);
+        }
+        /* next restricted growth string: label[j] <= 1 + max of label[0..j-1] */
+        int j = n - 1;
+        for (; j > 0; j--) {
+            int top = 0;
+            for (int i = 0; i < j; i++)
+                top = label[i] > top ? label[i] : top;
+            if (label[j] <= top)
+                break;
+        }
+        if (j <= 0)
+            break;
+        label[j]++;
+        for (int i = j + 1; i < n; i++)
+            label[i] = 0;
+    }
+    qsort(terms, (size_t)nterms, sizeof *terms, ref_term_compare);
+    double s = 0.0;
+    for (int a = 0; a < nterms;) {
+        int e = a + 1;
+        while (e < nterms && ref_term_compare(&terms[a], &terms[e]) == 0)
+            e++;
+        double prod = (double)(e - a);
+        for (int b = 0; b < terms[a].nb; b++)
+            prod *= kappa[terms[a].b[b]];
+        s += prod;
+        a = e;
+    }
+    free(terms);
+    return s;
+}
+
+static void check_summation_order(const aim_alphabet *ab, int max_len)
+{
+    aim_wordset *ws = aim_wordset_create(ab, max_len);
+    assert_non_null(ws);
+    aim_freecum *fc = aim_freecum_create(ws);
+    assert_non_null(fc);
+    const int count = aim_wordset_count(ws);
+    double *kappa = malloc(sizeof(double) * (size_t)count * 3);
+    assert_non_null(kappa);
+    double *m = kappa + count, *back = m + count;
+    gsl_rng *r = gsl_rng_alloc(gsl_rng_mt19937);
+    gsl_rng_set(r, 11);
+    kappa[0] = 0.0;
+    m[0] = 1.0;
+    for (int i = 1; i < count; i++)
+        kappa[i] = gsl_rng_uniform(r) * 2.0 - 1.0;
+    aim_freecum_moments(fc, kappa, m, 1, max_len);
+    for (int i = 1; i < count; i++) {
+        const char *w = aim_wordset_word(ws, i);
+        const double want = kappa[i] + reference_sum(ws, w, (int)strlen(w), kappa);
+        if (m[i] != want)
+            fail_msg("m(%s) = %.17g, reference order %.17g", w, m[i], want);
+    }
+    /* cumulants from moments: each word's sum uses the cumulants of its
+     * shorter blocks, computed first */
+    aim_freecum_cumulants(fc, m, back, max_len);
+    for (int i = 1; i < count; i++) {
+        const char *w = aim_wordset_word(ws, i);
+        const double want = m[i] - reference_sum(ws, w, (int)strlen(w), back);
+        if (back[i] != want)
+            fail_msg("kappa(%s) = %.17g, reference order %.17g", w, back[i], want);
+    }
+    gsl_rng_free(r);
+    free(kappa);
+    aim_freecum_free(fc);
+    aim_wordset_free(ws);
+}
+
+/* The untied alphabet with a general teacher, up to the words of order
+ * 5 (length 6), and the tied one further. */
+static void test_summation_order(void **state)
+{
+    (void)state;
+    const aim_alphabet untied = {"ABKkTt", "ABkKtT"};
+    check_summation_order(&untied, 6);
+    check_summation_order(&tied, 9);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -488,6 +636,7 @@ int main(void)
         cmocka_unit_test(test_round_trip),
         cmocka_unit_test(test_one_letter),
         cmocka_unit_test(test_free_pair),
+        cmocka_unit_test(test_summation_order),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

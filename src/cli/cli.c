@@ -23,11 +23,11 @@ const char *const aim_cli_usage_common =
 
 /* What building the largest hierarchy allowed cost, measured with
  * /usr/bin/time (`aimdyn hierarchy --order 7`, untied, general teacher)
- * on the shared 2-core development machine under a load of 8-10: 91 s of
- * CPU time (5 min 40 s wall) and 2.1 GB (docs/config.md) */
+ * on the shared 2-core development machine under a load of 10-18: 25.5 s
+ * of CPU time (3 min 53 s wall) and 1.39 GB (docs/config.md) */
 #define BUILD_COST                                                                   \
-    "for scale, `aimdyn hierarchy` at untied order 7 (25245 equations) took 91 s of " \
-    "CPU time and 2.1 GB of memory when measured (docs/config.md)"
+    "for scale, `aimdyn hierarchy` at untied order 7 (25245 equations) took 25.5 s " \
+    "of CPU time and 1.39 GB of memory when measured (docs/config.md)"
 
 int aim_cli_hierarchy_fits(const char *cmd, const aim_config *cfg, int order)
 {

@@ -3,12 +3,15 @@
 #   fig3  - the paper's Figure 3: He1, He1 + He2/sqrt 2, He2, He3 at d = 400
 #           (8 seeds, tau <= 0.1); fig3-800: the same four at d = 800
 #           (tau <= 0.02);
+#   high  - He1 and He1 + He2/sqrt 2 at d = 400 with M = 6 and 7 (25245
+#           equations; minutes of CPU time each, ode.linear_solver = auto
+#           takes GMRES);
 #   raw   - raw centring, He2: teacher mean 1 (the fast mean unlocks
 #           recovery) and 0 (locked), d = 400 (tau <= 0.05); raw-800: the
 #           unlocked case at d = 800 (tau <= 0.015); stiff and adiabatic ODEs.
 # Resumable: a step whose result file exists is skipped, so an interrupted
 # run continues where it stopped. Usage:
-#   sh validate/campaigns/campaign_untied.sh [fig3|fig3-800|raw|raw-800|ode|scan|report|all]
+#   sh validate/campaigns/campaign_untied.sh [fig3|fig3-800|raw|raw-800|ode|high|scan|report|all]
 # (default all; scan: stiff against adiabatic for d = 100 .. 6400, ODE
 # only, into $OUT/scan.txt; report: figures into validate/results/figures and
 # agreement tables into $OUT/*.agreement.txt)
@@ -94,6 +97,14 @@ if [ "$what" = ode ] || [ "$what" = all ]; then
         for mode in stiff adiabatic; do
             ode "raw-unlocked-$mode" 800 $M "$raw" --set hierarchy.mean=$mode \
                 --set training.horizon=0.015 --set training.points=31
+        done
+    done
+fi
+if [ "$what" = high ] || [ "$what" = all ]; then
+    for a in he1 mix; do
+        for M in 6 7; do
+            # shellcheck disable=SC2046
+            ode "fig3-$a" 400 $M "$fig3" $(act_sets $a)
         done
     done
 fi
