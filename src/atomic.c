@@ -18,6 +18,7 @@
 #include <string.h>
 #include <sys/file.h>
 #include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
 
 /* ---- paths ---- */
@@ -289,17 +290,64 @@ struct aim_atomic_set {
     char *journal;
     entry *e;
     int n, cap;
+    /* a set of its own (aim_atomic_set_own): its lock, held until the set
+     * is committed or freed */
+    char *lock;
+    int lock_fd, lock_guard;
 };
+
+static int take_lock(const char *path, long *holder);
 
 aim_atomic_set *aim_atomic_set_create(const char *dir, const char *name)
 {
     aim_atomic_set *set = calloc(1, sizeof *set);
+    if (set)
+        set->lock_fd = set->lock_guard = -1;
     if (set && !(set->journal = name_file(dir, name, ".journal"))) {
         free(set);
         set = NULL;
     }
     if (!set)
         fprintf(stderr, "aimdyn: out of memory\n");
+    return set;
+}
+
+aim_atomic_set *aim_atomic_set_own(const char *final)
+{
+    char *dir = dir_of(final);
+    const char *slash = strrchr(final, '/');
+    aim_atomic_set *set = dir ? aim_atomic_set_create(dir, slash ? slash + 1 : final) : NULL;
+    free(dir);
+    if (!set || !(set->lock = strdup(set->journal))) {
+        aim_atomic_set_free(set);
+        fprintf(stderr, "aimdyn: out of memory\n");
+        return NULL;
+    }
+    strcpy(set->lock + strlen(set->lock) - strlen(".journal"), ".lock");
+    /* another run holds it only while it completes a journal of this name
+     * that a killed run left: a moment */
+    long holder = 0;
+    for (int tries = 0; tries < 50 && set->lock_fd < 0; tries++) {
+        aim_guard_enter();
+        set->lock_fd = take_lock(set->lock, &holder);
+        if (set->lock_fd >= 0 && (set->lock_guard = aim_guard_add(set->lock)) < 0) {
+            unlink(set->lock);
+            close(set->lock_fd);
+            set->lock_fd = -2;
+            errno = ENOMEM;
+        }
+        aim_guard_leave();
+        if (set->lock_fd == -1)
+            nanosleep(&(struct timespec){0, 100000000}, NULL);
+        else if (set->lock_fd < -1)
+            break;
+    }
+    if (set->lock_fd < 0) {
+        fprintf(stderr, "aimdyn: cannot lock '%s': %s\n", set->lock,
+                set->lock_fd == -1 ? "another process holds it" : strerror(errno));
+        aim_atomic_set_free(set);
+        return NULL;
+    }
     return set;
 }
 
@@ -443,6 +491,14 @@ static void set_release(aim_atomic_set *set, int remove_temps)
     }
     free(set->e);
     free(set->journal);
+    if (set->lock_fd >= 0) {
+        aim_guard_enter();
+        unlink(set->lock);
+        close(set->lock_fd);
+        aim_guard_drop(set->lock_guard);
+        aim_guard_leave();
+    }
+    free(set->lock);
     free(set);
 }
 

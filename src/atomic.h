@@ -54,6 +54,14 @@ typedef struct aim_atomic_set aim_atomic_set;
  * an output lock the process holds). NULL when out of memory (said). */
 aim_atomic_set *aim_atomic_set_create(const char *dir, const char *name);
 
+/* An empty set for files that no output lock of the process covers (a
+ * table and its JSON sidecar): its journal and its lock are named after
+ * final's file name (dir/.BASE.journal, dir/.BASE.lock), the lock taken
+ * now and released when the set is committed or freed, so that a killed
+ * commit is completed by the next run into dir (aim_atomic_lock). NULL
+ * on failure (said). */
+aim_atomic_set *aim_atomic_set_own(const char *final);
+
 /* Syncs f and adds it to set, which owns it from here on (also when
  * this fails). Returns 0, or -1 with the reason on stderr. */
 int aim_atomic_set_add(aim_atomic_set *set, aim_atomic_file *f);

@@ -11,11 +11,15 @@
 #include <unistd.h>
 
 #include "lines.h"
+#include "sidecar.h"
 #include "version.h"
 
 struct aim_tsv {
     FILE *stream;          /* on a duplicate of the file's descriptor */
     aim_atomic_file *file; /* the temporary file and the final name */
+    aim_sidecar *sidecar;  /* made by aim_tsv_metadata */
+    int scratch;           /* aim_tsv_scratch: no sidecar */
+    int failed;            /* the sidecar could not be made */
 };
 
 /* mkdir -p for the directory part of path. Returns 0 or -1 (reported). */
@@ -111,11 +115,31 @@ void aim_tsv_metadata(aim_tsv *tsv, const char *command, const aim_config *cfg)
     fprintf(out, "# date-free\n");
     if (cfg)
         aim_config_write(cfg, out, config_tag);
+    if (!tsv->scratch && !tsv->sidecar &&
+        !(tsv->sidecar = aim_sidecar_create(aim_atomic_final(tsv->file), command, cfg)))
+        tsv->failed = 1;
 }
 
-/* Flushes and closes the stream; frees tsv. The file, or NULL with the
- * reason on stderr (the file discarded). */
-static aim_atomic_file *close_stream(aim_tsv *tsv)
+void aim_tsv_scratch(aim_tsv *tsv)
+{
+    tsv->scratch = 1;
+}
+
+int aim_tsv_ode_stats(aim_tsv *tsv, const char *label, const aim_ode_report *rep)
+{
+    if (tsv->sidecar && aim_sidecar_add_ode(tsv->sidecar, label, rep)) {
+        fprintf(stderr, "aimdyn: out of memory (the JSON sidecar of '%s')\n",
+                aim_atomic_final(tsv->file));
+        tsv->failed = 1;
+        return -1;
+    }
+    return 0;
+}
+
+/* Flushes and closes the stream and writes the sidecar (into *json;
+ * NULL when there is none); frees tsv. The file, or NULL with the reason
+ * on stderr (the files discarded). */
+static aim_atomic_file *close_stream(aim_tsv *tsv, aim_atomic_file **json)
 {
     aim_atomic_file *file = tsv->file;
     int err = 0;
@@ -123,10 +147,26 @@ static aim_atomic_file *close_stream(aim_tsv *tsv)
         err = errno ? errno : EIO;
     if (fclose(tsv->stream) != 0 && !err)
         err = errno;
-    free(tsv);
-    if (err) {
+    *json = NULL;
+    int failed = tsv->failed;
+    if (err)
         fprintf(stderr, "aimdyn: cannot write '%s': %s\n", aim_atomic_final(file),
                 strerror(err));
+    else if (!failed && tsv->sidecar) {
+        char path[4200];
+        if (aim_sidecar_path(aim_atomic_final(file), path, sizeof path)) {
+            fprintf(stderr, "aimdyn: the sidecar path of '%s' is too long\n",
+                    aim_atomic_final(file));
+            failed = 1;
+        } else if (!(*json = aim_atomic_create(path)) || aim_sidecar_write(tsv->sidecar, *json)) {
+            aim_atomic_discard(*json);
+            *json = NULL;
+            failed = 1;
+        }
+    }
+    aim_sidecar_free(tsv->sidecar);
+    free(tsv);
+    if (err || failed) {
         aim_atomic_discard(file);
         return NULL;
     }
@@ -135,14 +175,41 @@ static aim_atomic_file *close_stream(aim_tsv *tsv)
 
 int aim_tsv_commit(aim_tsv *tsv)
 {
-    aim_atomic_file *file = close_stream(tsv);
-    return file ? aim_atomic_replace(file) : -1;
+    aim_atomic_file *json;
+    aim_atomic_file *file = close_stream(tsv, &json);
+    if (!file)
+        return -1;
+    if (!json)
+        return aim_atomic_replace(file);
+    aim_atomic_set *set = aim_atomic_set_own(aim_atomic_final(file));
+    if (!set) {
+        aim_atomic_discard(file);
+        aim_atomic_discard(json);
+        return -1;
+    }
+    if (aim_atomic_set_add(set, file)) {
+        aim_atomic_discard(json);
+        aim_atomic_set_free(set);
+        return -1;
+    }
+    if (aim_atomic_set_add(set, json)) {
+        aim_atomic_set_free(set);
+        return -1;
+    }
+    return aim_atomic_set_commit(set);
 }
 
 int aim_tsv_add_to(aim_tsv *tsv, aim_atomic_set *set)
 {
-    aim_atomic_file *file = close_stream(tsv);
-    return file ? aim_atomic_set_add(set, file) : -1;
+    aim_atomic_file *json;
+    aim_atomic_file *file = close_stream(tsv, &json);
+    if (!file)
+        return -1;
+    if (aim_atomic_set_add(set, file)) {
+        aim_atomic_discard(json);
+        return -1;
+    }
+    return json ? aim_atomic_set_add(set, json) : 0;
 }
 
 void aim_tsv_abort(aim_tsv *tsv)
@@ -151,6 +218,7 @@ void aim_tsv_abort(aim_tsv *tsv)
         return;
     fclose(tsv->stream);
     aim_atomic_discard(tsv->file);
+    aim_sidecar_free(tsv->sidecar);
     free(tsv);
 }
 

@@ -31,6 +31,10 @@ int aim_cli_write_ode_file(const aim_config *cfg, int d, const double *tau,
         return -1;
     FILE *f = aim_tsv_stream(tsv);
     aim_tsv_metadata(tsv, "ode", cfg);
+    if (aim_tsv_ode_stats(tsv, NULL, rep)) {
+        aim_tsv_abort(tsv);
+        return -1;
+    }
     const int matrix = cfg->method == AIM_METHOD_MATRIX;
     if (matrix)
         fprintf(f, "# ode: the limit process simulated with matrices (theory/matrix.md): "
