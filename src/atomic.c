@@ -294,6 +294,12 @@ struct aim_atomic_set {
      * is committed or freed */
     char *lock;
     int lock_fd, lock_guard;
+    struct {
+        int (*fn)(aim_atomic_set *set, void *ctx);
+        void (*done)(void *ctx);
+        void *ctx;
+    } *hooks;
+    int nhooks;
 };
 
 static int take_lock(const char *path, long *holder);
@@ -483,6 +489,9 @@ static int apply(const char *temp, const char *final, int done_ok)
 
 static void set_release(aim_atomic_set *set, int remove_temps)
 {
+    for (int i = 0; i < set->nhooks; i++)
+        set->hooks[i].done(set->hooks[i].ctx);
+    free(set->hooks);
     for (int i = 0; i < set->n; i++) {
         if (set->e[i].file)
             file_free(set->e[i].file, remove_temps);
@@ -502,10 +511,41 @@ static void set_release(aim_atomic_set *set, int remove_temps)
     free(set);
 }
 
+int aim_atomic_set_on_commit(aim_atomic_set *set, int (*fn)(aim_atomic_set *set, void *ctx),
+                             void (*done)(void *ctx), void *ctx)
+{
+    void *grown = realloc(set->hooks, sizeof *set->hooks * ((size_t)set->nhooks + 1));
+    if (!grown) {
+        fprintf(stderr, "aimdyn: out of memory\n");
+        done(ctx);
+        return -1;
+    }
+    set->hooks = grown;
+    set->hooks[set->nhooks].fn = fn;
+    set->hooks[set->nhooks].done = done;
+    set->hooks[set->nhooks++].ctx = ctx;
+    return 0;
+}
+
+int aim_atomic_set_count(const aim_atomic_set *set)
+{
+    return set->n;
+}
+
+const char *aim_atomic_set_final(const aim_atomic_set *set, int i)
+{
+    return set->e[i].file ? set->e[i].file->final : NULL;
+}
+
 int aim_atomic_set_commit(aim_atomic_set *set)
 {
     if (!set)
         return -1;
+    for (int i = 0; i < set->nhooks; i++)
+        if (set->hooks[i].fn(set, set->hooks[i].ctx)) {
+            aim_atomic_set_free(set);
+            return -1;
+        }
     char **finals = calloc((size_t)set->n + 1, sizeof *finals);
     if (!finals) {
         fprintf(stderr, "aimdyn: out of memory\n");

@@ -75,6 +75,20 @@ int aim_atomic_set_remove(aim_atomic_set *set, const char *final);
  * draw a figure from files of the set before it is committed). */
 const char *aim_atomic_set_temp(const aim_atomic_set *set, const char *final);
 
+/* fn(set, ctx) is called when set is committed, before its renames, in
+ * the order added: to write files that list the set's other files (a
+ * table's sidecar); fn may add files to set. It returns 0, or -1 (said:
+ * the commit then fails, every file discarded). done(ctx) is called when
+ * set is committed or freed (also when this fails). Returns 0, or -1
+ * (out of memory, said). */
+int aim_atomic_set_on_commit(aim_atomic_set *set, int (*fn)(aim_atomic_set *set, void *ctx),
+                             void (*done)(void *ctx), void *ctx);
+
+/* The number of entries of set, and the final name of entry i (NULL for
+ * a stale file that set removes), in the order added. */
+int aim_atomic_set_count(const aim_atomic_set *set);
+const char *aim_atomic_set_final(const aim_atomic_set *set, int i);
+
 /* Renames every file of set into place and removes the stale ones, as
  * one step (see above), then frees set. Returns 0, or -1 with the reason
  * on stderr (renames that failed are retried by the next run). */

@@ -179,30 +179,24 @@ int aim_sidecar_path(const char *path, char *buf, size_t n)
 
 aim_sidecar *aim_sidecar_create(const char *path, const char *command, const aim_config *cfg)
 {
-    char json_path[4200] = "";
     aim_sidecar *sc = calloc(1, sizeof *sc);
     int exact = command_line_exact;
     json_t *cmd = command ? utf8_string(command, &exact) : json_null();
     json_t *argv = command_line ? json_copy(command_line) : json_array();
-    const int ok = sc && aim_sidecar_path(path, json_path, sizeof json_path) == 0 &&
-                   (sc->root = json_pack("{s:s, s:s, s:o, s:o, s:b, s:o, s:s, s:[s,s], s:[]}",
-                                         "format", AIM_SIDECAR_FORMAT, "aimdyn_version",
-                                         AIM_VERSION, "command", cmd, "command_line", argv,
-                                         "command_line_exact", exact, "libraries", libraries(),
-                                         "table", base_name(path), "outputs", base_name(path),
-                                         base_name(json_path), "cvode"));
-    if (!sc || (!sc->root && json_path[0] == '\0')) {
+    /* json_pack takes the references of its "o" values, also when it fails */
+    if (sc)
+        sc->root = json_pack("{s:s, s:s, s:o, s:o, s:b, s:o, s:s, s:[], s:[]}", "format",
+                             AIM_SIDECAR_FORMAT, "aimdyn_version", AIM_VERSION, "command", cmd,
+                             "command_line", argv, "command_line_exact", exact, "libraries",
+                             libraries(), "table", base_name(path), "outputs", "cvode");
+    else {
         json_decref(cmd);
         json_decref(argv);
     }
-    if (ok && cfg) {
-        if (json_object_set_new(sc->root, "configuration", configuration(cfg)) ||
-            json_object_set_new(sc->root, "seeds", seeds(cfg))) {
-            aim_sidecar_free(sc);
-            sc = NULL;
-        }
-    } else if (!ok) {
-        free(sc);
+    if (sc && (!sc->root ||
+               (cfg && (json_object_set_new(sc->root, "configuration", configuration(cfg)) ||
+                        json_object_set_new(sc->root, "seeds", seeds(cfg)))))) {
+        aim_sidecar_free(sc);
         sc = NULL;
     }
     if (!sc)
@@ -216,6 +210,12 @@ void aim_sidecar_free(aim_sidecar *sc)
         return;
     json_decref(sc->root);
     free(sc);
+}
+
+int aim_sidecar_add_output(aim_sidecar *sc, const char *name)
+{
+    int exact = 1;
+    return json_array_append_new(json_object_get(sc->root, "outputs"), utf8_string(name, &exact));
 }
 
 int aim_sidecar_add_ode(aim_sidecar *sc, const char *label, const aim_ode_report *rep)

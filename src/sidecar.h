@@ -35,6 +35,10 @@ void aim_sidecar_free(aim_sidecar *sc);
  * NULL: "what"). Returns 0, or -1 when out of memory. */
 int aim_sidecar_add_ode(aim_sidecar *sc, const char *label, const aim_ode_report *rep);
 
+/* Adds name to the files of the run (its "outputs"). Returns 0, or -1
+ * when out of memory. */
+int aim_sidecar_add_output(aim_sidecar *sc, const char *name);
+
 /* The sidecar's path of the table path: its extension (".tsv") replaced
  * by ".json", or ".json" appended. Returns 0, or -1 when it does not fit
  * in n. */

@@ -136,10 +136,10 @@ int aim_tsv_ode_stats(aim_tsv *tsv, const char *label, const aim_ode_report *rep
     return 0;
 }
 
-/* Flushes and closes the stream and writes the sidecar (into *json;
- * NULL when there is none); frees tsv. The file, or NULL with the reason
- * on stderr (the files discarded). */
-static aim_atomic_file *close_stream(aim_tsv *tsv, aim_atomic_file **json)
+/* Flushes and closes the stream; frees tsv, its sidecar into *sidecar
+ * (NULL: none). The file, or NULL with the reason on stderr (the file
+ * and the sidecar discarded). */
+static aim_atomic_file *close_stream(aim_tsv *tsv, aim_sidecar **sidecar)
 {
     aim_atomic_file *file = tsv->file;
     int err = 0;
@@ -147,52 +147,109 @@ static aim_atomic_file *close_stream(aim_tsv *tsv, aim_atomic_file **json)
         err = errno ? errno : EIO;
     if (fclose(tsv->stream) != 0 && !err)
         err = errno;
-    *json = NULL;
-    int failed = tsv->failed;
+    const int failed = tsv->failed;
+    *sidecar = tsv->sidecar;
+    free(tsv);
     if (err)
         fprintf(stderr, "aimdyn: cannot write '%s': %s\n", aim_atomic_final(file),
                 strerror(err));
-    else if (!failed && tsv->sidecar) {
-        char path[4200];
-        if (aim_sidecar_path(aim_atomic_final(file), path, sizeof path)) {
-            fprintf(stderr, "aimdyn: the sidecar path of '%s' is too long\n",
-                    aim_atomic_final(file));
-            failed = 1;
-        } else if (!(*json = aim_atomic_create(path)) || aim_sidecar_write(tsv->sidecar, *json)) {
-            aim_atomic_discard(*json);
-            *json = NULL;
-            failed = 1;
-        }
-    }
-    aim_sidecar_free(tsv->sidecar);
-    free(tsv);
     if (err || failed) {
         aim_atomic_discard(file);
+        aim_sidecar_free(*sidecar);
+        *sidecar = NULL;
         return NULL;
     }
     return file;
 }
 
+typedef struct {
+    aim_sidecar *sidecar;
+    char *table; /* its final path */
+} pending_sidecar;
+
+static void pending_free(void *ctx)
+{
+    pending_sidecar *p = ctx;
+    aim_sidecar_free(p->sidecar);
+    free(p->table);
+    free(p);
+}
+
+/* The name of path as seen from the folder of table: its base name when
+ * they share that folder, else path itself. */
+static const char *beside(const char *table, const char *path)
+{
+    const char *ts = strrchr(table, '/'), *ps = strrchr(path, '/');
+    const size_t tl = ts ? (size_t)(ts - table) : 0, pl = ps ? (size_t)(ps - path) : 0;
+    return tl == pl && !strncmp(table, path, tl) ? path + (ps ? pl + 1 : 0) : path;
+}
+
+/* At the set's commit, when its files are known: the sidecar lists them
+ * (the tables and figures; each table's sidecar is beside it) and joins
+ * the set. */
+static int write_sidecar(aim_atomic_set *set, void *ctx)
+{
+    const pending_sidecar *p = ctx;
+    for (int i = 0; i < aim_atomic_set_count(set); i++) {
+        const char *f = aim_atomic_set_final(set, i);
+        const size_t n = f ? strlen(f) : 0;
+        if (n && !(n > 5 && !strcmp(f + n - 5, ".json")) &&
+            aim_sidecar_add_output(p->sidecar, beside(p->table, f))) {
+            fprintf(stderr, "aimdyn: out of memory (the JSON sidecar of '%s')\n", p->table);
+            return -1;
+        }
+    }
+    char path[4200];
+    if (aim_sidecar_path(p->table, path, sizeof path)) {
+        fprintf(stderr, "aimdyn: the sidecar path of '%s' is too long\n", p->table);
+        return -1;
+    }
+    aim_atomic_file *json = aim_atomic_create(path);
+    if (!json || aim_sidecar_write(p->sidecar, json)) {
+        aim_atomic_discard(json);
+        return -1;
+    }
+    return aim_atomic_set_add(set, json);
+}
+
+/* Adds file to set, and its sidecar (may be NULL) to be written when set
+ * is committed. Returns 0 or -1 (said; the sidecar freed). */
+static int add_with_sidecar(aim_atomic_set *set, aim_atomic_file *file, aim_sidecar *sidecar)
+{
+    pending_sidecar *p = sidecar ? calloc(1, sizeof *p) : NULL;
+    if (sidecar && (!p || !(p->table = strdup(aim_atomic_final(file))))) {
+        fprintf(stderr, "aimdyn: out of memory\n");
+        free(p);
+        aim_sidecar_free(sidecar);
+        aim_atomic_discard(file);
+        return -1;
+    }
+    if (aim_atomic_set_add(set, file)) {
+        if (p)
+            pending_free(p);
+        return -1;
+    }
+    if (!p)
+        return 0;
+    p->sidecar = sidecar;
+    return aim_atomic_set_on_commit(set, write_sidecar, pending_free, p);
+}
+
 int aim_tsv_commit(aim_tsv *tsv)
 {
-    aim_atomic_file *json;
-    aim_atomic_file *file = close_stream(tsv, &json);
+    aim_sidecar *sidecar;
+    aim_atomic_file *file = close_stream(tsv, &sidecar);
     if (!file)
         return -1;
-    if (!json)
+    if (!sidecar)
         return aim_atomic_replace(file);
     aim_atomic_set *set = aim_atomic_set_own(aim_atomic_final(file));
     if (!set) {
         aim_atomic_discard(file);
-        aim_atomic_discard(json);
+        aim_sidecar_free(sidecar);
         return -1;
     }
-    if (aim_atomic_set_add(set, file)) {
-        aim_atomic_discard(json);
-        aim_atomic_set_free(set);
-        return -1;
-    }
-    if (aim_atomic_set_add(set, json)) {
+    if (add_with_sidecar(set, file, sidecar)) {
         aim_atomic_set_free(set);
         return -1;
     }
@@ -201,15 +258,9 @@ int aim_tsv_commit(aim_tsv *tsv)
 
 int aim_tsv_add_to(aim_tsv *tsv, aim_atomic_set *set)
 {
-    aim_atomic_file *json;
-    aim_atomic_file *file = close_stream(tsv, &json);
-    if (!file)
-        return -1;
-    if (aim_atomic_set_add(set, file)) {
-        aim_atomic_discard(json);
-        return -1;
-    }
-    return json ? aim_atomic_set_add(set, json) : 0;
+    aim_sidecar *sidecar;
+    aim_atomic_file *file = close_stream(tsv, &sidecar);
+    return file ? add_with_sidecar(set, file, sidecar) : -1;
 }
 
 void aim_tsv_abort(aim_tsv *tsv)

@@ -15,7 +15,7 @@
  * once by aim_cli_load_config (a sweep's points each have their own). */
 static int supported(const char *cmd)
 {
-    static const char *const ok[] = {"ode", "sgd", "compare", "hierarchy", "recovery"};
+    static const char *const ok[] = {"ode", "sgd", "compare", "recovery"};
     for (size_t i = 0; i < sizeof ok / sizeof ok[0]; i++)
         if (!strcmp(cmd, ok[i]))
             return 1;
@@ -96,7 +96,7 @@ int aim_cmd_rerun(int argc, char **argv, int (*run)(int, char **))
                 rec.version, AIM_VERSION, rec.version);
     else if (!supported(cmd))
         fprintf(stderr, "aimdyn rerun: %s was written by `aimdyn %s`; allowed: files of ode, "
-                        "sgd, compare, hierarchy and recovery (run a %s's recorded command line "
+                        "sgd, compare and recovery (run a %s's recorded command line "
                         "itself)\n", json, cmd, cmd);
     /* the recorded folder's own text where it is the same folder, so
      * that the '# config output.dir' line is the same too */

@@ -219,7 +219,7 @@ void aim_cli_usage(FILE *out, const char *cmd)
                 "writes are bit for bit those of the first run (cmp); into another\n"
                 "folder, the '# config output.dir' line names that folder. A file of\n"
                 "another aimdyn version is refused: rerun it with that version. For\n"
-                "files of ode, sgd, compare, hierarchy and recovery (docs/config.md,\n"
+                "files of ode, sgd, compare and recovery (docs/config.md,\n"
                 "\"The JSON sidecar\"). --quiet: standard error only for warnings\n"
                 "and errors.\n");
     else if (!strcmp(cmd, "keys"))
