@@ -115,6 +115,10 @@ expect_exit "compare" 0 "$exe" compare --out c1 --d 16 --seeds 2 --set output.na
     --set training.eta=0.02 --set training.horizon=0.01 --set training.points=3
 sidecar_ok "compare: ODE sidecar" c1/c-ode.tsv cvode
 sidecar_ok "compare: agreement sidecar" c1/c-agreement.tsv
+python3 -c 'import json, sys; o = json.load(open(sys.argv[1]))["outputs"]
+assert {"c-ode.tsv", "c-sgd-d16.tsv", "c-sgd-d16-seeds.tsv", "c-agreement.tsv"} <= set(o), o
+assert not [f for f in o if f.endswith(".json")], o' c1/c-agreement.json
+check "compare: the sidecar lists the files of the run" $?
 mkdir keep_c
 cp c1/*.tsv c1/*.json keep_c/
 expect_exit "rerun compare (from its agreement table)" 0 "$exe" rerun c1/c-agreement.json
@@ -139,6 +143,17 @@ expect_exit "a sidecar that cannot be written fails the run" 2 "$exe" ode --out 
     --set output.name=d --set training.horizon=0.05 --set training.points=6
 [ ! -e f1/d-ode.tsv ] && [ -z "$(find f1 -name '.*')" ]
 check "no table without its sidecar, nothing temporary left" $?
+
+# a compare's files are one set: one sidecar that cannot be written, and
+# none of its tables is written either
+mkdir -p f2/e-agreement.json
+expect_exit "a compare whose sidecar cannot be written fails" 2 "$exe" compare --out f2 --d 16 \
+    --seeds 2 --set output.name=e --set training.eta=0.02 --set training.horizon=0.01 \
+    --set training.points=3
+# (the seeds' folder stays, for a rerun to continue from)
+[ -z "$(find f2 -maxdepth 1 -name '*.tsv' -o -maxdepth 1 -name '*.png' -o -name '.*.??????' \
+    -o -name '.*.journal' -o -name '.*.lock')" ]
+check "no compare file without its sidecar, nothing temporary left ($(ls -A f2 | tr '\n' ' '))" $?
 
 echo "test_rerun: $passes passed, $failures failed"
 [ "$failures" -eq 0 ]
