@@ -218,26 +218,17 @@ int aim_sidecar_add_output(aim_sidecar *sc, const char *name)
     return json_array_append_new(json_object_get(sc->root, "outputs"), utf8_string(name, &exact));
 }
 
-int aim_sidecar_add_ode(aim_sidecar *sc, const char *label, const aim_ode_report *rep)
+int aim_sidecar_add_integration(aim_sidecar *sc, const char *what, int n,
+                                const char *const names[], const long values[])
 {
-    json_t *list = json_object_get(sc->root, "cvode");
-    for (int i = 0; i < rep->integrations; i++) {
-        const aim_ode_stats *st = &rep->stats[i];
-        char what[400];
-        snprintf(what, sizeof what, "%s%s%s", label ? label : "", label ? ": " : "", st->what);
-        json_t *one = json_pack("{s:s, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I}", "integration",
-                                what, "steps", (json_int_t)st->steps, "rhs_evals",
-                                (json_int_t)st->rhs_evals, "linear_setups",
-                                (json_int_t)st->linear_setups, "jacobian_evals",
-                                (json_int_t)st->jacobian_evals, "jacobian_rhs_evals",
-                                (json_int_t)st->jacobian_rhs_evals, "error_test_failures",
-                                (json_int_t)st->error_test_failures, "nonlinear_iterations",
-                                (json_int_t)st->nonlinear_iterations, "nonlinear_failures",
-                                (json_int_t)st->nonlinear_failures);
-        if (json_array_append_new(list, one))
-            return -1;
-    }
-    return 0;
+    int exact = 1;
+    json_t *one = json_pack("{s:o}", "integration", utf8_string(what, &exact));
+    for (int i = 0; one && i < n; i++)
+        if (json_object_set_new(one, names[i], json_integer((json_int_t)values[i]))) {
+            json_decref(one);
+            one = NULL;
+        }
+    return json_array_append_new(json_object_get(sc->root, "cvode"), one);
 }
 
 int aim_sidecar_write(const aim_sidecar *sc, aim_atomic_file *f)

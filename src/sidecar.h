@@ -14,7 +14,6 @@
 
 #include "atomic.h"
 #include "config.h"
-#include "ode.h"
 
 /* The format's name, first key of every sidecar. */
 #define AIM_SIDECAR_FORMAT "aimdyn sidecar 1"
@@ -31,9 +30,11 @@ typedef struct aim_sidecar aim_sidecar;
 aim_sidecar *aim_sidecar_create(const char *path, const char *command, const aim_config *cfg);
 void aim_sidecar_free(aim_sidecar *sc);
 
-/* Adds rep's CVODE integrations, each labelled "label: what" (label
- * NULL: "what"). Returns 0, or -1 when out of memory. */
-int aim_sidecar_add_ode(aim_sidecar *sc, const char *label, const aim_ode_report *rep);
+/* Adds one CVODE integration to the sidecar's "cvode" list: what it was
+ * (e.g. "trajectory") and its n counters, names[i] = values[i]. Returns
+ * 0, or -1 when out of memory. */
+int aim_sidecar_add_integration(aim_sidecar *sc, const char *what, int n,
+                                const char *const names[], const long values[]);
 
 /* Adds name to the files of the run (its "outputs"). Returns 0, or -1
  * when out of memory. */

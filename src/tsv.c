@@ -125,9 +125,10 @@ void aim_tsv_scratch(aim_tsv *tsv)
     tsv->scratch = 1;
 }
 
-int aim_tsv_ode_stats(aim_tsv *tsv, const char *label, const aim_ode_report *rep)
+int aim_tsv_integration(aim_tsv *tsv, const char *what, int n, const char *const names[],
+                        const long values[])
 {
-    if (tsv->sidecar && aim_sidecar_add_ode(tsv->sidecar, label, rep)) {
+    if (tsv->sidecar && aim_sidecar_add_integration(tsv->sidecar, what, n, names, values)) {
         fprintf(stderr, "aimdyn: out of memory (the JSON sidecar of '%s')\n",
                 aim_atomic_final(tsv->file));
         tsv->failed = 1;

@@ -12,7 +12,6 @@
 
 #include "atomic.h"
 #include "config.h"
-#include "ode.h"
 
 typedef struct aim_tsv aim_tsv;
 
@@ -32,10 +31,11 @@ void aim_tsv_metadata(aim_tsv *tsv, const char *command, const aim_config *cfg);
  * seed's file) has none: call aim_tsv_scratch before aim_tsv_metadata. */
 void aim_tsv_scratch(aim_tsv *tsv);
 
-/* Records rep's CVODE counters in the sidecar (label: which run, e.g.
- * "d = 400"; NULL for none). Returns 0, or -1 when out of memory (said;
- * the commit then fails). */
-int aim_tsv_ode_stats(aim_tsv *tsv, const char *label, const aim_ode_report *rep);
+/* Records one CVODE integration's counters in the sidecar
+ * (aim_sidecar_add_integration). Returns 0, or -1 when out of memory
+ * (said; the commit then fails). */
+int aim_tsv_integration(aim_tsv *tsv, const char *what, int n, const char *const names[],
+                        const long values[]);
 
 /* Flushes, closes and renames into place with its sidecar, as one set
  * (aim_atomic_set_own), the directory synced; frees tsv. Returns 0 or -1
