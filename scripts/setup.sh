@@ -8,7 +8,7 @@ build=${1:-build}
 [ $# -gt 0 ] && shift
 
 sh "$root/scripts/install.sh" setup meson ninja-build pkg-config gcc libc6-dev git \
-    libgsl-dev libopenblas-dev libsundials-dev libinih-dev libcmocka-dev gnuplot-nox strace \
+    libgsl-dev libopenblas-dev libsundials-dev libinih-dev libjansson-dev libcmocka-dev gnuplot-nox strace \
     python3-numpy python3-pandas libopenmpi-dev openmpi-bin
 
 cd "$root"

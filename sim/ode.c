@@ -296,6 +296,33 @@ static void solver_failure(const session *s, const aim_config *cfg, int flag, do
  * GMRES, the same trajectories to 1e-6. */
 #define DENSE_MAX 200
 
+/* The counters of the integration in mem into report's first entry;
+ * one CVODE call that fails leaves the integration unrecorded. */
+static void record_stats(void *mem, aim_ode_report *report)
+{
+    aim_ode_stats st = {.what = "trajectory"};
+    if (CVodeGetNumSteps(mem, &st.steps) != CV_SUCCESS ||
+        CVodeGetNumRhsEvals(mem, &st.rhs_evals) != CV_SUCCESS ||
+        CVodeGetNumLinSolvSetups(mem, &st.linear_setups) != CV_SUCCESS ||
+        CVodeGetNumJacEvals(mem, &st.jacobian_evals) != CVLS_SUCCESS ||
+        CVodeGetNumLinRhsEvals(mem, &st.jacobian_rhs_evals) != CVLS_SUCCESS ||
+        CVodeGetNumErrTestFails(mem, &st.error_test_failures) != CV_SUCCESS ||
+        CVodeGetNumNonlinSolvIters(mem, &st.nonlinear_iterations) != CV_SUCCESS ||
+        CVodeGetNumNonlinSolvConvFails(mem, &st.nonlinear_failures) != CV_SUCCESS)
+        return;
+    report->stats[0] = st;
+    report->integrations = 1;
+}
+
+void aim_ode_stats_append(aim_ode_report *to, const aim_ode_report *from, const char *what)
+{
+    for (int i = 0; i < from->integrations && to->integrations < AIM_ODE_MAX_INTEGRATIONS; i++) {
+        aim_ode_stats *st = &to->stats[to->integrations++];
+        *st = from->stats[i];
+        snprintf(st->what, sizeof st->what, "%s", what);
+    }
+}
+
 int aim_ode_uses_krylov(const aim_config *cfg, int n)
 {
     return cfg->solver == AIM_SOLVER_KRYLOV || (cfg->solver == AIM_SOLVER_AUTO && n > DENSE_MAX);
@@ -443,6 +470,8 @@ aim_ode_status aim_ode_integrate(const aim_config *cfg, const aim_ode_model *mod
     }
     report->status = AIM_ODE_OK;
 done:
+    if (s.mem)
+        record_stats(s.mem, report);
     CVodeFree(&mem);
     if (LS)
         SUNLinSolFree(LS);

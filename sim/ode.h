@@ -71,6 +71,22 @@ typedef enum {
     AIM_ODE_FAILED = -1 /* solver, set-up or start failure: no result */
 } aim_ode_status;
 
+/* CVODE's counters of one integration (CVodeGetNum*), recorded in the
+ * result files' sidecars (docs/config.md, "The JSON sidecar"). */
+typedef struct {
+    char what[64];             /* which integration: "trajectory", "fast phase", ... */
+    long steps;                /* internal steps */
+    long rhs_evals;            /* right-hand-side evaluations by the integrator */
+    long linear_setups;        /* linear solver setups */
+    long jacobian_evals;       /* Jacobian evaluations (dense solver; 0 matrix-free) */
+    long jacobian_rhs_evals;   /* rhs evaluations for difference-quotient
+                                  Jacobians or Jacobian-vector products */
+    long error_test_failures;  /* local error test failures */
+    long nonlinear_iterations; /* Newton iterations */
+    long nonlinear_failures;   /* nonlinear solver convergence failures */
+} aim_ode_stats;
+
+#define AIM_ODE_MAX_INTEGRATIONS 4
 
 typedef struct {
     aim_ode_status status;
@@ -99,12 +115,20 @@ typedef struct {
     char reason[512];    /* at a stop: the condition or quantity, without
                             the time (for callers that word it anew) */
     char message[768];
+    /* the CVODE integrations of the run, in order (none for ode.method =
+     * matrix, or when CVODE was not started) */
+    int integrations;
+    aim_ode_stats stats[AIM_ODE_MAX_INTEGRATIONS];
 } aim_ode_report;
 
 /* Whether a system of n equations is integrated with matrix-free GMRES
  * (ode.linear_solver = krylov, or auto above the measured crossover)
  * rather than dense LU. */
 int aim_ode_uses_krylov(const aim_config *cfg, int n);
+
+/* Appends the integrations of from to to (what prefixed to their labels;
+ * those beyond AIM_ODE_MAX_INTEGRATIONS are left out). */
+void aim_ode_stats_append(aim_ode_report *to, const aim_ode_report *from, const char *what);
 
 /* Integrates from y0 at tau[0] through tau[1..points-1], storing the
  * state at each grid point in states[i * size ...]; rows past a stop are

@@ -226,6 +226,7 @@ static int integrate_fast(const aim_config *cfg, aim_model *m, double d, const d
     const double x0 = aim_model_fast_start(m);
     aim_ode_report frep;
     const int rc = aim_ode_integrate(cfg, &fm, &x0, t, points, fast, &frep) == AIM_ODE_OK ? 0 : -1;
+    aim_ode_stats_append(report, &frep, "fast phase");
     if (rc)
         snprintf(report->message, sizeof report->message, "fast phase of the %s: %.700s",
                  aim_model_fast_name(m), frep.message);
@@ -628,6 +629,9 @@ static void truncation_estimate(const aim_config *cfg, int d, const double *tau,
                  lower.order, low && est ? rep.message : "out of memory");
         return;
     }
+    char what[64];
+    snprintf(what, sizeof what, "truncation estimate (order %d)", lower.order);
+    aim_ode_stats_append(report, &rep, what);
     int cut = -1;
     for (int i = 0; i < report->reached; i++) {
         const double *a = obs + (size_t)i * AIM_OBS_COUNT, *b = low + (size_t)i * AIM_OBS_COUNT;

@@ -18,6 +18,7 @@
 #include <string.h>
 #include <sys/file.h>
 #include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
 
 /* ---- paths ---- */
@@ -289,17 +290,70 @@ struct aim_atomic_set {
     char *journal;
     entry *e;
     int n, cap;
+    /* a set of its own (aim_atomic_set_own): its lock, held until the set
+     * is committed or freed */
+    char *lock;
+    int lock_fd, lock_guard;
+    struct {
+        int (*fn)(aim_atomic_set *set, void *ctx);
+        void (*done)(void *ctx);
+        void *ctx;
+    } *hooks;
+    int nhooks;
 };
+
+static int take_lock(const char *path, long *holder);
 
 aim_atomic_set *aim_atomic_set_create(const char *dir, const char *name)
 {
     aim_atomic_set *set = calloc(1, sizeof *set);
+    if (set)
+        set->lock_fd = set->lock_guard = -1;
     if (set && !(set->journal = name_file(dir, name, ".journal"))) {
         free(set);
         set = NULL;
     }
     if (!set)
         fprintf(stderr, "aimdyn: out of memory\n");
+    return set;
+}
+
+aim_atomic_set *aim_atomic_set_own(const char *final)
+{
+    char *dir = dir_of(final);
+    const char *slash = strrchr(final, '/');
+    aim_atomic_set *set = dir ? aim_atomic_set_create(dir, slash ? slash + 1 : final) : NULL;
+    free(dir);
+    if (!set || !(set->lock = strdup(set->journal))) {
+        aim_atomic_set_free(set);
+        fprintf(stderr, "aimdyn: out of memory\n");
+        return NULL;
+    }
+    strcpy(set->lock + strlen(set->lock) - strlen(".journal"), ".lock");
+    /* another run holds it only while it completes a journal of this name
+     * that a killed run left: a moment */
+    long holder = 0;
+    for (int tries = 0; tries < 50 && set->lock_fd < 0; tries++) {
+        aim_guard_enter();
+        set->lock_fd = take_lock(set->lock, &holder);
+        if (set->lock_fd >= 0 && (set->lock_guard = aim_guard_add(set->lock)) < 0) {
+            unlink(set->lock);
+            close(set->lock_fd);
+            set->lock_fd = -2;
+            errno = ENOMEM;
+        }
+        aim_guard_leave();
+        if (set->lock_fd == -1)
+            nanosleep(&(struct timespec){0, 100000000}, NULL);
+        else if (set->lock_fd < -1)
+            break;
+    }
+    if (set->lock_fd < 0) {
+        fprintf(stderr, "aimdyn: cannot lock '%s': %s\n", set->lock,
+                set->lock_fd == -1 ? "another process holds it" : strerror(errno));
+        aim_atomic_set_free(set);
+        return NULL;
+    }
     return set;
 }
 
@@ -435,6 +489,9 @@ static int apply(const char *temp, const char *final, int done_ok)
 
 static void set_release(aim_atomic_set *set, int remove_temps)
 {
+    for (int i = 0; i < set->nhooks; i++)
+        set->hooks[i].done(set->hooks[i].ctx);
+    free(set->hooks);
     for (int i = 0; i < set->n; i++) {
         if (set->e[i].file)
             file_free(set->e[i].file, remove_temps);
@@ -443,13 +500,52 @@ static void set_release(aim_atomic_set *set, int remove_temps)
     }
     free(set->e);
     free(set->journal);
+    if (set->lock_fd >= 0) {
+        aim_guard_enter();
+        unlink(set->lock);
+        close(set->lock_fd);
+        aim_guard_drop(set->lock_guard);
+        aim_guard_leave();
+    }
+    free(set->lock);
     free(set);
+}
+
+int aim_atomic_set_on_commit(aim_atomic_set *set, int (*fn)(aim_atomic_set *set, void *ctx),
+                             void (*done)(void *ctx), void *ctx)
+{
+    void *grown = realloc(set->hooks, sizeof *set->hooks * ((size_t)set->nhooks + 1));
+    if (!grown) {
+        fprintf(stderr, "aimdyn: out of memory\n");
+        done(ctx);
+        return -1;
+    }
+    set->hooks = grown;
+    set->hooks[set->nhooks].fn = fn;
+    set->hooks[set->nhooks].done = done;
+    set->hooks[set->nhooks++].ctx = ctx;
+    return 0;
+}
+
+int aim_atomic_set_count(const aim_atomic_set *set)
+{
+    return set->n;
+}
+
+const char *aim_atomic_set_final(const aim_atomic_set *set, int i)
+{
+    return set->e[i].file ? set->e[i].file->final : NULL;
 }
 
 int aim_atomic_set_commit(aim_atomic_set *set)
 {
     if (!set)
         return -1;
+    for (int i = 0; i < set->nhooks; i++)
+        if (set->hooks[i].fn(set, set->hooks[i].ctx)) {
+            aim_atomic_set_free(set);
+            return -1;
+        }
     char **finals = calloc((size_t)set->n + 1, sizeof *finals);
     if (!finals) {
         fprintf(stderr, "aimdyn: out of memory\n");

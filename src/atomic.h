@@ -54,6 +54,14 @@ typedef struct aim_atomic_set aim_atomic_set;
  * an output lock the process holds). NULL when out of memory (said). */
 aim_atomic_set *aim_atomic_set_create(const char *dir, const char *name);
 
+/* An empty set for files that no output lock of the process covers (a
+ * table and its JSON sidecar): its journal and its lock are named after
+ * final's file name (dir/.BASE.journal, dir/.BASE.lock), the lock taken
+ * now and released when the set is committed or freed, so that a killed
+ * commit is completed by the next run into dir (aim_atomic_lock). NULL
+ * on failure (said). */
+aim_atomic_set *aim_atomic_set_own(const char *final);
+
 /* Syncs f and adds it to set, which owns it from here on (also when
  * this fails). Returns 0, or -1 with the reason on stderr. */
 int aim_atomic_set_add(aim_atomic_set *set, aim_atomic_file *f);
@@ -66,6 +74,20 @@ int aim_atomic_set_remove(aim_atomic_set *set, const char *final);
 /* The temporary name under which final waits in set, or NULL (e.g. to
  * draw a figure from files of the set before it is committed). */
 const char *aim_atomic_set_temp(const aim_atomic_set *set, const char *final);
+
+/* fn(set, ctx) is called when set is committed, before its renames, in
+ * the order added: to write files that list the set's other files (a
+ * table's sidecar); fn may add files to set. It returns 0, or -1 (said:
+ * the commit then fails, every file discarded). done(ctx) is called when
+ * set is committed or freed (also when this fails). Returns 0, or -1
+ * (out of memory, said). */
+int aim_atomic_set_on_commit(aim_atomic_set *set, int (*fn)(aim_atomic_set *set, void *ctx),
+                             void (*done)(void *ctx), void *ctx);
+
+/* The number of entries of set, and the final name of entry i (NULL for
+ * a stale file that set removes), in the order added. */
+int aim_atomic_set_count(const aim_atomic_set *set);
+const char *aim_atomic_set_final(const aim_atomic_set *set, int i);
 
 /* Renames every file of set into place and removes the stale ones, as
  * one step (see above), then frees set. Returns 0, or -1 with the reason

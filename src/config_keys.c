@@ -684,6 +684,19 @@ static int set_dir(const aim_config_key *k, aim_config *cfg, const char *text, c
     return set_string(k, cfg, text, why, n);
 }
 
+aim_config_type aim_config_key_type(const aim_config_key *k)
+{
+    if (k->set == set_real)
+        return AIM_CONFIG_REAL;
+    if (k->set == set_int)
+        return AIM_CONFIG_INTEGER;
+    if (k->set == set_u64)
+        return AIM_CONFIG_UNSIGNED;
+    if (k->set == set_bool)
+        return AIM_CONFIG_BOOLEAN;
+    return AIM_CONFIG_TEXT;
+}
+
 /* --- the table --- */
 
 

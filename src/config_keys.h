@@ -46,6 +46,16 @@ struct aim_config_key {
 extern const aim_config_key aim_config_keys[];
 extern const int aim_config_nkeys;
 
+/* How a key's value is typed in a JSON sidecar (src/sidecar.c). */
+typedef enum {
+    AIM_CONFIG_TEXT,
+    AIM_CONFIG_REAL,
+    AIM_CONFIG_INTEGER,
+    AIM_CONFIG_UNSIGNED, /* 64-bit: above INT64_MAX no JSON library integer holds it */
+    AIM_CONFIG_BOOLEAN
+} aim_config_type;
+aim_config_type aim_config_key_type(const aim_config_key *k);
+
 /* The index of section.key in aim_config_keys, or -1; key_index: one that
  * must exist (aborts otherwise: a programming error). */
 int aim_config_find_key(const char *section, const char *key);

@@ -11,6 +11,7 @@
 #include <unistd.h>
 
 #include "lines.h"
+#include "sidecar.h"
 #include "version.h"
 
 struct aim_tsv {
@@ -22,6 +23,9 @@ struct aim_tsv {
     size_t scanned;        /* head[0 .. scanned-1]: complete '#' lines */
     int passing;           /* the column line is out: bytes go straight to fd */
     int discarding;        /* aborted: nothing more to write */
+    aim_sidecar *sidecar;  /* made by aim_tsv_metadata */
+    int scratch;           /* aim_tsv_scratch: no sidecar */
+    int failed;            /* the sidecar could not be made */
 };
 
 /* write(2) of all n bytes; 0, or -1 with errno set. */
@@ -201,11 +205,32 @@ void aim_tsv_metadata(aim_tsv *tsv, const char *command, const aim_config *cfg)
     fprintf(out, "# date-free\n");
     if (cfg)
         aim_config_write(cfg, out, config_tag);
+    if (!tsv->scratch && !tsv->sidecar &&
+        !(tsv->sidecar = aim_sidecar_create(aim_atomic_final(tsv->file), command, cfg)))
+        tsv->failed = 1;
 }
 
-/* Flushes and closes the stream; frees tsv. The file, or NULL with the
- * reason on stderr (the file discarded). */
-static aim_atomic_file *close_stream(aim_tsv *tsv)
+void aim_tsv_scratch(aim_tsv *tsv)
+{
+    tsv->scratch = 1;
+}
+
+int aim_tsv_integration(aim_tsv *tsv, const char *what, int n, const char *const names[],
+                        const long values[])
+{
+    if (tsv->sidecar && aim_sidecar_add_integration(tsv->sidecar, what, n, names, values)) {
+        fprintf(stderr, "aimdyn: out of memory (the JSON sidecar of '%s')\n",
+                aim_atomic_final(tsv->file));
+        tsv->failed = 1;
+        return -1;
+    }
+    return 0;
+}
+
+/* Flushes and closes the stream; frees tsv, its sidecar into *sidecar
+ * (NULL: none). The file, or NULL with the reason on stderr (the file
+ * and the sidecar discarded). */
+static aim_atomic_file *close_stream(aim_tsv *tsv, aim_sidecar **sidecar)
 {
     aim_atomic_file *file = tsv->file;
     int err = 0;
@@ -213,26 +238,120 @@ static aim_atomic_file *close_stream(aim_tsv *tsv)
         err = errno ? errno : EIO;
     if (fclose(tsv->stream) != 0 && !err)
         err = errno;
+    const int failed = tsv->failed;
+    *sidecar = tsv->sidecar;
     free(tsv);
-    if (err) {
+    if (err)
         fprintf(stderr, "aimdyn: cannot write '%s': %s\n", aim_atomic_final(file),
                 strerror(err));
+    if (err || failed) {
         aim_atomic_discard(file);
+        aim_sidecar_free(*sidecar);
+        *sidecar = NULL;
         return NULL;
     }
     return file;
 }
 
+typedef struct {
+    aim_sidecar *sidecar;
+    char *table; /* its final path */
+} pending_sidecar;
+
+static void pending_free(void *ctx)
+{
+    pending_sidecar *p = ctx;
+    aim_sidecar_free(p->sidecar);
+    free(p->table);
+    free(p);
+}
+
+/* The name of path as seen from the folder of table: its base name when
+ * they share that folder, else path itself. */
+static const char *beside(const char *table, const char *path)
+{
+    const char *ts = strrchr(table, '/'), *ps = strrchr(path, '/');
+    const size_t tl = ts ? (size_t)(ts - table) : 0, pl = ps ? (size_t)(ps - path) : 0;
+    return tl == pl && !strncmp(table, path, tl) ? path + (ps ? pl + 1 : 0) : path;
+}
+
+/* At the set's commit, when its files are known: the sidecar lists them
+ * (the tables and figures; each table's sidecar is beside it) and joins
+ * the set. */
+static int write_sidecar(aim_atomic_set *set, void *ctx)
+{
+    const pending_sidecar *p = ctx;
+    for (int i = 0; i < aim_atomic_set_count(set); i++) {
+        const char *f = aim_atomic_set_final(set, i);
+        const size_t n = f ? strlen(f) : 0;
+        if (n && !(n > 5 && !strcmp(f + n - 5, ".json")) &&
+            aim_sidecar_add_output(p->sidecar, beside(p->table, f))) {
+            fprintf(stderr, "aimdyn: out of memory (the JSON sidecar of '%s')\n", p->table);
+            return -1;
+        }
+    }
+    char path[4200];
+    if (aim_sidecar_path(p->table, path, sizeof path)) {
+        fprintf(stderr, "aimdyn: the sidecar path of '%s' is too long\n", p->table);
+        return -1;
+    }
+    aim_atomic_file *json = aim_atomic_create(path);
+    if (!json || aim_sidecar_write(p->sidecar, json)) {
+        aim_atomic_discard(json);
+        return -1;
+    }
+    return aim_atomic_set_add(set, json);
+}
+
+/* Adds file to set, and its sidecar (may be NULL) to be written when set
+ * is committed. Returns 0 or -1 (said; the sidecar freed). */
+static int add_with_sidecar(aim_atomic_set *set, aim_atomic_file *file, aim_sidecar *sidecar)
+{
+    pending_sidecar *p = sidecar ? calloc(1, sizeof *p) : NULL;
+    if (sidecar && (!p || !(p->table = strdup(aim_atomic_final(file))))) {
+        fprintf(stderr, "aimdyn: out of memory\n");
+        free(p);
+        aim_sidecar_free(sidecar);
+        aim_atomic_discard(file);
+        return -1;
+    }
+    if (aim_atomic_set_add(set, file)) {
+        if (p)
+            pending_free(p);
+        return -1;
+    }
+    if (!p)
+        return 0;
+    p->sidecar = sidecar;
+    return aim_atomic_set_on_commit(set, write_sidecar, pending_free, p);
+}
+
 int aim_tsv_commit(aim_tsv *tsv)
 {
-    aim_atomic_file *file = close_stream(tsv);
-    return file ? aim_atomic_replace(file) : -1;
+    aim_sidecar *sidecar;
+    aim_atomic_file *file = close_stream(tsv, &sidecar);
+    if (!file)
+        return -1;
+    if (!sidecar)
+        return aim_atomic_replace(file);
+    aim_atomic_set *set = aim_atomic_set_own(aim_atomic_final(file));
+    if (!set) {
+        aim_atomic_discard(file);
+        aim_sidecar_free(sidecar);
+        return -1;
+    }
+    if (add_with_sidecar(set, file, sidecar)) {
+        aim_atomic_set_free(set);
+        return -1;
+    }
+    return aim_atomic_set_commit(set);
 }
 
 int aim_tsv_add_to(aim_tsv *tsv, aim_atomic_set *set)
 {
-    aim_atomic_file *file = close_stream(tsv);
-    return file ? aim_atomic_set_add(set, file) : -1;
+    aim_sidecar *sidecar;
+    aim_atomic_file *file = close_stream(tsv, &sidecar);
+    return file ? add_with_sidecar(set, file, sidecar) : -1;
 }
 
 void aim_tsv_abort(aim_tsv *tsv)
@@ -242,6 +361,7 @@ void aim_tsv_abort(aim_tsv *tsv)
     tsv->discarding = 1;
     fclose(tsv->stream);
     aim_atomic_discard(tsv->file);
+    aim_sidecar_free(tsv->sidecar);
     free(tsv);
 }
 

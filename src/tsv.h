@@ -37,13 +37,26 @@ const char *aim_tsv_column_name(const char *name, char *buf, size_t n);
 /* Standard metadata block: tool version, command, configuration. */
 void aim_tsv_metadata(aim_tsv *tsv, const char *command, const aim_config *cfg);
 
-/* Flushes, closes and renames into place (the directory synced); frees
- * tsv. Returns 0 or -1 (said). */
+/* The metadata block also makes the table's JSON sidecar (aim_sidecar:
+ * NAME.tsv -> NAME.json), written on commit and renamed into place with
+ * the table. A file that the run removes once its results are written (a
+ * seed's file) has none: call aim_tsv_scratch before aim_tsv_metadata. */
+void aim_tsv_scratch(aim_tsv *tsv);
+
+/* Records one CVODE integration's counters in the sidecar
+ * (aim_sidecar_add_integration). Returns 0, or -1 when out of memory
+ * (said; the commit then fails). */
+int aim_tsv_integration(aim_tsv *tsv, const char *what, int n, const char *const names[],
+                        const long values[]);
+
+/* Flushes, closes and renames into place with its sidecar, as one set
+ * (aim_atomic_set_own), the directory synced; frees tsv. Returns 0 or -1
+ * (said; neither file replaced). */
 int aim_tsv_commit(aim_tsv *tsv);
 
-/* Flushes and closes tsv and adds its file to set, to be renamed into
- * place with the set's other files (aim_atomic_set_commit); frees tsv.
- * Returns 0 or -1 (said; the file discarded). */
+/* Flushes and closes tsv and adds its file and its sidecar to set, to be
+ * renamed into place with the set's other files (aim_atomic_set_commit);
+ * frees tsv. Returns 0 or -1 (said; the files discarded). */
 int aim_tsv_add_to(aim_tsv *tsv, aim_atomic_set *set);
 
 /* Closes and removes the temporary file; frees tsv. */

@@ -717,8 +717,9 @@ grep -r -q -i "seconds" "$sw"
 [ $? -ne 0 ]
 check "sweep: no timing in any file" $?
 files=$(ls "$sw/aimdyn-sweep.d" | grep -c '^point-000[1-4]\.tsv$')
-[ "$files" -eq 4 ] && [ -z "$(ls -A "$sw/aimdyn-sweep.d" | grep -v '^point-000[1-4]\.tsv$')" ]
-check "sweep: one point file each, nothing else (got $files)" $?
+[ "$files" -eq 4 ] && [ -z "$(ls -A "$sw/aimdyn-sweep.d" | grep -v '^point-000[1-4]\.\(tsv\|json\)$')" ] &&
+    [ "$(ls "$sw/aimdyn-sweep.d" | grep -c '^point-000[1-4]\.json$')" -eq 4 ]
+check "sweep: one point file and its sidecar each, nothing else (got $files)" $?
 contains "sweep: point file has the point's configuration" "$sw/aimdyn-sweep.d/point-0004.tsv" \
     "^# config model.activation = he2$"
 if command -v gnuplot >/dev/null 2>&1; then
@@ -734,8 +735,8 @@ rm -rf "$sw/aimdyn-sweep.d"
 expect_exit "sweep 2x2, --jobs 2" 0 "$exe" sweep --out "$sw" --jobs 2 $sweep_cheap $sweep_grid
 cmp -s "$t" "$work/sweep-jobs1.tsv"
 check "sweep: --jobs 1 and --jobs 2 give the same table" $?
-diff -r -q "$sw/aimdyn-sweep.d" "$work/sweep-jobs1.d" >/dev/null
-check "sweep: --jobs 1 and --jobs 2 give the same point files" $?
+same_tree "sweep: --jobs 1 and --jobs 2 give the same point files" "$sw/aimdyn-sweep.d" \
+    "$work/sweep-jobs1.d"
 
 # resume: only the missing point is computed, the table is the same
 rm "$sw/aimdyn-sweep.d/point-0003.tsv"

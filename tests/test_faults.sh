@@ -107,7 +107,8 @@ state_of() { # case
 # A sweep's folder holds nothing but point files of the new run.
 sweep_points() {
     for f in $(cd "$out" && find . -type f ! -name '.*.??????' ! -name '.*.lock'); do
-        case $f in ./aimdyn-sweep.d/point-*.tsv) cmp -s "$out/$f" "$refs/sweep-B/$f" || return 1 ;;
+        case $f in ./aimdyn-sweep.d/point-*.tsv | ./aimdyn-sweep.d/point-*.json)
+            same_bytes "$out/$f" "$refs/sweep-B/$f" || return 1 ;;
         *) return 1 ;;
         esac
     done
@@ -177,6 +178,12 @@ mkdir -p "$out" "$refs"
 
 # ---- the references: every case's old and new outputs, undisturbed ----
 
+# a gnuplot that fails: the new tables without their figure (whose
+# sidecars list no figure) are a run with it
+mkdir -p "$work/fail"
+printf '#!/bin/sh\ncat >/dev/null\necho "fake gnuplot: failing" >&2\nexit 1\n' >"$work/fail/gnuplot"
+chmod +x "$work/fail/gnuplot"
+
 now_ms() { echo $(($(date +%s%N) / 1000000)); }
 for cs in compare plot sweep recovery; do
     for ab in A B; do
@@ -189,10 +196,12 @@ for cs in compare plot sweep recovery; do
         [ "$ab" = B ] && eval "ms_$cs=\$((\$(now_ms) - t0))"
         check "reference $cs $ab (exit $st)" $st
         cp -a "$out" "$refs/$cs-$ab"
-        mkdir -p "$refs/$cs-$ab-nofig"
-        cp -a "$out/." "$refs/$cs-$ab-nofig/"
-        find "$refs/$cs-$ab-nofig" \( -name '*.png' -o -name '*.svg' \) -delete
         [ "$cs" = compare ] && mkdir -p "$refs/in-$ab" && cp "$out"/*.tsv "$refs/in-$ab/"
+        [ "$cs" = plot ] && continue # a plot is its figure
+        rm -rf "$out"
+        mkdir -p "$out"
+        PATH="$work/fail:$PATH" run_case $cs $ab >/dev/null 2>&1 </dev/null
+        cp -a "$out" "$refs/$cs-$ab-nofig"
     done
 done
 leftover_refs=$(leftovers "$refs")
@@ -203,8 +212,7 @@ echo "reference runs: compare ${ms_compare} ms, plot ${ms_plot} ms, sweep ${ms_s
 # ---- a failing gnuplot ----
 
 real_gnuplot=$(command -v gnuplot)
-mkdir -p "$work/fail" "$work/trunc"
-printf '#!/bin/sh\ncat >/dev/null\necho "fake gnuplot: failing" >&2\nexit 1\n' >"$work/fail/gnuplot"
+mkdir -p "$work/trunc"
 # draws with the real gnuplot, then cuts every figure it wrote short (aimdyn
 # names the temporary outputs first: out_png = '...')
 cat >"$work/trunc/gnuplot" <<EOF
@@ -219,7 +227,7 @@ done
 rm -f "\$script"
 exit \$st
 EOF
-chmod +x "$work/fail/gnuplot" "$work/trunc/gnuplot"
+chmod +x "$work/trunc/gnuplot"
 for fake in fail trunc; do
     for cs in compare plot sweep; do
         reset_case $cs

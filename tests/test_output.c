@@ -21,6 +21,7 @@
 #include "grid.h"
 #include "overlaps.h"
 #include "tsv.h"
+#include <jansson.h>
 #include "version.h"
 
 /* ---------- helpers ---------- */
@@ -377,10 +378,11 @@ static void test_tsv_commit(void **state)
     assert_null(strstr(text + 1, "tau\trisk"));
     assert_true(len > 0 && text[len - 1] == '\n');
 
-    /* Only the result in the directory: no temporary left behind. */
+    /* Only the result and its sidecar in the directory: no temporary
+     * left behind. */
     char sub[4096];
     snprintf(sub, sizeof sub, "%s/a/b", dir);
-    assert_int_equal(count_entries(sub), 1);
+    assert_int_equal(count_entries(sub), 2);
 
     /* Bit-reproducible: a second identical run gives identical bytes
      * (and overwrites the first file atomically). */
@@ -390,7 +392,7 @@ static void test_tsv_commit(void **state)
     assert_non_null(text2);
     assert_int_equal(len, len2);
     assert_memory_equal(text, text2, len);
-    assert_int_equal(count_entries(sub), 1);
+    assert_int_equal(count_entries(sub), 2);
 
     free(text);
     free(text2);
@@ -447,6 +449,86 @@ static void test_tsv_column_first(void **state)
     free(dir);
 }
 
+/* The sidecar beside a table (src/sidecar.c): JSON that jansson loads,
+ * naming its table, every configuration key with the value of the
+ * table's '# config' line, typed (numbers as numbers), and the CVODE
+ * counters it was given. */
+static void test_tsv_sidecar(void **state)
+{
+    (void)state;
+    char *dir = make_tmpdir();
+    aim_config cfg;
+    aim_config_defaults(&cfg);
+    cfg.eta = 0.3;
+    char path[4096], json[4096];
+    snprintf(path, sizeof path, "%s/run-ode.tsv", dir);
+    snprintf(json, sizeof json, "%s/run-ode.json", dir);
+    aim_tsv *t = aim_tsv_open(path);
+    assert_non_null(t);
+    aim_tsv_metadata(t, "ode", &cfg);
+    const char *const names[] = {"steps", "rhs_evals", "error_test_failures"};
+    const long main_run[] = {7, 9, 0}, fast_phase[] = {3, 5, 1};
+    assert_int_equal(aim_tsv_integration(t, "trajectory", 3, names, main_run), 0);
+    assert_int_equal(aim_tsv_integration(t, "fast phase", 3, names, fast_phase), 0);
+    fprintf(aim_tsv_stream(t), "tau\n0\n");
+    assert_int_equal(aim_tsv_commit(t), 0);
+
+    json_error_t err;
+    json_t *root = json_load_file(json, JSON_REJECT_DUPLICATES, &err);
+    assert_non_null(root);
+    assert_string_equal(json_string_value(json_object_get(root, "format")), "aimdyn sidecar 1");
+    assert_string_equal(json_string_value(json_object_get(root, "aimdyn_version")), AIM_VERSION);
+    assert_string_equal(json_string_value(json_object_get(root, "table")), "run-ode.tsv");
+    const json_t *conf = json_object_get(root, "configuration");
+    const json_t *eta = json_object_get(json_object_get(conf, "training"), "eta");
+    assert_true(json_is_real(eta) && json_real_value(eta) == 0.3);
+    assert_true(json_is_integer(json_object_get(json_object_get(conf, "training"), "points")));
+    assert_true(json_is_boolean(json_object_get(json_object_get(conf, "student"), "symmetric")));
+    assert_true(json_is_string(json_object_get(json_object_get(conf, "model"), "decomposition")));
+
+    /* every '# config KEY = VALUE' line of the table has its key, and
+     * no other key is there */
+    aim_table tab;
+    assert_int_equal(aim_table_read(path, NULL, &tab), 0);
+    size_t lines = 0, keys = 0;
+    for (int i = 0; i < tab.nmeta; i++) {
+        char section[64], key[64];
+        if (sscanf(tab.meta[i], "# config %63[^.].%63s =", section, key) != 2)
+            continue;
+        lines++;
+        const json_t *v = json_object_get(json_object_get(conf, section), key);
+        assert_non_null(v);
+        const char *text = strstr(tab.meta[i], " = ") + 3;
+        if (json_is_real(v))
+            assert_true(strtod(text, NULL) == json_real_value(v));
+        else if (json_is_integer(v))
+            assert_true(strtoll(text, NULL, 10) == json_integer_value(v));
+        else if (json_is_boolean(v))
+            assert_string_equal(text, json_is_true(v) ? "true" : "false");
+        else
+            assert_string_equal(text, json_string_value(v));
+    }
+    const char *section;
+    const json_t *keyset;
+    json_object_foreach((json_t *)conf, section, keyset)
+        keys += json_object_size(keyset);
+    assert_true(lines > 30);
+    assert_int_equal(lines, keys);
+    aim_table_free(&tab);
+
+    const json_t *cvode = json_object_get(root, "cvode");
+    assert_int_equal(json_array_size(cvode), 2);
+    const json_t *fast = json_array_get(cvode, 1);
+    assert_string_equal(json_string_value(json_object_get(fast, "integration")),
+                        "fast phase");
+    assert_int_equal(json_integer_value(json_object_get(fast, "steps")), 3);
+    assert_int_equal(json_integer_value(json_object_get(fast, "error_test_failures")), 1);
+    assert_int_equal(json_integer_value(json_object_get(json_array_get(cvode, 0), "rhs_evals")), 9);
+    json_decref(root);
+    remove_tree(dir);
+    free(dir);
+}
+
 /* Column names numpy and pandas keep as they are: identifiers, case
  * kept, distinct where the names were. */
 static void test_column_names(void **state)
@@ -498,7 +580,7 @@ static void test_tsv_abort(void **state)
     assert_non_null(after);
     assert_int_equal(len, len2);
     assert_memory_equal(before, after, len);
-    assert_int_equal(count_entries(dir), 1);
+    assert_int_equal(count_entries(dir), 2);
     free(before);
     free(after);
 
@@ -794,6 +876,7 @@ int main(void)
         cmocka_unit_test(test_tsv_column_first),
         cmocka_unit_test(test_column_names),
         cmocka_unit_test(test_tsv_abort),
+        cmocka_unit_test(test_tsv_sidecar),
         cmocka_unit_test(test_tsv_uncreatable),
         cmocka_unit_test(test_tsv_path),
         cmocka_unit_test(test_table_read),

@@ -61,19 +61,32 @@ int aim_cli_hierarchy_fits(const char *cmd, const aim_config *cfg, int order)
     return 0;
 }
 
+static const aim_config *recorded_config;
+
+void aim_cli_use_recorded_config(const aim_config *cfg)
+{
+    recorded_config = cfg;
+}
+
 int aim_cli_load_config(const char *cmd, const char *path, const char *const *sets,
                         int nsets, aim_config *cfg)
 {
     aim_config_error err;
-    aim_config_defaults(cfg);
-    if (path && !strcmp(path, "-") && aim_ranks_count() > 1) {
-        fprintf(stderr, "aimdyn %s: configuration -: standard input reaches rank 0 only under "
-                        "MPI; allowed: a configuration file that every rank reads\n", cmd);
-        return -1;
+    int rc = 0;
+    if (recorded_config) {
+        *cfg = *recorded_config;
+    } else {
+        aim_config_defaults(cfg);
+        if (path && !strcmp(path, "-") && aim_ranks_count() > 1) {
+            fprintf(stderr, "aimdyn %s: configuration -: standard input reaches rank 0 only "
+                            "under MPI; allowed: a configuration file that every rank reads\n",
+                    cmd);
+            return -1;
+        }
+        rc = aim_config_load(cfg, path, &err);
+        for (int i = 0; rc == 0 && i < nsets; i++)
+            rc = aim_config_set(cfg, sets[i], &err);
     }
-    int rc = aim_config_load(cfg, path, &err);
-    for (int i = 0; rc == 0 && i < nsets; i++)
-        rc = aim_config_set(cfg, sets[i], &err);
     if (rc == 0)
         rc = aim_config_validate(cfg, &err);
     if (rc) {

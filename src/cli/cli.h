@@ -23,6 +23,11 @@ extern const char *const aim_cli_usage_common;
 int aim_cli_load_config(const char *cmd, const char *path, const char *const *sets,
                         int nsets, aim_config *cfg);
 
+/* `aimdyn rerun`: while cfg is not NULL, aim_cli_load_config takes cfg
+ * (a sidecar's recorded configuration) in place of the file and the
+ * assignments of the command line. */
+void aim_cli_use_recorded_config(const aim_config *cfg);
+
 /* The order-M hierarchy of cfg's student is counted before it is built
  * (aim_hierarchy_equations): above AIM_HIERARCHY_MAX_EQUATIONS it is
  * refused, from AIM_HIERARCHY_LARGE_EQUATIONS on its size and the
@@ -222,5 +227,7 @@ int aim_cmd_agreement(int argc, char **argv);
 int aim_cmd_recovery(int argc, char **argv);
 int aim_cmd_sweep(int argc, char **argv);
 int aim_cmd_scaling(int argc, char **argv);
+/* run: the dispatcher of main.c, given the recorded command line */
+int aim_cmd_rerun(int argc, char **argv, int (*run)(int, char **));
 
 #endif

@@ -11,6 +11,7 @@
 
 #include "cli.h"
 #include "ranks.h"
+#include "sidecar.h"
 #include "version.h"
 
 static int run_command(int argc, char **argv)
@@ -42,6 +43,8 @@ static int run_command(int argc, char **argv)
         return aim_cmd_sweep(argc - 1, argv + 1);
     if (!strcmp(cmd, "scaling"))
         return aim_cmd_scaling(argc - 1, argv + 1);
+    if (!strcmp(cmd, "rerun"))
+        return aim_cmd_rerun(argc - 1, argv + 1, run_command);
     if (!strcmp(cmd, "help")) { /* aimdyn help [COMMAND]: COMMAND --help */
         if (argc < 3) {
             aim_cli_usage(stdout, NULL);
@@ -58,7 +61,7 @@ static int run_command(int argc, char **argv)
         aim_config_describe(stdout);
         return 0;
     }
-    fprintf(stderr, "aimdyn: unknown command '%s'; allowed: ode, sgd, compare, hierarchy, agreement, plot, recovery, sweep, scaling, keys, help "
+    fprintf(stderr, "aimdyn: unknown command '%s'; allowed: ode, sgd, compare, hierarchy, agreement, plot, recovery, sweep, scaling, keys, help, rerun "
                     "(see aimdyn --help)\n", cmd);
     return AIM_EXIT_USAGE;
 }
@@ -89,6 +92,12 @@ int main(int argc, char **argv)
     gsl_set_error_handler_off();
     if (aim_ranks_init(&argc, &argv))
         return AIM_EXIT_RUNTIME;
+    /* every result file's sidecar records it (`aimdyn rerun` replaces it
+     * with the command line it reruns) */
+    if (aim_sidecar_set_command_line(argc, argv)) {
+        fprintf(stderr, "aimdyn: out of memory\n");
+        return aim_ranks_end(AIM_EXIT_RUNTIME, 1);
+    }
     const char *cmd = argc > 1 ? argv[1] : "";
     if (aim_ranks_count() > 1 && !strcmp(cmd, "scaling") && aim_ranks_rank() != 0)
         return aim_ranks_end(0, 0); /* scaling reads files: rank 0 alone runs it */

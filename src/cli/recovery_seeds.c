@@ -51,6 +51,7 @@ static int compute_seed(void *ctx, int s)
     if (seed_path(r, s, path, sizeof path) || !(tsv = aim_tsv_open(path)))
         return -1;
     FILE *f = aim_tsv_stream(tsv);
+    aim_tsv_scratch(tsv); /* kept until the run's files are written */
     aim_tsv_metadata(tsv, CMD, r->cfg);
     fprintf(f, "# recovery seed %llu (seed %d of %d) at d = %d: the limit ODE from its initial "
                "matrices, kept until the run's files are written; values to 17 digits (read "

@@ -17,6 +17,26 @@
 #include "tsv.h"
 #include "words.h"
 
+/* rep's CVODE counters into the sidecar of tsv. Returns 0 or -1 (said). */
+static int record_integrations(aim_tsv *tsv, const aim_ode_report *rep)
+{
+    static const char *const names[] = {"steps",          "rhs_evals",
+                                        "linear_setups",  "jacobian_evals",
+                                        "jacobian_rhs_evals", "error_test_failures",
+                                        "nonlinear_iterations", "nonlinear_failures"};
+    for (int i = 0; i < rep->integrations; i++) {
+        const aim_ode_stats *st = &rep->stats[i];
+        const long values[] = {st->steps,          st->rhs_evals,
+                               st->linear_setups,  st->jacobian_evals,
+                               st->jacobian_rhs_evals, st->error_test_failures,
+                               st->nonlinear_iterations, st->nonlinear_failures};
+        if (aim_tsv_integration(tsv, st->what, (int)(sizeof values / sizeof values[0]), names,
+                                values))
+            return -1;
+    }
+    return 0;
+}
+
 /* Writes DIR/NAME-ode.tsv into path: renamed into place now (set NULL)
  * or with set. */
 int aim_cli_write_ode_file(const aim_config *cfg, int d, const double *tau,
@@ -31,6 +51,10 @@ int aim_cli_write_ode_file(const aim_config *cfg, int d, const double *tau,
         return -1;
     FILE *f = aim_tsv_stream(tsv);
     aim_tsv_metadata(tsv, "ode", cfg);
+    if (record_integrations(tsv, rep)) {
+        aim_tsv_abort(tsv);
+        return -1;
+    }
     const int matrix = cfg->method == AIM_METHOD_MATRIX;
     if (matrix)
         fprintf(f, "# ode: the limit process simulated with matrices (theory/matrix.md): "

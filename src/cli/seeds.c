@@ -255,6 +255,7 @@ static int compute_seed(void *ctx, int s)
                                               r->mom ? &mom : NULL, &hooks, &progress) == 0 &&
              seed_path(r, s, path, sizeof path) == 0 && (tsv = aim_tsv_open(path))) {
         FILE *f = aim_tsv_stream(tsv);
+        aim_tsv_scratch(tsv); /* kept until the run's files are written */
         aim_tsv_metadata(tsv, "sgd", r->cfg);
         fprintf(f, "# sgd seed %llu (seed %d of %d) at d = %d, kept until the run's files are "
                    "written; values to 17 digits (read back to the same double)\n"

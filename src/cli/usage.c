@@ -23,6 +23,7 @@ static const char *const usage_main =
     "           (parallel, resumable) and their heatmap\n"
     "  scaling  weak-recovery samples against d from SGD runs: fitted\n"
     "           exponents, the laws they support, the figure\n"
+    "  rerun    make a result file again from its JSON sidecar, bit for bit\n"
     "  keys     print every configuration key with its default and range\n"
     "  help     this text; help COMMAND: that command's options\n"
     "\n"
@@ -226,6 +227,19 @@ void aim_cli_usage(FILE *out, const char *cmd)
                 "a second one, as in compare --d D --d 2D), ode_stopped (theory/model.md\n"
                 "sec. 9). Used to compare several hierarchy orders or closures with one\n"
                 "set of SGD runs. --quiet: standard error only for warnings and errors.\n");
+    else if (!strcmp(cmd, "rerun"))
+        fprintf(out,
+                "usage: aimdyn rerun [--out DIR] FILE\n\n"
+                "Runs again the command that wrote FILE (a result table NAME.tsv, or\n"
+                "its JSON sidecar NAME.json), with the command line and the full\n"
+                "configuration its sidecar records (configuration files and --set\n"
+                "options are not read again), into FILE's folder or DIR. The files it\n"
+                "writes are bit for bit those of the first run (cmp); into another\n"
+                "folder, the '# config output.dir' line names that folder. A file of\n"
+                "another aimdyn version is refused: rerun it with that version. For\n"
+                "files of ode, sgd, compare and recovery (docs/config.md,\n"
+                "\"The JSON sidecar\"). --quiet: standard error only for warnings\n"
+                "and errors.\n");
     else if (!strcmp(cmd, "keys"))
         fprintf(out, "usage: aimdyn keys\n\nPrints every configuration key.\n");
 }

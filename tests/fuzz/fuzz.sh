@@ -15,21 +15,25 @@ seconds=${1:-60}
 build=${2:-$root/build-fuzz}
 case $seconds in '' | *[!0-9]*) echo "fuzz: SECONDS_PER_TARGET must be a whole number" >&2; exit 1 ;; esac
 
-sh "$root/scripts/install.sh" fuzz clang libclang-rt-dev pkg-config libgsl-dev libinih-dev
+sh "$root/scripts/install.sh" fuzz clang libclang-rt-dev pkg-config libgsl-dev libinih-dev \
+    libjansson-dev libsundials-dev
 
 mkdir -p "$build"
 # the library's version.h comes from meson's vcs_tag; the fuzz build has
 # no meson, so it gets a fixed one
 echo '#define AIM_VERSION "fuzz"' >"$build/version.h"
-flags="-std=c17 -g -O1 -Wall -Wextra -Werror -D_XOPEN_SOURCE=700 -I$root/src -I$build
+# tsv.c's JSON sidecars name the CBLAS that meson found (none here)
+flags="-std=c17 -g -O1 -Wall -Wextra -Werror -D_XOPEN_SOURCE=700 -I$root/src -I$root/sim -I$build
+-DAIM_CBLAS_PACKAGE=\"none\"
 -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=all"
-libs="$(pkg-config --libs gsl inih) -lm"
-# tsv.c writes through atomic.c, which registers its files with guard.c
-sources="$root/src/config.c $root/src/config_keys.c $root/src/config_write.c $root/src/lines.c $root/src/tsv.c $root/src/atomic.c $root/src/guard.c"
+libs="$(pkg-config --libs gsl inih jansson) -lsundials_cvode -lm"
+# tsv.c writes through atomic.c, which registers its files with guard.c,
+# and writes the tables' sidecars with sidecar.c
+sources="$root/src/config.c $root/src/config_keys.c $root/src/config_write.c $root/src/lines.c $root/src/tsv.c $root/src/atomic.c $root/src/guard.c $root/src/sidecar.c"
 status=0
 for target in config table; do
     # shellcheck disable=SC2086 # word splitting of the flag lists is meant
-    clang $flags $(pkg-config --cflags gsl inih) -o "$build/fuzz_$target" \
+    clang $flags $(pkg-config --cflags gsl inih jansson) -o "$build/fuzz_$target" \
         "$root/tests/fuzz/fuzz_$target.c" $sources $libs
     mkdir -p "$build/corpus-$target"
     echo "fuzz: $target for $seconds s"
