@@ -14,6 +14,14 @@
 #include <gsl/gsl_qrng.h>
 #include <gsl/gsl_rng.h>
 
+#ifdef _OPENMP
+#include <omp.h>
+/* an OpenMP directive, left out (not an unknown pragma) without OpenMP */
+#define OMP(directive) _Pragma(#directive)
+#else
+#define OMP(directive)
+#endif
+
 #define MAXT AIM_MAX_TOKENS
 #define MAXT2 (MAXT * MAXT)
 
@@ -24,8 +32,12 @@
 /* Cap of the pair rule: n^4 points per pair. 16 nodes keep it exact for
  * every allowed Hermite series (degree <= 8) and bound its cost. */
 #define MAX_NODES_4D 16
-/* Points per dgemm of the generic rule's E[e Y] accumulation: the
- * block's work space stays in cache. */
+/* Points per block of the generic rule: one dgemm of its E[e Y] part,
+ * whose work space stays in cache, and the unit of work of the engine's
+ * threads. Each block's sums are formed in point order and added to the
+ * totals in block order, whatever the thread count: the blocks depend on
+ * the point count only, so that the results are bit for bit the same on
+ * any number of threads. */
 #define QMC_BLOCK 256
 /* Randomly shifted copies of the point set whose spread estimates the
  * rule's error, and the seed of their shifts (fixed: the estimate is
@@ -62,7 +74,10 @@ struct aim_gauss {
     int sym_at[MAXT2], anti_at[MAXT2];
     double anti_sign[MAXT2];
     int c_diagonal;               /* C diagonal: the noise kernels in O(T^2) */
-    double *diff;                 /* QMC_BLOCK x T^2: e(z) - e(-z) */
+    /* per thread (work_threads of them): a block's e(z) - e(-z)
+     * (QMC_BLOCK x T^2), then its sums of diff_p yc_j (T^2 x nlat) */
+    double *work;
+    int work_threads;
     double *eyc;                  /* T^2 x nlat: sum of diff_p yc_j */
     /* Kernel error (aim_gauss_kernel_error) at the first state evaluated,
      * where the point count is also chosen when kernel_tol > 0; NAN until
@@ -182,6 +197,7 @@ static int polynomial_nodes(const aim_config *cfg)
 }
 
 static int generic_setup(aim_gauss *g, int npts);
+static int thread_work(aim_gauss *g, int threads);
 static int first_points(const aim_gauss *g);
 
 aim_gauss *aim_gauss_create(const aim_config *cfg, aim_gauss_rule rule)
@@ -242,7 +258,7 @@ void aim_gauss_free(aim_gauss *g)
     free(g->yc);
     free(g->pack);
     free(g->ey);
-    free(g->diff);
+    free(g->work);
     free(g->eyc);
     free(g);
 }
@@ -621,9 +637,8 @@ static int generic_setup(aim_gauss *g, int npts)
                 g->c_diagonal = 0;
     g->npts = npts;
     g->ey = calloc((size_t)4 * T2 * T2, sizeof(double));
-    g->diff = malloc(sizeof(double) * (size_t)QMC_BLOCK * T2);
     g->eyc = malloc(sizeof(double) * (size_t)T2 * g->nlat);
-    if (!g->ey || !g->diff || !g->eyc)
+    if (!g->ey || !g->eyc || thread_work(g, 1))
         return -1;
     if (packing_matrix(g))
         return -1;
@@ -680,74 +695,162 @@ typedef struct {
     double *eyc; /* T^2 x nlat: E[e_p yc_j]; NULL: the risk alone */
 } qmc_estimate;
 
+/* The engine's threads (aim_gauss_set_threads): process-wide, like a
+ * BLAS's thread count, since the engines are made deep inside the models
+ * and the thread count changes no result. */
+static int engine_threads = 1;
+
+int aim_gauss_set_threads(int threads)
+{
+    if (threads < 1 || threads > AIM_GAUSS_MAX_THREADS)
+        return -1;
+    engine_threads = threads;
+    return 0;
+}
+
+int aim_gauss_threads(void)
+{
+#ifdef _OPENMP
+    return engine_threads;
+#else
+    return 1;
+#endif
+}
+
+/* g->work for threads threads (kept for the next evaluation). Returns 0,
+ * or -1 when out of memory (the work space as it was). */
+static int thread_work(aim_gauss *g, int threads)
+{
+    if (g->work_threads >= threads)
+        return 0;
+    const size_t per = (size_t)QMC_BLOCK * g->T2 + (size_t)g->T2 * g->nlat;
+    double *work = realloc(g->work, sizeof(double) * per * (size_t)threads);
+    if (!work)
+        return -1;
+    g->work = work;
+    g->work_threads = threads;
+    return 0;
+}
+
+/* The unweighted sums of one block of nb points (y: nb x nlat) at the
+ * state of index means mu and factors Fs, Fa, in point order; with all,
+ * also the kernels, E[e] and the block's E[e Y] part into eyc (T^2 x
+ * nlat, diff its work space), else the risk alone. Every point z is used
+ * with -z: h = mu +- D. */
+static void block_sums(const aim_gauss *g, const double *y0, int nb, double mu[2][MAXT2],
+                       const double Fs[4], const double Fa[4], int all, double *diff,
+                       double *eyc, qmc_estimate *s)
+{
+    const int T2 = g->T2, nlat = g->nlat, nsym = g->nsym, nanti = g->nanti;
+    double risk = 0, ko = 0, kp = 0, err[MAXT2] = {0};
+    double D[2][MAXT2], f[2][MAXT2], fs[2][MAXT2], deriv[2][MAXT2], r[MAXT2], e[MAXT2];
+    for (int b = 0; b < nb; b++) {
+        const double *y = y0 + (size_t)b * nlat;
+        for (int p = 0; p < T2; p++) {
+            const double ys0 = y[g->sym_at[p]], ys1 = y[nsym + g->sym_at[p]];
+            double ya0 = 0.0, ya1 = 0.0;
+            if (g->anti_sign[p] != 0.0) {
+                ya0 = g->anti_sign[p] * y[2 * nsym + g->anti_at[p]];
+                ya1 = g->anti_sign[p] * y[2 * nsym + nanti + g->anti_at[p]];
+            }
+            for (int i = 0; i < 2; i++)
+                D[i][p] = Fs[i * 2 + 0] * ys0 + Fs[i * 2 + 1] * ys1 + Fa[i * 2 + 0] * ya0 +
+                          Fa[i * 2 + 1] * ya1;
+        }
+        /* the points z (index 0) and -z (index 1) */
+        aim_outmap_forward_pair(g->map, mu[1], D[1], fs[0], fs[1], NULL, NULL);
+        aim_outmap_forward_pair(g->map, mu[0], D[0], f[0], f[1], all ? deriv[0] : NULL,
+                                all ? deriv[1] : NULL);
+        double *dif = diff + (size_t)b * T2;
+        for (int side = 0; side < 2; side++) {
+            double rr = 0.0;
+            for (int c = 0; c < T2; c++) {
+                r[c] = f[side][c] - fs[side][c];
+                rr += r[c] * r[c];
+            }
+            risk += 0.5 * rr;
+            if (!all)
+                continue;
+            aim_outmap_pullback(g->map, f[side], deriv[side], r, e);
+            double ko_pt, kp_pt;
+            error_kernels(g, e, &ko_pt, &kp_pt);
+            if (g->noise > 0.0) { /* J^T J carries the label noise */
+                double go, gp;
+                aim_outmap_gram(g->map, f[side], deriv[side], g->C, &go, &gp);
+                ko_pt += g->noise * go;
+                kp_pt += g->noise * gp;
+            }
+            ko += ko_pt;
+            kp += kp_pt;
+            for (int p = 0; p < T2; p++) {
+                err[p] += e[p];
+                dif[p] = side ? dif[p] - e[p] : e[p];
+            }
+        }
+    }
+    s->risk = risk;
+    if (!all)
+        return;
+    s->k_omega = ko;
+    s->k_psi = kp;
+    memcpy(s->err, err, sizeof(double) * (size_t)T2);
+    /* E[e_p Y(z)] over z and -z: (e(z) - e(-z)) Y(z), since Y is linear
+     * in z; for the block, diff^T y */
+    cblas_dgemm(CblasRowMajor, CblasTrans, CblasNoTrans, T2, nlat, nb, 1.0, diff, T2, y0, nlat,
+                0.0, eyc, nlat);
+}
+
 /* The generic rule over the point set yc (npts x nlat, qmc_rule) at the
- * state q with factors Fs, Fa (state_factors). Every point z is used with
- * -z: h = mu +- D. With out->eyc NULL only the risk is computed (the
- * output map forward, no pull-back, kernels or E[e Y]), summed in the same
- * order as with everything, so that it is the same number bit for bit. */
+ * state q with factors Fs, Fa (state_factors), in blocks of QMC_BLOCK
+ * points on the engine's threads (see QMC_BLOCK: the same numbers on
+ * any number of threads). With out->eyc NULL only the risk is computed
+ * (the output map forward, no pull-back, kernels or E[e Y]), summed in
+ * the same order as with everything, so that it is the same number bit
+ * for bit. Returns 0. */
 static int qmc_sum(aim_gauss *g, const double *yc, int npts, const aim_overlaps *q,
                    const double Fs[4], const double Fa[4], qmc_estimate *out)
 {
-    const int T2 = g->T2, nlat = g->nlat, nsym = g->nsym, nanti = g->nanti;
-    const int all = out->eyc != NULL;
-    double risk = 0, ko = 0, kp = 0, err[MAXT2] = {0};
-    double mu[2][MAXT2], D[2][MAXT2], f[2][MAXT2], fs[2][MAXT2], deriv[2][MAXT2],
-        r[MAXT2], e[MAXT2];
+    const int T2 = g->T2, nlat = g->nlat, all = out->eyc != NULL;
+    const int blocks = (npts + QMC_BLOCK - 1) / QMC_BLOCK;
+    int threads = aim_gauss_threads() < blocks ? aim_gauss_threads() : blocks;
+    /* short of memory for more, the threads there is work space for (the
+     * same numbers) */
+    if (thread_work(g, threads))
+        threads = g->work_threads;
+    double risk = 0, ko = 0, kp = 0, err[MAXT2] = {0}, mu[2][MAXT2];
     for (int i = 0; i < 2; i++)
         for (int p = 0; p < T2; p++)
             mu[i][p] = g->C[p] * q->mean[i];
-    for (int start = 0; start < npts; start += QMC_BLOCK) {
-        const int nb = npts - start < QMC_BLOCK ? npts - start : QMC_BLOCK;
-        for (int b = 0; b < nb; b++) {
-            const double *y = yc + (size_t)(start + b) * nlat;
-            for (int p = 0; p < T2; p++) {
-                const double ys0 = y[g->sym_at[p]], ys1 = y[nsym + g->sym_at[p]];
-                double ya0 = 0.0, ya1 = 0.0;
-                if (g->anti_sign[p] != 0.0) {
-                    ya0 = g->anti_sign[p] * y[2 * nsym + g->anti_at[p]];
-                    ya1 = g->anti_sign[p] * y[2 * nsym + nanti + g->anti_at[p]];
-                }
-                for (int i = 0; i < 2; i++)
-                    D[i][p] = Fs[i * 2 + 0] * ys0 + Fs[i * 2 + 1] * ys1 +
-                              Fa[i * 2 + 0] * ya0 + Fa[i * 2 + 1] * ya1;
-            }
-            /* the points z (index 0) and -z (index 1) */
-            aim_outmap_forward_pair(g->map, mu[1], D[1], fs[0], fs[1], NULL, NULL);
-            aim_outmap_forward_pair(g->map, mu[0], D[0], f[0], f[1], all ? deriv[0] : NULL,
-                                    all ? deriv[1] : NULL);
-            double *dif = g->diff + (size_t)b * T2;
-            for (int side = 0; side < 2; side++) {
-                double rr = 0.0;
-                for (int c = 0; c < T2; c++) {
-                    r[c] = f[side][c] - fs[side][c];
-                    rr += r[c] * r[c];
-                }
-                risk += 0.5 * rr;
-                if (!all)
-                    continue;
-                aim_outmap_pullback(g->map, f[side], deriv[side], r, e);
-                double ko_pt, kp_pt;
-                error_kernels(g, e, &ko_pt, &kp_pt);
-                if (g->noise > 0.0) { /* J^T J carries the label noise */
-                    double go, gp;
-                    aim_outmap_gram(g->map, f[side], deriv[side], g->C, &go, &gp);
-                    ko_pt += g->noise * go;
-                    kp_pt += g->noise * gp;
-                }
-                ko += ko_pt;
-                kp += kp_pt;
-                for (int p = 0; p < T2; p++) {
-                    err[p] += e[p];
-                    dif[p] = side ? dif[p] - e[p] : e[p];
+    if (all)
+        memset(out->eyc, 0, sizeof(double) * (size_t)T2 * nlat);
+    OMP(omp parallel num_threads(threads) if (threads > 1))
+    {
+#ifdef _OPENMP
+        const int self = omp_get_thread_num();
+#else
+        const int self = 0;
+#endif
+        double *diff = g->work + (size_t)self * ((size_t)QMC_BLOCK * T2 + (size_t)T2 * nlat);
+        double *eyc = diff + (size_t)QMC_BLOCK * T2;
+        OMP(omp for ordered schedule(dynamic, 1))
+        for (int blk = 0; blk < blocks; blk++) {
+            const int start = blk * QMC_BLOCK;
+            const int nb = npts - start < QMC_BLOCK ? npts - start : QMC_BLOCK;
+            qmc_estimate s;
+            block_sums(g, yc + (size_t)start * nlat, nb, mu, Fs, Fa, all, diff, eyc, &s);
+            OMP(omp ordered)
+            {
+                risk += s.risk;
+                if (all) {
+                    ko += s.k_omega;
+                    kp += s.k_psi;
+                    for (int p = 0; p < T2; p++)
+                        err[p] += s.err[p];
+                    for (int i = 0; i < T2 * nlat; i++)
+                        out->eyc[i] += eyc[i];
                 }
             }
         }
-        if (!all)
-            continue;
-        /* E[e_p Y(z)] over z and -z: (e(z) - e(-z)) Y(z), since Y is
-         * linear in z; for the block, diff^T yc. */
-        cblas_dgemm(CblasRowMajor, CblasTrans, CblasNoTrans, T2, nlat, nb, 1.0, g->diff,
-                    T2, yc + (size_t)start * nlat, nlat, start ? 1.0 : 0.0, out->eyc, nlat);
     }
     const double weight = 1.0 / (2.0 * npts);
     out->risk = risk * weight;
