@@ -33,12 +33,15 @@
  * every allowed Hermite series (degree <= 8) and bound its cost. */
 #define MAX_NODES_4D 16
 /* Points per block of the generic rule: one dgemm of its E[e Y] part,
- * whose work space stays in cache, and the unit of work of the engine's
- * threads. Each block's sums are formed in point order and added to the
- * totals in block order, whatever the thread count: the blocks depend on
- * the point count only, so that the results are bit for bit the same on
- * any number of threads. */
+ * whose work space stays in cache. */
 #define QMC_BLOCK 256
+/* The point set is cut into at most MAX_CHUNKS chunks of whole blocks,
+ * the unit of work of the engine's threads. Each chunk's sums are formed
+ * in point order, and the chunks' sums are added in chunk order once all
+ * are done, whatever the thread count: the chunks depend on the point
+ * count only, so that the results are bit for bit the same on any number
+ * of threads, and no thread waits for another until the end. */
+#define MAX_CHUNKS 64
 /* Randomly shifted copies of the point set whose spread estimates the
  * rule's error, and the seed of their shifts (fixed: the estimate is
  * reproducible). 8 copies give the spread to about 25 %. */
@@ -75,9 +78,11 @@ struct aim_gauss {
     double anti_sign[MAXT2];
     int c_diagonal;               /* C diagonal: the noise kernels in O(T^2) */
     /* per thread (work_threads of them): a block's e(z) - e(-z)
-     * (QMC_BLOCK x T^2), then its sums of diff_p yc_j (T^2 x nlat) */
+     * (QMC_BLOCK x T^2) */
     double *work;
     int work_threads;
+    /* per chunk: its sums of diff_p yc_j (T^2 x nlat) */
+    double *chunk_eyc;
     double *eyc;                  /* T^2 x nlat: sum of diff_p yc_j */
     /* Kernel error (aim_gauss_kernel_error) at the first state evaluated,
      * where the point count is also chosen when kernel_tol > 0; NAN until
@@ -259,6 +264,7 @@ void aim_gauss_free(aim_gauss *g)
     free(g->pack);
     free(g->ey);
     free(g->work);
+    free(g->chunk_eyc);
     free(g->eyc);
     free(g);
 }
@@ -638,7 +644,8 @@ static int generic_setup(aim_gauss *g, int npts)
     g->npts = npts;
     g->ey = calloc((size_t)4 * T2 * T2, sizeof(double));
     g->eyc = malloc(sizeof(double) * (size_t)T2 * g->nlat);
-    if (!g->ey || !g->eyc || thread_work(g, 1))
+    g->chunk_eyc = malloc(sizeof(double) * (size_t)MAX_CHUNKS * T2 * g->nlat);
+    if (!g->ey || !g->eyc || !g->chunk_eyc || thread_work(g, 1))
         return -1;
     if (packing_matrix(g))
         return -1;
@@ -699,6 +706,9 @@ typedef struct {
  * BLAS's thread count, since the engines are made deep inside the models
  * and the thread count changes no result. */
 static int engine_threads = 1;
+/* Whether this process has run a team of threads, and whether it is a
+ * child forked after one (aim_gauss_after_fork): one thread from then on. */
+static int team_started, team_lost;
 
 int aim_gauss_set_threads(int threads)
 {
@@ -711,10 +721,19 @@ int aim_gauss_set_threads(int threads)
 int aim_gauss_threads(void)
 {
 #ifdef _OPENMP
-    return engine_threads;
+    return team_lost ? 1 : engine_threads;
 #else
     return 1;
 #endif
+}
+
+int aim_gauss_after_fork(void)
+{
+    /* GNU libgomp keeps its thread pool across a fork, though its threads
+     * are not there in the child: the child's next team would wait for
+     * them for ever */
+    team_lost = team_started;
+    return team_lost;
 }
 
 /* g->work for threads threads (kept for the next evaluation). Returns 0,
@@ -723,7 +742,7 @@ static int thread_work(aim_gauss *g, int threads)
 {
     if (g->work_threads >= threads)
         return 0;
-    const size_t per = (size_t)QMC_BLOCK * g->T2 + (size_t)g->T2 * g->nlat;
+    const size_t per = (size_t)QMC_BLOCK * g->T2;
     double *work = realloc(g->work, sizeof(double) * per * (size_t)threads);
     if (!work)
         return -1;
@@ -732,17 +751,19 @@ static int thread_work(aim_gauss *g, int threads)
     return 0;
 }
 
-/* The unweighted sums of one block of nb points (y: nb x nlat) at the
- * state of index means mu and factors Fs, Fa, in point order; with all,
- * also the kernels, E[e] and the block's E[e Y] part into eyc (T^2 x
- * nlat, diff its work space), else the risk alone. Every point z is used
- * with -z: h = mu +- D. */
+/* One block of nb points (y: nb x nlat) at the state of index means mu
+ * and factors Fs, Fa, added in point order to the unweighted sums s; with
+ * all, also the kernels, E[e] and the block's E[e Y] part into s->eyc
+ * (T^2 x nlat, overwritten for the first block of a chunk; diff its work
+ * space), else the risk alone. Every point z is used with -z:
+ * h = mu +- D. */
 static void block_sums(const aim_gauss *g, const double *y0, int nb, double mu[2][MAXT2],
-                       const double Fs[4], const double Fa[4], int all, double *diff,
-                       double *eyc, qmc_estimate *s)
+                       const double Fs[4], const double Fa[4], int all, int first,
+                       double *diff, qmc_estimate *s)
 {
     const int T2 = g->T2, nlat = g->nlat, nsym = g->nsym, nanti = g->nanti;
-    double risk = 0, ko = 0, kp = 0, err[MAXT2] = {0};
+    double risk = s->risk, ko = s->k_omega, kp = s->k_psi, err[MAXT2];
+    memcpy(err, s->err, sizeof(double) * (size_t)T2);
     double D[2][MAXT2], f[2][MAXT2], fs[2][MAXT2], deriv[2][MAXT2], r[MAXT2], e[MAXT2];
     for (int b = 0; b < nb; b++) {
         const double *y = y0 + (size_t)b * nlat;
@@ -797,60 +818,67 @@ static void block_sums(const aim_gauss *g, const double *y0, int nb, double mu[2
     /* E[e_p Y(z)] over z and -z: (e(z) - e(-z)) Y(z), since Y is linear
      * in z; for the block, diff^T y */
     cblas_dgemm(CblasRowMajor, CblasTrans, CblasNoTrans, T2, nlat, nb, 1.0, diff, T2, y0, nlat,
-                0.0, eyc, nlat);
+                first ? 0.0 : 1.0, s->eyc, nlat);
 }
 
 /* The generic rule over the point set yc (npts x nlat, qmc_rule) at the
- * state q with factors Fs, Fa (state_factors), in blocks of QMC_BLOCK
- * points on the engine's threads (see QMC_BLOCK: the same numbers on
- * any number of threads). With out->eyc NULL only the risk is computed
- * (the output map forward, no pull-back, kernels or E[e Y]), summed in
- * the same order as with everything, so that it is the same number bit
- * for bit. Returns 0. */
+ * state q with factors Fs, Fa (state_factors), in chunks of blocks on
+ * the engine's threads (see MAX_CHUNKS: the same numbers on any number
+ * of threads). With out->eyc NULL only the risk is computed (the output
+ * map forward, no pull-back, kernels or E[e Y]), summed in the same
+ * order as with everything, so that it is the same number bit for bit.
+ * Returns 0. */
 static int qmc_sum(aim_gauss *g, const double *yc, int npts, const aim_overlaps *q,
                    const double Fs[4], const double Fa[4], qmc_estimate *out)
 {
     const int T2 = g->T2, nlat = g->nlat, all = out->eyc != NULL;
     const int blocks = (npts + QMC_BLOCK - 1) / QMC_BLOCK;
-    int threads = aim_gauss_threads() < blocks ? aim_gauss_threads() : blocks;
+    const int chunks = blocks < MAX_CHUNKS ? blocks : MAX_CHUNKS;
+    int threads = aim_gauss_threads() < chunks ? aim_gauss_threads() : chunks;
     /* short of memory for more, the threads there is work space for (the
      * same numbers) */
     if (thread_work(g, threads))
         threads = g->work_threads;
-    double risk = 0, ko = 0, kp = 0, err[MAXT2] = {0}, mu[2][MAXT2];
+    double mu[2][MAXT2];
     for (int i = 0; i < 2; i++)
         for (int p = 0; p < T2; p++)
             mu[i][p] = g->C[p] * q->mean[i];
-    if (all)
-        memset(out->eyc, 0, sizeof(double) * (size_t)T2 * nlat);
+    qmc_estimate part[MAX_CHUNKS];
+    if (threads > 1)
+        team_started = 1;
     OMP(omp parallel num_threads(threads) if (threads > 1))
     {
 #ifdef _OPENMP
-        const int self = omp_get_thread_num();
+        double *diff = g->work + (size_t)omp_get_thread_num() * QMC_BLOCK * T2;
 #else
-        const int self = 0;
+        double *diff = g->work;
 #endif
-        double *diff = g->work + (size_t)self * ((size_t)QMC_BLOCK * T2 + (size_t)T2 * nlat);
-        double *eyc = diff + (size_t)QMC_BLOCK * T2;
-        OMP(omp for ordered schedule(dynamic, 1))
-        for (int blk = 0; blk < blocks; blk++) {
-            const int start = blk * QMC_BLOCK;
-            const int nb = npts - start < QMC_BLOCK ? npts - start : QMC_BLOCK;
-            qmc_estimate s;
-            block_sums(g, yc + (size_t)start * nlat, nb, mu, Fs, Fa, all, diff, eyc, &s);
-            OMP(omp ordered)
-            {
-                risk += s.risk;
-                if (all) {
-                    ko += s.k_omega;
-                    kp += s.k_psi;
-                    for (int p = 0; p < T2; p++)
-                        err[p] += s.err[p];
-                    for (int i = 0; i < T2 * nlat; i++)
-                        out->eyc[i] += eyc[i];
-                }
+        OMP(omp for schedule(dynamic, 1))
+        for (int c = 0; c < chunks; c++) {
+            qmc_estimate *s = &part[c];
+            *s = (qmc_estimate){.eyc = all ? g->chunk_eyc + (size_t)c * T2 * nlat : NULL};
+            const int last = (int)((long)(c + 1) * blocks / chunks);
+            for (int blk = (int)((long)c * blocks / chunks); blk < last; blk++) {
+                const int start = blk * QMC_BLOCK;
+                const int nb = npts - start < QMC_BLOCK ? npts - start : QMC_BLOCK;
+                block_sums(g, yc + (size_t)start * nlat, nb, mu, Fs, Fa, all,
+                           blk == (int)((long)c * blocks / chunks), diff, s);
             }
         }
+    }
+    double risk = 0, ko = 0, kp = 0, err[MAXT2] = {0};
+    if (all)
+        memset(out->eyc, 0, sizeof(double) * (size_t)T2 * nlat);
+    for (int c = 0; c < chunks; c++) {
+        risk += part[c].risk;
+        if (!all)
+            continue;
+        ko += part[c].k_omega;
+        kp += part[c].k_psi;
+        for (int p = 0; p < T2; p++)
+            err[p] += part[c].err[p];
+        for (int i = 0; i < T2 * nlat; i++)
+            out->eyc[i] += part[c].eyc[i];
     }
     const double weight = 1.0 / (2.0 * npts);
     out->risk = risk * weight;

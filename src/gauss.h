@@ -56,6 +56,11 @@ int aim_gauss_set_threads(int threads);
 /* The threads the engine runs on: the count set, or 1 in a build without
  * OpenMP. */
 int aim_gauss_threads(void);
+/* In a child process just forked: when the parent has run the engine on
+ * more than one thread, the child runs it on one (OpenMP's threads do not
+ * survive a fork, and GNU libgomp would wait for them); returns 1 then,
+ * else 0. */
+int aim_gauss_after_fork(void);
 
 /* The quasi-random rule's point count (0 for Gauss-Hermite), fixed at
  * the first evaluation. */

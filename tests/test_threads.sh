@@ -70,6 +70,15 @@ done
 expect_exit "hierarchy --threads" 1 "$exe" hierarchy "$root/examples/tied_he2.ini" --threads 2
 contains "hierarchy --threads refused" "$work/err" "option --threads does not apply"
 
+# compare: its ODE on 2 threads in the parent, then the SGD seeds on
+# forked workers, which run the engine (risk_gauss) on one thread:
+# OpenMP's threads do not survive the fork (it waited for ever before
+# aim_gauss_after_fork)
+expect_exit "compare --threads 2 --jobs 2 ends" 0 timeout 240 "$exe" compare --out "$work/cmp" \
+    --set model.output=softmax --set model.tokens=2 $short --d 40 --seeds 2 --jobs 2 \
+    --threads 2 --quiet
+contains "compare: ODE on 2 threads" "$work/cmp/aimdyn-ode.tsv" "^# threads: 2 "
+
 # a sweep's workers: one thread each unless --threads is given (the
 # variable is not enough); the same table and point files; a rerun on
 # another thread count keeps every point (threads are not configuration)
