@@ -10,19 +10,13 @@
  *                               time, default 1), then the risk and
  *                               K_omega at 17 digits (the same on any
  *                               number of threads)
- *   bench_threads --run CMD ...  runs CMD (its standard output discarded)
- *                               and prints its wall and CPU seconds (user +
- *                               system, its threads and children included)
- */
+ * (the whole runs are timed by /usr/bin/time in the script). */
 #define _POSIX_C_SOURCE 200809L
 
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/resource.h>
-#include <sys/wait.h>
 #include <time.h>
-#include <unistd.h>
 
 #include "config.h"
 #include "gauss.h"
@@ -35,35 +29,6 @@ static double clock_now(clockid_t id)
         exit(1);
     }
     return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
-}
-
-static int run_command(char **argv)
-{
-    const double start = clock_now(CLOCK_MONOTONIC);
-    pid_t pid = fork();
-    if (pid < 0) {
-        perror("bench_threads: fork");
-        return 1;
-    }
-    if (pid == 0) {
-        if (!freopen("/dev/null", "w", stdout))
-            _exit(127);
-        execvp(argv[0], argv);
-        perror("bench_threads: exec");
-        _exit(127);
-    }
-    int status;
-    struct rusage ru;
-    if (waitpid(pid, &status, 0) != pid || getrusage(RUSAGE_CHILDREN, &ru) != 0) {
-        perror("bench_threads: waitpid");
-        return 1;
-    }
-    const double wall = clock_now(CLOCK_MONOTONIC) - start;
-    const double cpu = (double)ru.ru_utime.tv_sec + 1e-6 * (double)ru.ru_utime.tv_usec +
-                       (double)ru.ru_stime.tv_sec + 1e-6 * (double)ru.ru_stime.tv_usec;
-    printf("%.4f\t%.4f\n", wall, cpu);
-    /* an ODE run may stop early on purpose (exit 3) */
-    return WIFEXITED(status) && (WEXITSTATUS(status) == 0 || WEXITSTATUS(status) == 3) ? 0 : 1;
 }
 
 static int bench(int T, int threads, double budget)
@@ -119,10 +84,8 @@ static int bench(int T, int threads, double budget)
 
 int main(int argc, char **argv)
 {
-    if (argc > 2 && strcmp(argv[1], "--run") == 0)
-        return run_command(argv + 2);
     if (argc < 3) {
-        fprintf(stderr, "usage: bench_threads T THREADS [SECONDS] | --run CMD ...\n");
+        fprintf(stderr, "usage: bench_threads T THREADS [SECONDS]\n");
         return 1;
     }
     const double budget = argc > 3 ? atof(argv[3]) : 1.0;
