@@ -695,7 +695,9 @@ void aim_trajectory_kernel_line(FILE *f, const aim_config *cfg, int points, doub
                 error > cfg->kernel_tol ? ", not reached below the cap on the "
                                           "point set (2^25 numbers)"
                                         : "");
-    fputc('\n', f);
+    fprintf(f, "\n# threads: %d (the quasi-random rule's; the results are the same, bit for "
+               "bit, on any number)\n",
+            aim_gauss_threads());
 }
 
 aim_ode_status aim_trajectory_run(const aim_config *cfg, int d,

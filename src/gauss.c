@@ -14,6 +14,14 @@
 #include <gsl/gsl_qrng.h>
 #include <gsl/gsl_rng.h>
 
+#ifdef _OPENMP
+#include <omp.h>
+/* an OpenMP directive, left out (not an unknown pragma) without OpenMP */
+#define OMP(directive) _Pragma(#directive)
+#else
+#define OMP(directive)
+#endif
+
 #define MAXT AIM_MAX_TOKENS
 #define MAXT2 (MAXT * MAXT)
 
@@ -24,9 +32,16 @@
 /* Cap of the pair rule: n^4 points per pair. 16 nodes keep it exact for
  * every allowed Hermite series (degree <= 8) and bound its cost. */
 #define MAX_NODES_4D 16
-/* Points per dgemm of the generic rule's E[e Y] accumulation: the
- * block's work space stays in cache. */
+/* Points per block of the generic rule: one dgemm of its E[e Y] part,
+ * whose work space stays in cache. */
 #define QMC_BLOCK 256
+/* The point set is cut into at most MAX_CHUNKS chunks of whole blocks,
+ * the unit of work of the engine's threads. Each chunk's sums are formed
+ * in point order, and the chunks' sums are added in chunk order once all
+ * are done, whatever the thread count: the chunks depend on the point
+ * count only, so that the results are bit for bit the same on any number
+ * of threads, and no thread waits for another until the end. */
+#define MAX_CHUNKS 64
 /* Randomly shifted copies of the point set whose spread estimates the
  * rule's error, and the seed of their shifts (fixed: the estimate is
  * reproducible). 8 copies give the spread to about 25 %. */
@@ -62,7 +77,12 @@ struct aim_gauss {
     int sym_at[MAXT2], anti_at[MAXT2];
     double anti_sign[MAXT2];
     int c_diagonal;               /* C diagonal: the noise kernels in O(T^2) */
-    double *diff;                 /* QMC_BLOCK x T^2: e(z) - e(-z) */
+    /* per thread (work_threads of them): a block's e(z) - e(-z)
+     * (QMC_BLOCK x T^2) */
+    double *work;
+    int work_threads;
+    /* per chunk: its sums of diff_p yc_j (T^2 x nlat) */
+    double *chunk_eyc;
     double *eyc;                  /* T^2 x nlat: sum of diff_p yc_j */
     /* Kernel error (aim_gauss_kernel_error) at the first state evaluated,
      * where the point count is also chosen when kernel_tol > 0; NAN until
@@ -182,6 +202,7 @@ static int polynomial_nodes(const aim_config *cfg)
 }
 
 static int generic_setup(aim_gauss *g, int npts);
+static int thread_work(aim_gauss *g, int threads);
 static int first_points(const aim_gauss *g);
 
 aim_gauss *aim_gauss_create(const aim_config *cfg, aim_gauss_rule rule)
@@ -242,7 +263,8 @@ void aim_gauss_free(aim_gauss *g)
     free(g->yc);
     free(g->pack);
     free(g->ey);
-    free(g->diff);
+    free(g->work);
+    free(g->chunk_eyc);
     free(g->eyc);
     free(g);
 }
@@ -621,9 +643,9 @@ static int generic_setup(aim_gauss *g, int npts)
                 g->c_diagonal = 0;
     g->npts = npts;
     g->ey = calloc((size_t)4 * T2 * T2, sizeof(double));
-    g->diff = malloc(sizeof(double) * (size_t)QMC_BLOCK * T2);
     g->eyc = malloc(sizeof(double) * (size_t)T2 * g->nlat);
-    if (!g->ey || !g->diff || !g->eyc)
+    g->chunk_eyc = malloc(sizeof(double) * (size_t)MAX_CHUNKS * T2 * g->nlat);
+    if (!g->ey || !g->eyc || !g->chunk_eyc || thread_work(g, 1))
         return -1;
     if (packing_matrix(g))
         return -1;
@@ -680,74 +702,183 @@ typedef struct {
     double *eyc; /* T^2 x nlat: E[e_p yc_j]; NULL: the risk alone */
 } qmc_estimate;
 
+/* The engine's threads (aim_gauss_set_threads): process-wide, like a
+ * BLAS's thread count, since the engines are made deep inside the models
+ * and the thread count changes no result. */
+static int engine_threads = 1;
+/* Whether this process has run a team of threads, and whether it is a
+ * child forked after one (aim_gauss_after_fork): one thread from then on. */
+static int team_started, team_lost;
+
+int aim_gauss_set_threads(int threads)
+{
+    if (threads < 1 || threads > AIM_GAUSS_MAX_THREADS)
+        return -1;
+    engine_threads = threads;
+    return 0;
+}
+
+int aim_gauss_threads(void)
+{
+#ifdef _OPENMP
+    return team_lost ? 1 : engine_threads;
+#else
+    return 1;
+#endif
+}
+
+int aim_gauss_after_fork(void)
+{
+    /* GNU libgomp keeps its thread pool across a fork, though its threads
+     * are not there in the child: the child's next team would wait for
+     * them for ever */
+    team_lost = team_started;
+    return team_lost;
+}
+
+/* g->work for threads threads (kept for the next evaluation). Returns 0,
+ * or -1 when out of memory (the work space as it was). */
+static int thread_work(aim_gauss *g, int threads)
+{
+    if (g->work_threads >= threads)
+        return 0;
+    const size_t per = (size_t)QMC_BLOCK * g->T2;
+    double *work = realloc(g->work, sizeof(double) * per * (size_t)threads);
+    if (!work)
+        return -1;
+    g->work = work;
+    g->work_threads = threads;
+    return 0;
+}
+
+/* One block of nb points (y: nb x nlat) at the state of index means mu
+ * and factors Fs, Fa, added in point order to the unweighted sums s; with
+ * all, also the kernels, E[e] and the block's E[e Y] part into s->eyc
+ * (T^2 x nlat, overwritten for the first block of a chunk; diff its work
+ * space), else the risk alone. Every point z is used with -z:
+ * h = mu +- D. */
+static void block_sums(const aim_gauss *g, const double *y0, int nb, double mu[2][MAXT2],
+                       const double Fs[4], const double Fa[4], int all, int first,
+                       double *diff, qmc_estimate *s)
+{
+    const int T2 = g->T2, nlat = g->nlat, nsym = g->nsym, nanti = g->nanti;
+    double risk = s->risk, ko = s->k_omega, kp = s->k_psi, err[MAXT2];
+    memcpy(err, s->err, sizeof(double) * (size_t)T2);
+    double D[2][MAXT2], f[2][MAXT2], fs[2][MAXT2], deriv[2][MAXT2], r[MAXT2], e[MAXT2];
+    for (int b = 0; b < nb; b++) {
+        const double *y = y0 + (size_t)b * nlat;
+        for (int p = 0; p < T2; p++) {
+            const double ys0 = y[g->sym_at[p]], ys1 = y[nsym + g->sym_at[p]];
+            double ya0 = 0.0, ya1 = 0.0;
+            if (g->anti_sign[p] != 0.0) {
+                ya0 = g->anti_sign[p] * y[2 * nsym + g->anti_at[p]];
+                ya1 = g->anti_sign[p] * y[2 * nsym + nanti + g->anti_at[p]];
+            }
+            for (int i = 0; i < 2; i++)
+                D[i][p] = Fs[i * 2 + 0] * ys0 + Fs[i * 2 + 1] * ys1 + Fa[i * 2 + 0] * ya0 +
+                          Fa[i * 2 + 1] * ya1;
+        }
+        /* the points z (index 0) and -z (index 1) */
+        aim_outmap_forward_pair(g->map, mu[1], D[1], fs[0], fs[1], NULL, NULL);
+        aim_outmap_forward_pair(g->map, mu[0], D[0], f[0], f[1], all ? deriv[0] : NULL,
+                                all ? deriv[1] : NULL);
+        double *dif = diff + (size_t)b * T2;
+        for (int side = 0; side < 2; side++) {
+            double rr = 0.0;
+            for (int c = 0; c < T2; c++) {
+                r[c] = f[side][c] - fs[side][c];
+                rr += r[c] * r[c];
+            }
+            risk += 0.5 * rr;
+            if (!all)
+                continue;
+            aim_outmap_pullback(g->map, f[side], deriv[side], r, e);
+            double ko_pt, kp_pt;
+            error_kernels(g, e, &ko_pt, &kp_pt);
+            if (g->noise > 0.0) { /* J^T J carries the label noise */
+                double go, gp;
+                aim_outmap_gram(g->map, f[side], deriv[side], g->C, &go, &gp);
+                ko_pt += g->noise * go;
+                kp_pt += g->noise * gp;
+            }
+            ko += ko_pt;
+            kp += kp_pt;
+            for (int p = 0; p < T2; p++) {
+                err[p] += e[p];
+                dif[p] = side ? dif[p] - e[p] : e[p];
+            }
+        }
+    }
+    s->risk = risk;
+    if (!all)
+        return;
+    s->k_omega = ko;
+    s->k_psi = kp;
+    memcpy(s->err, err, sizeof(double) * (size_t)T2);
+    /* E[e_p Y(z)] over z and -z: (e(z) - e(-z)) Y(z), since Y is linear
+     * in z; for the block, diff^T y */
+    cblas_dgemm(CblasRowMajor, CblasTrans, CblasNoTrans, T2, nlat, nb, 1.0, diff, T2, y0, nlat,
+                first ? 0.0 : 1.0, s->eyc, nlat);
+}
+
 /* The generic rule over the point set yc (npts x nlat, qmc_rule) at the
- * state q with factors Fs, Fa (state_factors). Every point z is used with
- * -z: h = mu +- D. With out->eyc NULL only the risk is computed (the
- * output map forward, no pull-back, kernels or E[e Y]), summed in the same
- * order as with everything, so that it is the same number bit for bit. */
+ * state q with factors Fs, Fa (state_factors), in chunks of blocks on
+ * the engine's threads (see MAX_CHUNKS: the same numbers on any number
+ * of threads). With out->eyc NULL only the risk is computed (the output
+ * map forward, no pull-back, kernels or E[e Y]), summed in the same
+ * order as with everything, so that it is the same number bit for bit.
+ * Returns 0. */
 static int qmc_sum(aim_gauss *g, const double *yc, int npts, const aim_overlaps *q,
                    const double Fs[4], const double Fa[4], qmc_estimate *out)
 {
-    const int T2 = g->T2, nlat = g->nlat, nsym = g->nsym, nanti = g->nanti;
-    const int all = out->eyc != NULL;
-    double risk = 0, ko = 0, kp = 0, err[MAXT2] = {0};
-    double mu[2][MAXT2], D[2][MAXT2], f[2][MAXT2], fs[2][MAXT2], deriv[2][MAXT2],
-        r[MAXT2], e[MAXT2];
+    const int T2 = g->T2, nlat = g->nlat, all = out->eyc != NULL;
+    const int blocks = (npts + QMC_BLOCK - 1) / QMC_BLOCK;
+    const int chunks = blocks < MAX_CHUNKS ? blocks : MAX_CHUNKS;
+    int threads = aim_gauss_threads() < chunks ? aim_gauss_threads() : chunks;
+    /* short of memory for more, the threads there is work space for (the
+     * same numbers) */
+    if (thread_work(g, threads))
+        threads = g->work_threads;
+    double mu[2][MAXT2];
     for (int i = 0; i < 2; i++)
         for (int p = 0; p < T2; p++)
             mu[i][p] = g->C[p] * q->mean[i];
-    for (int start = 0; start < npts; start += QMC_BLOCK) {
-        const int nb = npts - start < QMC_BLOCK ? npts - start : QMC_BLOCK;
-        for (int b = 0; b < nb; b++) {
-            const double *y = yc + (size_t)(start + b) * nlat;
-            for (int p = 0; p < T2; p++) {
-                const double ys0 = y[g->sym_at[p]], ys1 = y[nsym + g->sym_at[p]];
-                double ya0 = 0.0, ya1 = 0.0;
-                if (g->anti_sign[p] != 0.0) {
-                    ya0 = g->anti_sign[p] * y[2 * nsym + g->anti_at[p]];
-                    ya1 = g->anti_sign[p] * y[2 * nsym + nanti + g->anti_at[p]];
-                }
-                for (int i = 0; i < 2; i++)
-                    D[i][p] = Fs[i * 2 + 0] * ys0 + Fs[i * 2 + 1] * ys1 +
-                              Fa[i * 2 + 0] * ya0 + Fa[i * 2 + 1] * ya1;
-            }
-            /* the points z (index 0) and -z (index 1) */
-            aim_outmap_forward_pair(g->map, mu[1], D[1], fs[0], fs[1], NULL, NULL);
-            aim_outmap_forward_pair(g->map, mu[0], D[0], f[0], f[1], all ? deriv[0] : NULL,
-                                    all ? deriv[1] : NULL);
-            double *dif = g->diff + (size_t)b * T2;
-            for (int side = 0; side < 2; side++) {
-                double rr = 0.0;
-                for (int c = 0; c < T2; c++) {
-                    r[c] = f[side][c] - fs[side][c];
-                    rr += r[c] * r[c];
-                }
-                risk += 0.5 * rr;
-                if (!all)
-                    continue;
-                aim_outmap_pullback(g->map, f[side], deriv[side], r, e);
-                double ko_pt, kp_pt;
-                error_kernels(g, e, &ko_pt, &kp_pt);
-                if (g->noise > 0.0) { /* J^T J carries the label noise */
-                    double go, gp;
-                    aim_outmap_gram(g->map, f[side], deriv[side], g->C, &go, &gp);
-                    ko_pt += g->noise * go;
-                    kp_pt += g->noise * gp;
-                }
-                ko += ko_pt;
-                kp += kp_pt;
-                for (int p = 0; p < T2; p++) {
-                    err[p] += e[p];
-                    dif[p] = side ? dif[p] - e[p] : e[p];
-                }
+    qmc_estimate part[MAX_CHUNKS];
+    if (threads > 1)
+        team_started = 1;
+    OMP(omp parallel num_threads(threads) if (threads > 1))
+    {
+#ifdef _OPENMP
+        double *diff = g->work + (size_t)omp_get_thread_num() * QMC_BLOCK * T2;
+#else
+        double *diff = g->work;
+#endif
+        OMP(omp for schedule(dynamic, 1))
+        for (int c = 0; c < chunks; c++) {
+            qmc_estimate *s = &part[c];
+            *s = (qmc_estimate){.eyc = all ? g->chunk_eyc + (size_t)c * T2 * nlat : NULL};
+            const int last = (int)((long)(c + 1) * blocks / chunks);
+            for (int blk = (int)((long)c * blocks / chunks); blk < last; blk++) {
+                const int start = blk * QMC_BLOCK;
+                const int nb = npts - start < QMC_BLOCK ? npts - start : QMC_BLOCK;
+                block_sums(g, yc + (size_t)start * nlat, nb, mu, Fs, Fa, all,
+                           blk == (int)((long)c * blocks / chunks), diff, s);
             }
         }
+    }
+    double risk = 0, ko = 0, kp = 0, err[MAXT2] = {0};
+    if (all)
+        memset(out->eyc, 0, sizeof(double) * (size_t)T2 * nlat);
+    for (int c = 0; c < chunks; c++) {
+        risk += part[c].risk;
         if (!all)
             continue;
-        /* E[e_p Y(z)] over z and -z: (e(z) - e(-z)) Y(z), since Y is
-         * linear in z; for the block, diff^T yc. */
-        cblas_dgemm(CblasRowMajor, CblasTrans, CblasNoTrans, T2, nlat, nb, 1.0, g->diff,
-                    T2, yc + (size_t)start * nlat, nlat, start ? 1.0 : 0.0, out->eyc, nlat);
+        ko += part[c].k_omega;
+        kp += part[c].k_psi;
+        for (int p = 0; p < T2; p++)
+            err[p] += part[c].err[p];
+        for (int i = 0; i < T2 * nlat; i++)
+            out->eyc[i] += part[c].eyc[i];
     }
     const double weight = 1.0 / (2.0 * npts);
     out->risk = risk * weight;

@@ -46,6 +46,22 @@ double aim_gauss_error_index(const aim_gauss *g, const double omega_b[2],
                              const double psi_b[2], double mean_b,
                              int transpose);
 
+/* The threads of every engine's quasi-random rule, process-wide: 1 (the
+ * default) to AIM_GAUSS_MAX_THREADS. The points are summed in blocks
+ * whose sums are added in block order, so that the results are the same
+ * bit for bit on any number of threads. Returns 0, or -1 (nothing
+ * changed) for a count out of range. */
+#define AIM_GAUSS_MAX_THREADS 1024
+int aim_gauss_set_threads(int threads);
+/* The threads the engine runs on: the count set, or 1 in a build without
+ * OpenMP. */
+int aim_gauss_threads(void);
+/* In a child process just forked: when the parent has run the engine on
+ * more than one thread, the child runs it on one (OpenMP's threads do not
+ * survive a fork, and GNU libgomp would wait for them); returns 1 then,
+ * else 0. */
+int aim_gauss_after_fork(void);
+
 /* The quasi-random rule's point count (0 for Gauss-Hermite), fixed at
  * the first evaluation. */
 int aim_gauss_points(const aim_gauss *g);

@@ -615,6 +615,83 @@ static void test_invalid_covariance(void **state)
     aim_gauss_free(g);
 }
 
+/* ---- threads: the same numbers on any number ---------------------------- */
+
+enum { THREAD_VALUES = 12 };
+
+/* Everything an engine of cfg gives at two states (the first fixes the
+ * point set and its kernel error), into v. */
+static void engine_values(const aim_config *cfg, aim_gauss_rule rule, double v[THREAD_VALUES])
+{
+    const aim_overlaps first = some_state(1), second = some_state(0);
+    const double ob[2] = {0.3, -0.2}, pb[2] = {0.1, 0.25};
+    aim_gauss *g = aim_gauss_create(cfg, rule);
+    assert_non_null(g);
+    assert_int_equal(aim_gauss_eval(g, &first), 0);
+    v[0] = aim_gauss_risk(g);
+    v[1] = aim_gauss_noise_omega(g);
+    v[2] = aim_gauss_noise_psi(g);
+    v[3] = aim_gauss_error_mean(g);
+    v[4] = aim_gauss_error_index(g, ob, pb, 0.2, 0);
+    v[5] = aim_gauss_error_index(g, ob, pb, 0.2, 1);
+    assert_int_equal(aim_gauss_kernel_error(g, &v[6]), 0);
+    assert_int_equal(aim_gauss_risk_at(g, &second, &v[7]), 0);
+    assert_int_equal(aim_gauss_eval(g, &second), 0);
+    v[8] = aim_gauss_noise_omega(g);
+    v[9] = aim_gauss_noise_psi(g);
+    v[10] = aim_gauss_error_index(g, ob, pb, -0.1, 1);
+    v[11] = aim_gauss_points(g);
+    aim_gauss_free(g);
+}
+
+/* The quasi-random rule on 1, 2 and 3 threads: the same numbers, bit for
+ * bit (softmax with and without correlated tokens and label noise, and
+ * relu; a point count that ends in a part block, one of a single block,
+ * one chosen by kernel_tol). Out-of-range thread counts are refused. */
+static void test_threads_same_numbers(void **state)
+{
+    (void)state;
+    for (int kind = 0; kind < 5; kind++) {
+        aim_config cfg;
+        base_config(&cfg, kind == 3 ? 2 : 4);
+        cfg.output = AIM_SOFTMAX;
+        cfg.qmc_points = 3000; /* 11 blocks of 256 and a part block */
+        if (kind == 1) {
+            equicorrelated(&cfg, 0.3);
+            cfg.noise = 0.1;
+        } else if (kind == 2) {
+            cfg.output = AIM_ELEMENTWISE;
+            cfg.activation = AIM_ACT_RELU;
+        } else if (kind == 3) {
+            cfg.qmc_points = 256; /* one block: fewer blocks than threads */
+        } else if (kind == 4) {
+            cfg.kernel_tol = 0.01;
+        }
+        double one[THREAD_VALUES];
+        assert_int_equal(aim_gauss_set_threads(1), 0);
+        engine_values(&cfg, AIM_RULE_AUTO, one);
+        for (int threads = 2; threads <= 3; threads++) {
+            double many[THREAD_VALUES];
+            assert_int_equal(aim_gauss_set_threads(threads), 0);
+            engine_values(&cfg, AIM_RULE_AUTO, many);
+            for (int i = 0; i < THREAD_VALUES; i++)
+                if (memcmp(&one[i], &many[i], sizeof one[i]) != 0)
+                    fail_msg("kind %d, value %d: %.17g on 1 thread, %.17g on %d", kind, i,
+                             one[i], many[i], threads);
+        }
+    }
+#ifdef _OPENMP
+    assert_int_equal(aim_gauss_threads(), 3);
+#else
+    assert_int_equal(aim_gauss_threads(), 1);
+#endif
+    const int refused[] = {0, -1, AIM_GAUSS_MAX_THREADS + 1};
+    for (int i = 0; i < 3; i++)
+        assert_int_equal(aim_gauss_set_threads(refused[i]), -1);
+    assert_int_equal(aim_gauss_set_threads(1), 0);
+    assert_int_equal(aim_gauss_threads(), 1);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -627,6 +704,7 @@ int main(void)
         cmocka_unit_test(test_closed_forms_vs_dense),
         cmocka_unit_test(test_kernel_error_estimate),
         cmocka_unit_test(test_risk_alone),
+        cmocka_unit_test(test_threads_same_numbers),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

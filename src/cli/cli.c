@@ -21,6 +21,14 @@ const char *const aim_cli_usage_common =
     "  -h, --help               this help\n"
     "CONFIG.ini may be - : the configuration read from standard input.\n";
 
+const char *const aim_cli_usage_threads =
+    "  --threads N              threads of the expectation engine's quasi-random\n"
+    "                           rule, 1..1024 (default: OMP_NUM_THREADS, else 1);\n"
+    "                           the results are the same, bit for bit, for every\n"
+    "                           N. Worker processes (--jobs) run one each unless\n"
+    "                           --threads is given: keep jobs x threads at most\n"
+    "                           the cores\n";
+
 /* What building the largest hierarchy allowed cost, measured with
  * /usr/bin/time (`aimdyn hierarchy --order 7`, untied, general teacher)
  * on the shared 2-core development machine under a load of 10-18: 25.5 s

@@ -96,6 +96,17 @@ typedef struct {
     int (*own)(void *target, const char *value);
 } aim_cli_option;
 
+/* --threads N, the expectation engine's threads (aim_gauss_set_threads),
+ * for a command's table: once its command line is parsed, the engine
+ * runs on N threads, else on OMP_NUM_THREADS, else on 1 (an
+ * OMP_NUM_THREADS that is not one number is a usage error).
+ * aim_cli_threads_explicit: whether --threads was given (the pool's
+ * workers run one thread otherwise). */
+extern const aim_cli_option aim_cli_threads;
+int aim_cli_threads_explicit(void);
+/* Its help lines. */
+extern const char *const aim_cli_usage_threads;
+
 /* The start of a table entry: name, kind, whether it takes a value; the
  * rest by field name. */
 #define AIM_OPT(name_, kind_, has_value_) .name = (name_), .kind = (kind_), .has_value = (has_value_)

@@ -10,9 +10,42 @@
 #include <string.h>
 
 #include "cli.h"
+#include "gauss.h"
 #include "progress.h"
 
 enum { MAX_OPTIONS = 24, ASSIGN_LEN = 4096, HELP = 'h', QUIET = 'q', FIRST_ID = 256 };
+
+/* --threads: the value given and how often (aim_cli_threads) */
+static int threads_value, threads_given;
+
+const aim_cli_option aim_cli_threads = {
+    AIM_OPT("threads", AIM_OPT_INTEGER, 1), .lo = 1, .hi = AIM_GAUSS_MAX_THREADS,
+    .allowed = " (the expectation engine's threads)", .target = &threads_value,
+    .given = &threads_given};
+
+int aim_cli_threads_explicit(void) { return threads_given > 0; }
+
+/* The engine's threads once a command line with --threads is parsed: its
+ * value, else OMP_NUM_THREADS (one number), else 1. Returns 0, or -1
+ * after a message naming the variable, its value and what is allowed. */
+static int set_threads(const char *cmd)
+{
+    if (threads_given)
+        return aim_gauss_set_threads(threads_value);
+    const char *env = getenv("OMP_NUM_THREADS");
+    if (!env || !*env)
+        return aim_gauss_set_threads(1);
+    char *end;
+    errno = 0;
+    const long v = strtol(env, &end, 10);
+    if (errno || *end || v < 1 || v > AIM_GAUSS_MAX_THREADS) {
+        fprintf(stderr, "aimdyn %s: OMP_NUM_THREADS=%s: not allowed; allowed: an integer from "
+                        "1 to %d (the expectation engine's threads; or give --threads N)\n",
+                cmd, env, AIM_GAUSS_MAX_THREADS);
+        return -1;
+    }
+    return aim_gauss_set_threads((int)v);
+}
 
 /* Parses a list option's integer (--d, --order) into list, increasing. */
 static int add_to_list(const char *cmd, const aim_cli_option *o, const char *arg)
@@ -199,6 +232,9 @@ int aim_cli_parse(const aim_cli_spec *spec, int argc, char **argv, aim_cli_args 
         if (take(spec->cmd, o, o->has_value ? optarg : NULL, argc, argv, args))
             return -1;
     }
+    for (int i = 0; i < spec->noptions; i++)
+        if (spec->options[i].target == &threads_value && set_threads(spec->cmd))
+            return -1;
     for (; optind < argc; optind++) {
         if (args->noperands < spec->max_operands) {
             args->operand[args->noperands++] = argv[optind];

@@ -76,7 +76,7 @@ static const char *const usage =
     "                           (OPENBLAS_NUM_THREADS=1): the workers are the\n"
     "                           parallelism. The files are the same, bit for bit,\n"
     "                           for every N\n"
-    "%s"
+    "%s%s"
     "\n"
     "examples:\n"
     "  aimdyn recovery examples/tied_he2.ini --d 400 --d 800\n"
@@ -117,7 +117,7 @@ static int parse_finite(void *target, const char *value)
 static void print_usage(const char *cmd)
 {
     (void)cmd;
-    printf(usage, AIM_POOL_MAX_JOBS, aim_cli_usage_common);
+    printf(usage, AIM_POOL_MAX_JOBS, aim_cli_usage_threads, aim_cli_usage_common);
 }
 
 static int parse_options(int argc, char **argv, recovery_options *o)
@@ -133,7 +133,8 @@ static int parse_options(int argc, char **argv, recovery_options *o)
         {AIM_OPT("seeds", AIM_OPT_INTEGER, 1), .assign = "sgd.seeds=", .lo = 1, .hi = 1000},
         {AIM_OPT("finite", AIM_OPT_OWN, 1), .target = &o->finite, .own = parse_finite},
         {AIM_OPT("jobs", AIM_OPT_INTEGER, 1), .lo = 1, .hi = AIM_POOL_MAX_JOBS,
-         .allowed = " (worker processes)", .target = &o->jobs}};
+         .allowed = " (worker processes)", .target = &o->jobs},
+        aim_cli_threads};
     const aim_cli_spec spec = {"recovery", options, (int)(sizeof options / sizeof options[0]),
                                print_usage, 1, "one CONFIG.ini at most"};
     aim_cli_args args;

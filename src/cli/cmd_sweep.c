@@ -117,7 +117,7 @@ static void print_help(const char *cmd)
            "  --jobs N                 worker processes, 1..%d (default: the online\n"
            "                           cores, %ld here; 1 per rank under mpirun, whose\n"
            "                           ranks share the points: docs/scaling.md)\n"
-           "%s\n"
+           "%s%s\n"
            "Output (DIR = output.dir, NAME = output.name):\n"
            "  DIR/NAME-sweep.d/point-NNNN.tsv  one file per point: its full configuration\n"
            "                           and its result, written as the point finishes\n"
@@ -166,7 +166,7 @@ static void print_help(const char *cmd)
            "file but those of a SIGKILL, which the next run removes; its workers end\n"
            "with it.\n",
            MAX_VALUES, MAX_POINTS, MAX_JOBS, cores,
-           aim_cli_usage_common);
+           aim_cli_usage_threads, aim_cli_usage_common);
 }
 
 static double now(void)
@@ -282,7 +282,8 @@ static int parse_options(int argc, char **argv, sweep *sw)
          .allowed = " (worker processes)", .target = &sw->jobs},
         {AIM_OPT("set", AIM_OPT_ASSIGN, 1), .assign = ""},
         {AIM_OPT("out", AIM_OPT_ASSIGN, 1), .assign = "output.dir="},
-        {AIM_OPT("name", AIM_OPT_ASSIGN, 1), .assign = "output.name="}};
+        {AIM_OPT("name", AIM_OPT_ASSIGN, 1), .assign = "output.name="},
+        aim_cli_threads};
     const aim_cli_spec spec = {"sweep", options, (int)(sizeof options / sizeof options[0]),
                                print_help, 1, "one CONFIG.ini at most"};
     const int rc = aim_cli_parse(&spec, argc, argv, &sw->args);

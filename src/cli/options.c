@@ -141,7 +141,9 @@ int aim_cli_parse_run_options(const char *cmd, int argc, char **argv,
          .target = &students, .given = &students_given},
         {AIM_OPT("jobs", is_sgd || is_compare ? AIM_OPT_INTEGER : AIM_OPT_ELSEWHERE, 1),
          .lo = 1, .hi = AIM_POOL_MAX_JOBS, .allowed = " (worker processes)",
-         .target = &ro->jobs}};
+         .target = &ro->jobs},
+        is_hierarchy ? (aim_cli_option){AIM_OPT("threads", AIM_OPT_ELSEWHERE, 1)}
+                     : aim_cli_threads};
     const aim_cli_spec spec = {cmd, options, (int)(sizeof options / sizeof options[0]),
                                aim_cli_usage_to_stdout, 1, "one CONFIG.ini at most"};
     aim_cli_args args;

@@ -21,6 +21,7 @@
 
 #include "atomic.h"
 #include "cli.h"
+#include "gauss.h"
 #include "guard.h"
 #include "ranks.h"
 #include "tsv.h"
@@ -101,6 +102,11 @@ static _Noreturn void worker(const aim_pool_spec *spec, int w, int queue, int re
 #ifdef AIM_HAVE_OPENBLAS_THREADS
     openblas_set_num_threads(1);
 #endif
+    /* and one engine thread, unless --threads asked for more and the
+     * parent has not run the engine on threads (aim_gauss_after_fork) */
+    if (!aim_cli_threads_explicit())
+        aim_gauss_set_threads(1);
+    aim_gauss_after_fork();
     in_worker.fd = results;
     in_worker.reports = spec->progress != NULL;
     in_worker.worker = w;

@@ -12,7 +12,9 @@
  * second pipe, which also carries its progress reports. The parent reads
  * the results back from the files, in task order, so that what it
  * assembles does not depend on the number of workers. Workers run with one BLAS thread each (the workers are the
- * parallelism), end with the parent (killed or not) and release the
+ * parallelism), and one engine thread unless --threads was given
+ * (aim_cli_threads) and the parent has not run the engine on threads
+ * (aim_gauss_after_fork), end with the parent (killed or not) and release the
  * output locks they inherited. */
 #ifndef AIM_POOL_H
 #define AIM_POOL_H

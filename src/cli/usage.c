@@ -96,8 +96,8 @@ void aim_cli_usage(FILE *out, const char *cmd)
                 "                           (default: Gauss-Hermite for elementwise maps)\n"
                 "  --order M                tied, untied: truncation order (hierarchy.order)\n"
                 "Tied and untied students also get one column per tracked moment m(w) = Tr(w)/d.\n"
-                "%s",
-                aim_cli_usage_common);
+                "%s%s",
+                aim_cli_usage_threads, aim_cli_usage_common);
     else if (!strcmp(cmd, "sgd"))
         fprintf(out,
                 "usage: aimdyn sgd [CONFIG.ini] [options]\n\n"
@@ -117,8 +117,8 @@ void aim_cli_usage(FILE *out, const char *cmd)
                 "                           with one BLAS thread (OPENBLAS_NUM_THREADS=1):\n"
                 "                           the workers are the parallelism. The files are\n"
                 "                           the same, bit for bit, for every N\n"
-                "%s",
-                seeds_help, aim_cli_usage_common);
+                "%s%s",
+                seeds_help, aim_cli_usage_threads, aim_cli_usage_common);
     else if (!strcmp(cmd, "compare"))
         fprintf(out,
                 "usage: aimdyn compare [CONFIG.ini] [options]\n\n"
@@ -157,8 +157,8 @@ void aim_cli_usage(FILE *out, const char *cmd)
                 "                           (OPENBLAS_NUM_THREADS=1): the workers are the\n"
                 "                           parallelism. The files are the same, bit for\n"
                 "                           bit, for every N\n"
-                "%s",
-                seeds_help, aim_cli_usage_common);
+                "%s%s",
+                seeds_help, aim_cli_usage_threads, aim_cli_usage_common);
     else if (!strcmp(cmd, "hierarchy"))
         fprintf(out,
                 "usage: aimdyn hierarchy [CONFIG.ini] [--order M] [--latex] [--set ...]\n\n"

@@ -178,9 +178,9 @@ MUTANTS = [
            "r += 0.5 * acc[SUM_RR];", "r += 0.525 * acc[SUM_RR];",
            ["test_gauss", "test_model"], "the risk alone (observables) of the entry rule"),
     Mutant("gauss-risk-alone-qmc-skips-a-point", "src/gauss.c",
-           "if (!all)\n                    continue;",
-           "if (!all) {\n                    risk -= (start + b == 0) * 0.5 * rr;\n"
-           "                    continue;\n                }",
+           "if (!all)\n                continue;",
+           "if (!all) {\n                risk -= (b == 0) * 0.5 * rr;\n"
+           "                continue;\n            }",
            ["test_gauss", "test_model"], "the risk alone (observables) of the quasi-random rule"),
     Mutant("overlap-without-traces", "src/overlaps.c",
            "double c = (q->omega[0][1] - q->trace[0] * q->trace[1]) / sqrt(ns * nt);",

@@ -1,0 +1,108 @@
+#!/bin/sh
+# The expectation engine's threads (--threads, OMP_NUM_THREADS): the same
+# files, bit for bit, on 1, 2 and 3 threads (tied, direct and untied
+# students with row softmax, the quasi-random rule), the count recorded
+# in the "# threads:" line and nowhere else, the option's and the
+# variable's errors, one thread per worker unless --threads is given, and
+# a sweep that resumes across thread counts.
+set -u
+exe="$1"
+work=$(mktemp -d)
+trap 'rm -rf "$work"' EXIT
+. "$(dirname "$0")/checks.sh"
+root="$(dirname "$0")/.."
+unset OMP_NUM_THREADS
+
+# The file of one ode run without its "# threads:" line (into $2), after
+# checking that line's count ($3).
+without_threads_line() {
+    contains "$4: threads recorded" "$1" "^# threads: $3 (the quasi-random rule's"
+    grep -v '^# threads: ' "$1" >"$2"
+}
+
+short="--set training.horizon=0.05 --set training.points=6"
+for student in tied direct untied; do
+    case $student in
+    tied) cfg="$root/examples/tied_softmax_T4.ini"; extra="" ;;
+    direct) cfg="$root/examples/direct_softmax_T4.ini"; extra="" ;;
+    untied) cfg="$root/examples/untied_fig3.ini"
+            extra="--set model.output=softmax --set hierarchy.order=2" ;;
+    esac
+    for t in 1 2 3; do
+        expect_exit "$student ode on $t threads" 0 "$exe" ode "$cfg" --out "$work/ode" --name r \
+            $short $extra --threads $t
+        without_threads_line "$work/ode/r-ode.tsv" "$work/$student-$t.tsv" $t "$student ode"
+    done
+    for t in 2 3; do
+        cmp -s "$work/$student-1.tsv" "$work/$student-$t.tsv"
+        check "$student ode: the same file on 1 and $t threads" $?
+    done
+done
+
+# OMP_NUM_THREADS when --threads is not given; --threads over it
+expect_exit "ode with OMP_NUM_THREADS=2" 0 env OMP_NUM_THREADS=2 "$exe" ode \
+    "$root/examples/tied_softmax_T4.ini" --out "$work/ode" --name r $short
+without_threads_line "$work/ode/r-ode.tsv" "$work/env.tsv" 2 "OMP_NUM_THREADS=2"
+cmp -s "$work/tied-1.tsv" "$work/env.tsv"
+check "OMP_NUM_THREADS=2: the same file" $?
+expect_exit "ode with --threads over OMP_NUM_THREADS=abc" 0 env OMP_NUM_THREADS=abc "$exe" ode \
+    "$root/examples/tied_softmax_T4.ini" --out "$work/ode" --name r $short --threads 3
+contains "--threads over OMP_NUM_THREADS" "$work/ode/r-ode.tsv" "^# threads: 3 "
+
+# errors: exit 1, the option or variable, the value and what is allowed,
+# nothing written
+for bad in 0 -1 abc 1025 99999999999999999999 1.5; do
+    expect_exit "--threads $bad" 1 "$exe" ode --out "$work/none" --threads $bad
+    contains "--threads $bad explained" "$work/err" \
+        "^aimdyn ode: --threads $bad: not allowed; allowed: an integer from 1 to 1024 (the expectation engine's threads)"
+done
+for bad in 0 -2 abc 4x 5000; do
+    expect_exit "OMP_NUM_THREADS=$bad" 1 env OMP_NUM_THREADS=$bad "$exe" ode --out "$work/none"
+    contains "OMP_NUM_THREADS=$bad explained" "$work/err" \
+        "^aimdyn ode: OMP_NUM_THREADS=$bad: not allowed; allowed: an integer from 1 to 1024"
+done
+[ ! -e "$work/none" ]
+check "no output after the threads errors" $?
+for cmd in sgd compare sweep recovery; do
+    expect_exit "$cmd --help lists --threads" 0 "$exe" $cmd --help
+    contains "$cmd --help --threads" "$work/out" "--threads N"
+done
+expect_exit "hierarchy --threads" 1 "$exe" hierarchy "$root/examples/tied_he2.ini" --threads 2
+contains "hierarchy --threads refused" "$work/err" "option --threads does not apply"
+
+# compare: its ODE on 2 threads in the parent, then the SGD seeds on
+# forked workers, which run the engine (risk_gauss) on one thread:
+# OpenMP's threads do not survive the fork (it waited for ever before
+# aim_gauss_after_fork)
+expect_exit "compare --threads 2 --jobs 2 ends" 0 timeout 240 "$exe" compare --out "$work/cmp" \
+    --set model.output=softmax --set model.tokens=2 $short --d 40 --seeds 2 --jobs 2 \
+    --threads 2 --quiet
+contains "compare: ODE on 2 threads" "$work/cmp/aimdyn-ode.tsv" "^# threads: 2 "
+
+# a sweep's workers: one thread each unless --threads is given (the
+# variable is not enough); the same table and point files; a rerun on
+# another thread count keeps every point (threads are not configuration)
+grid="--vary training.eta=0.2,0.3 --set model.output=softmax --set model.tokens=2 $short"
+expect_exit "sweep, OMP_NUM_THREADS=2" 0 env OMP_NUM_THREADS=2 "$exe" sweep --out "$work/sw" \
+    --jobs 2 $grid
+contains "sweep worker: one thread" "$work/sw/aimdyn-sweep.d/point-0001.tsv" "^# threads: 1 "
+cp "$work/sw/aimdyn-sweep.tsv" "$work/sweep1.tsv"
+for p in 1 2; do
+    grep -v '^# threads: ' "$work/sw/aimdyn-sweep.d/point-000$p.tsv" >"$work/point1-$p.tsv"
+done
+expect_exit "sweep rerun, --threads 2" 0 "$exe" sweep --out "$work/sw" --jobs 2 $grid \
+    --threads 2
+contains "sweep rerun keeps every point" "$work/out" "(0 computed, 2 kept from an earlier run)"
+rm -r "$work/sw"
+expect_exit "sweep, --threads 2" 0 "$exe" sweep --out "$work/sw" --jobs 2 $grid --threads 2
+contains "sweep worker: --threads" "$work/sw/aimdyn-sweep.d/point-0002.tsv" "^# threads: 2 "
+cmp -s "$work/sw/aimdyn-sweep.tsv" "$work/sweep1.tsv"
+check "sweep: the same table on 1 and 2 threads per worker" $?
+for p in 1 2; do
+    grep -v '^# threads: ' "$work/sw/aimdyn-sweep.d/point-000$p.tsv" >"$work/point2-$p.tsv"
+    cmp -s "$work/point1-$p.tsv" "$work/point2-$p.tsv"
+    check "sweep: point $p the same on 1 and 2 threads" $?
+done
+
+echo "$passes passed, $failures failed"
+[ "$failures" -eq 0 ]
