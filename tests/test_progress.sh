@@ -42,21 +42,24 @@ same_files "sgd --quiet writes what sgd does" "$work/sgd-plain" "$work/sgd-quiet
 # after it, the same files
 command -v script >/dev/null
 check "script (util-linux) is installed" $?
-script -qec "'$exe' sgd --d 60 --seeds 4 --jobs 2 --out '$work/o'" "$work/tty" \
+# d = 120: each seed long enough (about a second on an idle machine) for the
+# block, redrawn at most 4 times a second, to catch both workers mid-seed
+# (at d = 60 an idle machine finished seeds between two redraws)
+script -qec "'$exe' sgd --d 120 --seeds 4 --jobs 2 --out '$work/o'" "$work/tty" \
     >/dev/null 2>&1 </dev/null
 check "sgd on a terminal" $?
 tr -d '\r' <"$work/tty" >"$work/tty.txt"
 contains "terminal: the campaign line" "$work/tty.txt" \
-    "aimdyn sgd: d = 60: [0-4]/4 seeds, [0-9]* % of steps, .* steps/s, ETA "
+    "aimdyn sgd: d = 120: [0-4]/4 seeds, [0-9]* % of steps, .* steps/s, ETA "
 contains "terminal: worker 1's line" "$work/tty.txt" \
     "  worker 1: seed [1-4]/4, grid [0-9]*/31, .* steps/s, [0-9.]*s"
 contains "terminal: worker 2's line" "$work/tty.txt" \
     "  worker 2: seed [1-4]/4, grid [0-9]*/31, .* steps/s, [0-9.]*s"
 contains "terminal: redrawn in place (cursor up)" "$work/tty.txt" "${esc}\[3A"
 contains "terminal: cleared, then the final line" "$work/tty.txt" \
-    "${esc}\[3A${esc}\[Jaimdyn sgd: d = 60: 4/4 seeds, 100 % of steps"
+    "${esc}\[3A${esc}\[Jaimdyn sgd: d = 120: 4/4 seeds, 100 % of steps"
 keep sgd-tty
-expect_exit "sgd d = 60 off a terminal" 0 "$exe" sgd --d 60 --seeds 4 --jobs 2 --out "$work/o"
+expect_exit "sgd d = 120 off a terminal" 0 "$exe" sgd --d 120 --seeds 4 --jobs 2 --out "$work/o"
 keep sgd-tty-plain
 same_files "sgd on a terminal writes what it writes off one" "$work/sgd-tty-plain" \
     "$work/sgd-tty"
