@@ -393,13 +393,16 @@ static void put_x(FILE *f, const aim_plot_spec *sp)
         fputs("\"tau\"", f);
 }
 
-/* Column col + suffix as a gnuplot string (a column name may hold any
+/* Column col + suffix of table t as a gnuplot string, named as the file
+ * names it (gnuplot reads the file's header: a file of an earlier version
+ * has m(SST) where the reader gives m_SST; a column name may hold any
  * character but a tab or a line break). */
-static void put_column(FILE *f, const char *col, const char *suffix)
+static void put_column(FILE *f, const aim_table *t, const char *col, const char *suffix)
 {
     char name[320];
     snprintf(name, sizeof name, "%s%s", col, suffix);
-    put_quoted(f, name);
+    const int c = aim_table_column(t, name);
+    put_quoted(f, c >= 0 ? t->header[c] : name);
 }
 
 /* One panel of the figure: a column of the files against the x axis. */
@@ -480,11 +483,11 @@ static void put_band(FILE *f, const figure_plan *p, int i, const char *col, int 
     const char *err = has_trunc ? "_trunc" : "_se";
     for (int side = -1; side <= 1; side += 2) {
         fputs(":(column(", f);
-        put_column(f, col, "");
+        put_column(f, &p->ode[i], col, "");
         fputs(relative ? ")*(1" : ")", f);
         fputs(side < 0 ? "-" : "+", f);
         fputs("column(", f);
-        put_column(f, col, err);
+        put_column(f, &p->ode[i], col, err);
         fputs(relative ? ")))" : "))", f);
     }
     fprintf(f, " with filledcurves fs transparent solid 0.25 noborder lc rgb \"%s\" notitle",
@@ -504,7 +507,7 @@ static void put_seeds(FILE *f, const figure_plan *p, int i, const char *col, int
         put_x(f, sp);
         /* #AARRGGBB: AA is the transparency */
         fputc(':', f);
-        put_column(f, col, "");
+        put_column(f, &p->seeds[i], col, "");
         fprintf(f, " with lines lw 0.8 lc rgb \"#a0%s\" ", sgd_colour(sp, i) + 1);
         if (i == 0 && s == 0 && sp->n_sgd == 1)
             fputs("title \"SGD seeds\"", f);
@@ -531,7 +534,7 @@ static void put_panel(FILE *f, const figure_plan *p, const panel *pn)
         fputs(" using ", f);
         put_x(f, sp);
         fputc(':', f);
-        put_column(f, pn->col, "");
+        put_column(f, &p->ode[i], pn->col, "");
         fprintf(f, " with lines lw 2 lc rgb \"%s\" title ", curve_colour(sp, i));
         put_quoted(f, sp->labels ? sp->labels[i] : "limit ODE");
     }
@@ -542,9 +545,9 @@ static void put_panel(FILE *f, const figure_plan *p, const panel *pn)
         fputs(" using ", f);
         put_x(f, sp);
         fputc(':', f);
-        put_column(f, pn->col, "_mean");
+        put_column(f, &p->sgd[i], pn->col, "_mean");
         fputc(':', f);
-        put_column(f, pn->col, "_se");
+        put_column(f, &p->sgd[i], pn->col, "_se");
         fprintf(f, " with yerrorbars pt 7 ps 0.5 lc rgb \"%s\" ", sgd_colour(sp, i));
         if (sp->n_sgd > 1)
             fputs("notitle", f);
@@ -754,7 +757,7 @@ static int add_panel(figure_plan *p, const char *col, const char *label, const c
 }
 
 /* A tracked moment m(w): its column m_w (the reader gives every file's
- * names, old ones too, in that form). */
+ * names, old ones too, in that form; put_column writes the file's own). */
 static int is_moment(const char *name)
 {
     return !strncmp(name, "m_", 2);

@@ -253,6 +253,8 @@ static aim_ode_status run_model(const aim_config *cfg, int d, const double *tau,
                                 aim_trajectory_moments *moments, int estimate,
                                 aim_ode_report *report)
 {
+    /* a failure before the integration: no counters, a failed status */
+    *report = (aim_ode_report){.status = AIM_ODE_FAILED};
     const int points = cfg->points;
     char err[sizeof report->message];
     double *y0, *states = NULL, *fast = NULL;

@@ -8,6 +8,7 @@
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <errno.h>
 #include <string.h>
 
 #include <gsl/gsl_version.h>
@@ -234,13 +235,14 @@ int aim_sidecar_add_integration(aim_sidecar *sc, const char *what, int n,
 int aim_sidecar_write(const aim_sidecar *sc, aim_atomic_file *f)
 {
     char *text = json_dumps(sc->root, JSON_INDENT(2) | JSON_PRESERVE_ORDER);
+    errno = 0;
     const int rc = text && aim_atomic_write(f, text, strlen(text)) == 0 &&
                            aim_atomic_write(f, "\n", 1) == 0
                        ? 0
                        : -1;
     if (rc)
         fprintf(stderr, "aimdyn: cannot write '%s': %s\n", aim_atomic_final(f),
-                text ? "write error" : "out of memory");
+                !text ? "out of memory" : strerror(errno ? errno : EIO));
     free(text);
     return rc;
 }

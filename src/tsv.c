@@ -441,13 +441,17 @@ void aim_table_free(aim_table *t)
 {
     if (!t)
         return;
-    for (int i = 0; i < t->ncols; i++)
+    for (int i = 0; i < t->ncols; i++) {
         free(t->names[i]);
+        if (t->header)
+            free(t->header[i]);
+    }
     for (size_t i = 0; t->text && i < (size_t)t->nrows * (size_t)t->ncols; i++)
         free(t->text[i]);
     for (int i = 0; i < t->nmeta; i++)
         free(t->meta[i]);
     free(t->names);
+    free(t->header);
     free(t->data);
     free(t->seed);
     free(t->text);
@@ -703,15 +707,22 @@ int aim_table_read(const char *path, const aim_table_kind *kind, aim_table *t)
         }
         if (!t->names) { /* the header */
             t->names = calloc((size_t)n, sizeof *t->names);
+            t->header = calloc((size_t)n, sizeof *t->header);
             role = malloc(sizeof *role * (size_t)n);
-            if (!t->names || !role)
+            if (!t->names || !t->header || !role)
                 goto oom;
             int text = 0;
             for (int i = 0; i < n; i++, t->ncols++) {
                 /* a file of an earlier version named m(SST) what is now m_SST */
                 const size_t size = strlen(fields[i]) + 2;
-                if (!(t->names[i] = malloc(size)))
+                t->header[i] = strdup(fields[i]);
+                t->names[i] = malloc(size);
+                if (!t->header[i] || !t->names[i]) { /* not counted: freed here */
+                    free(t->header[i]);
+                    free(t->names[i]);
+                    t->header[i] = t->names[i] = NULL;
                     goto oom;
+                }
                 aim_tsv_column_name(fields[i], t->names[i], size);
                 fields[i] = t->names[i];
                 role[i] = column_role(fields[i], kind);

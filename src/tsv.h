@@ -100,7 +100,9 @@ int aim_tsv_path(char *buf, size_t n, const aim_config *cfg,
  * A problem is reported with the file, the line and what is allowed. */
 typedef struct {
     int ncols, nrows;
-    char **names;
+    char **names;   /* identifiers (aim_tsv_column_name of the header) */
+    char **header;  /* the names as the file has them (an earlier version's
+                       m(SST), now m_SST), e.g. for gnuplot reading it */
     double *data;   /* nrows x ncols; NaN in text columns */
     uint64_t *seed; /* per row, the column "seed"; NULL without one */
     char **text;    /* nrows x ncols, the cells of the text columns

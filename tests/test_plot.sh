@@ -154,6 +154,19 @@ for col in m_S m_SS m_ST mean; do
     contains "moment panel $col" "$work/f/tied.gp" "using \"tau\":'$col' with lines"
 done
 contains "title of an ODE alone" "$work/f/tied.gp" "title 'tied model: the limit ODE (d → ∞)'"
+# a file of the earlier layout ('#' lines first) and names (m(S)): gnuplot
+# reads the file's own header, so the script names m(S)
+awk -F'\t' 'BEGIN { OFS = "\t" } NR == 1 { h = $0; next } /^#/ { print; next }
+    !done { n = split(h, c, "\t"); for (i = 1; i <= n; i++) if (c[i] ~ /^m_/) c[i] = "m(" substr(c[i], 3) ")";
+            line = c[1]; for (i = 2; i <= n; i++) line = line "\t" c[i]; print line; done = 1 }
+    { print }' "$tied" >"$work/old-layout.tsv"
+grep -q '	m(SS)	' "$work/old-layout.tsv"
+check "an old-layout tied file made" $?
+expect_exit "plot --panels moments of an old-layout file" 0 "$exe" plot --figure "$work/f/old" \
+    --ode "$work/old-layout.tsv" --panels moments
+contains "old layout: the script names the file's m(SS)" "$work/f/old.gp" "using \"tau\":'m(SS)' with lines"
+[ -s "$work/f/old.png" ]
+check "old layout: the moments drawn" $?
 [ -s "$work/f/tied.png" ] && [ -s "$work/f/tied.svg" ]
 check "default formats: PNG and SVG" $?
 

@@ -61,8 +61,14 @@ for bad in 0 -2 abc 4x 5000; do
     contains "OMP_NUM_THREADS=$bad explained" "$work/err" \
         "^aimdyn ode: OMP_NUM_THREADS=$bad: not allowed; allowed: an integer from 1 to 1024"
 done
+expect_exit "--threads twice" 1 "$exe" ode --out "$work/none" --threads 2 --threads 3
+contains "--threads twice refused" "$work/err" "^aimdyn ode: --threads given 2 times; allowed: once"
 [ ! -e "$work/none" ]
 check "no output after the threads errors" $?
+# OpenMP's list form, one count per nesting level: the first is the engine's
+expect_exit "ode with OMP_NUM_THREADS=2,1" 0 env OMP_NUM_THREADS=2,1 "$exe" ode \
+    "$root/examples/tied_softmax_T4.ini" --out "$work/ode" --name r $short
+contains "OMP_NUM_THREADS=2,1: two threads" "$work/ode/r-ode.tsv" "^# threads: 2 "
 for cmd in sgd compare sweep recovery; do
     expect_exit "$cmd --help lists --threads" 0 "$exe" $cmd --help
     contains "$cmd --help --threads" "$work/out" "--threads N"

@@ -26,10 +26,17 @@ const aim_cli_option aim_cli_threads = {
 int aim_cli_threads_explicit(void) { return threads_given > 0; }
 
 /* The engine's threads once a command line with --threads is parsed: its
- * value, else OMP_NUM_THREADS (one number), else 1. Returns 0, or -1
- * after a message naming the variable, its value and what is allowed. */
+ * value, else OMP_NUM_THREADS (a number, or OpenMP's list of one per
+ * nesting level, whose first is the engine's level), else 1. Returns 0,
+ * or -1 after a message naming the option or variable, its value and
+ * what is allowed. */
 static int set_threads(const char *cmd)
 {
+    if (threads_given > 1) {
+        fprintf(stderr, "aimdyn %s: --threads given %d times; allowed: once\n", cmd,
+                threads_given);
+        return -1;
+    }
     if (threads_given)
         return aim_gauss_set_threads(threads_value);
     const char *env = getenv("OMP_NUM_THREADS");
@@ -38,9 +45,10 @@ static int set_threads(const char *cmd)
     char *end;
     errno = 0;
     const long v = strtol(env, &end, 10);
-    if (errno || *end || v < 1 || v > AIM_GAUSS_MAX_THREADS) {
+    if (errno || end == env || (*end && *end != ',') || v < 1 || v > AIM_GAUSS_MAX_THREADS) {
         fprintf(stderr, "aimdyn %s: OMP_NUM_THREADS=%s: not allowed; allowed: an integer from "
-                        "1 to %d (the expectation engine's threads; or give --threads N)\n",
+                        "1 to %d, or a list of them whose first counts (the expectation "
+                        "engine's threads; or give --threads N)\n",
                 cmd, env, AIM_GAUSS_MAX_THREADS);
         return -1;
     }

@@ -12,6 +12,7 @@
 #include "compare.h"
 #include "model.h"
 #include "progress.h"
+#include "sidecar.h"
 #include "pool.h"
 #include "ranks.h"
 #include "recovery.h"
@@ -442,8 +443,11 @@ static int write_files(const recovery_options *o, const aim_recovery_limit *lim,
     for (int k = 0; !rc && k < 3; k++) {
         aim_tsv *tsv = NULL;
         rc = aim_tsv_path(paths[k], sizeof paths[k], cfg, suffix[k], "tsv");
-        if (!rc && k == 2 && !f) {
+        if (!rc && k == 2 && !f) { /* no seeds: an old seeds table and its sidecar go */
+            char sidecar[sizeof paths[k] + 8];
             rc = aim_atomic_set_remove(set, paths[k]);
+            if (!rc && aim_sidecar_path(paths[k], sidecar, sizeof sidecar) == 0)
+                rc = aim_atomic_set_remove(set, sidecar);
             break;
         }
         if (!rc && !(tsv = aim_tsv_open(paths[k])))
