@@ -62,7 +62,7 @@ for bad in 0 -2 abc 4x 5000; do
         "^aimdyn ode: OMP_NUM_THREADS=$bad: not allowed; allowed: an integer from 1 to 1024"
 done
 expect_exit "--threads twice" 1 "$exe" ode --out "$work/none" --threads 2 --threads 3
-contains "--threads twice refused" "$work/err" "^aimdyn ode: --threads given 2 times; allowed: once"
+contains "--threads twice refused" "$work/err" "^aimdyn ode: --threads given twice (2, then 3); allowed: once"
 [ ! -e "$work/none" ]
 check "no output after the threads errors" $?
 # OpenMP's list form, one count per nesting level: the first is the engine's

@@ -15,15 +15,15 @@
 
 enum { MAX_OPTIONS = 24, ASSIGN_LEN = 4096, HELP = 'h', QUIET = 'q', FIRST_ID = 256 };
 
-/* --threads: the value given and how often (aim_cli_threads) */
-static int threads_value, threads_given;
+/* --threads: the value given, 0 when not given (its range starts at 1);
+ * given twice, the option layer refuses it as every one-value option */
+static int threads_value;
 
 const aim_cli_option aim_cli_threads = {
     AIM_OPT("threads", AIM_OPT_INTEGER, 1), .lo = 1, .hi = AIM_GAUSS_MAX_THREADS,
-    .allowed = " (the expectation engine's threads)", .target = &threads_value,
-    .given = &threads_given};
+    .allowed = " (the expectation engine's threads)", .target = &threads_value};
 
-int aim_cli_threads_explicit(void) { return threads_given > 0; }
+int aim_cli_threads_explicit(void) { return threads_value > 0; }
 
 /* The engine's threads once a command line with --threads is parsed: its
  * value, else OMP_NUM_THREADS (a number, or OpenMP's list of one per
@@ -32,12 +32,7 @@ int aim_cli_threads_explicit(void) { return threads_given > 0; }
  * what is allowed. */
 static int set_threads(const char *cmd)
 {
-    if (threads_given > 1) {
-        fprintf(stderr, "aimdyn %s: --threads given %d times; allowed: once\n", cmd,
-                threads_given);
-        return -1;
-    }
-    if (threads_given)
+    if (threads_value)
         return aim_gauss_set_threads(threads_value);
     const char *env = getenv("OMP_NUM_THREADS");
     if (!env || !*env)
