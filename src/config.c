@@ -4,6 +4,7 @@
 #include "config.h"
 
 #include <inttypes.h>
+#include <math.h>
 #include <stdarg.h>
 #include <stdbool.h>
 #include <stdint.h>
@@ -15,6 +16,7 @@
 #include <ini.h>
 
 #include "config_keys.h"
+#include "grid.h"
 #include "lines.h"
 
 /* ------------------------------------------------------------------ */
@@ -460,6 +462,135 @@ static void combo_error(const aim_config *cfg, aim_config_error *err, int i,
     aim_config_append(msg, n, ": %s; allowed: %s", reason, allowed);
 }
 
+/* training.start_file and hierarchy.start: a saved state is the start
+ * of every run, and hierarchy.start names it (set to file here when it
+ * was not given, so that the recorded configuration says what ran). */
+static int validate_starts(aim_config *cfg, aim_config_error *err)
+{
+    const int k_start = aim_config_key_index("hierarchy", "start");
+    const int k_file = aim_config_key_index("training", "start_file");
+    if (cfg->start_file[0] && cfg->start == AIM_START_EXACT && cfg->key_line[k_start] == 0)
+        cfg->start = AIM_START_FILE;
+    if (cfg->start == AIM_START_FILE && !cfg->start_file[0]) {
+        combo_error(cfg, err, k_start, k_file,
+                    "hierarchy.start = file measures the start on the saved state of "
+                    "training.start_file",
+                    "training.start_file = a state saved by aimdyn sgd --save-state, or "
+                    "hierarchy.start = exact | seed");
+        return -1;
+    }
+    if (cfg->start_file[0] && cfg->start != AIM_START_FILE) {
+        combo_error(cfg, err, k_file, k_start,
+                    "a saved state is the start of every run (ODE and SGD)",
+                    "hierarchy.start = file (or not given), or training.start_file empty");
+        return -1;
+    }
+    if (cfg->start_file[0] && cfg->method == AIM_METHOD_MATRIX) {
+        combo_error(cfg, err, k_file, aim_config_key_index("ode", "method"),
+                    "the matrix limit process draws its replicas' matrices itself",
+                    "ode.method = auto with training.start_file");
+        return -1;
+    }
+    return 0;
+}
+
+/* The grid point of tau (within 1e-9 relative, the rounding of a typed
+ * decimal against the computed grid), or -1. */
+static int grid_point_of(const double *grid, int points, double tau)
+{
+    for (int i = 0; i < points; i++)
+        if (fabs(grid[i] - tau) <= 1e-9 * fmax(1.0, fabs(grid[i])))
+            return i;
+    return -1;
+}
+
+/* Marks in keep[0..points-1] the grid points output.save_state names:
+ * 0, or -1 with the first tau that is not one in *bad. */
+static int save_state_points(const aim_config *cfg, const double *grid, char *keep,
+                             double *bad)
+{
+    const int all = !strcmp(cfg->save_state, "all");
+    memset(keep, all, (size_t)cfg->points);
+    if (all || !strcmp(cfg->save_state, "none"))
+        return 0;
+    for (const char *p = cfg->save_state; *p;) {
+        char *end;
+        const double tau = strtod(p, &end);
+        const int i = grid_point_of(grid, cfg->points, tau);
+        if (i < 0) {
+            *bad = tau;
+            return -1;
+        }
+        keep[i] = 1;
+        p = *end == ',' ? end + 1 : end;
+    }
+    return 0;
+}
+
+static int validate_save_state(const aim_config *cfg, aim_config_error *err)
+{
+    if (!strcmp(cfg->save_state, "none"))
+        return 0;
+    double *grid = malloc(sizeof *grid * (size_t)cfg->points);
+    char *keep = malloc((size_t)cfg->points);
+    if (!grid || !keep) {
+        free(grid);
+        free(keep);
+        snprintf(err->message, sizeof err->message, "out of memory");
+        return -1;
+    }
+    aim_grid_fill(cfg, grid);
+    const int k_save = aim_config_key_index("output", "save_state");
+    double bad;
+    int rc = 0;
+    if (save_state_points(cfg, grid, keep, &bad)) {
+        char reason[AIM_CONFIG_WHY];
+        snprintf(reason, sizeof reason, "tau = %g is not a point of the grid (saved states "
+                 "are taken where SGD is measured)", bad);
+        combo_error(cfg, err, k_save, aim_config_key_index("training", "points"), reason,
+                    "none, all, or grid points tau (0, training.horizon / (training.points - "
+                    "1), ... on a linear grid)");
+        rc = -1;
+    }
+    /* the file names give tau as %g: two saved points must differ there */
+    char a[32] = "", b[32];
+    for (int i = 0, last = -1; rc == 0 && i < cfg->points; i++) {
+        if (!keep[i])
+            continue;
+        snprintf(b, sizeof b, "%g", grid[i]);
+        if (last >= 0 && !strcmp(a, b)) {
+            char reason[AIM_CONFIG_WHY];
+            snprintf(reason, sizeof reason, "the grid points tau = %.17g and %.17g would save "
+                     "their states under the same name (tau%s)", grid[last], grid[i], b);
+            combo_error(cfg, err, k_save, aim_config_key_index("training", "points"), reason,
+                        "grid points that differ in their first 6 digits");
+            rc = -1;
+        }
+        memcpy(a, b, sizeof a);
+        last = i;
+    }
+    free(grid);
+    free(keep);
+    return rc;
+}
+
+int aim_config_saves_state(const aim_config *cfg, int point)
+{
+    if (!strcmp(cfg->save_state, "none") || point < 0 || point >= cfg->points)
+        return 0;
+    double *grid = malloc(sizeof *grid * (size_t)cfg->points);
+    char *keep = malloc((size_t)cfg->points);
+    double bad;
+    int saved = 0;
+    if (grid && keep) {
+        aim_grid_fill(cfg, grid);
+        saved = save_state_points(cfg, grid, keep, &bad) == 0 && keep[point];
+    }
+    free(grid);
+    free(keep);
+    return saved;
+}
+
 int aim_config_validate(aim_config *cfg, aim_config_error *err)
 {
     if (err)
@@ -648,6 +779,9 @@ int aim_config_validate(aim_config *cfg, aim_config_error *err)
                     "cumulant | free | initial | psd");
         return -1;
     }
+
+    if (validate_starts(cfg, err) || validate_save_state(cfg, err))
+        return -1;
 
     cfg->student.decomposition = cfg->decomposition;
     cfg->student.mean = 0.0;

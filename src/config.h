@@ -40,9 +40,10 @@ typedef enum {
     AIM_CLOSURE_QUADRATURE
 } aim_closure;
 /* Initial moments of the hierarchy: exact large-d values of the
- * independent Gaussian start, or measured from the initial matrices of
- * SGD seed sgd.seed at dimension sgd.d. */
-typedef enum { AIM_START_EXACT = 0, AIM_START_SEED } aim_start;
+ * independent Gaussian start, measured from the initial matrices of SGD
+ * seed sgd.seed at dimension sgd.d, or measured on the saved state
+ * training.start_file. */
+typedef enum { AIM_START_EXACT = 0, AIM_START_SEED, AIM_START_FILE } aim_start;
 /* Untied student, raw centring: the fast mean integrated with the
  * moments at the finite d of the runs (stiff), or eliminated on its
  * critical manifold (adiabatic limit; theory/untied.md). */
@@ -91,6 +92,8 @@ typedef struct {
     int points;         /* measurement / output grid size */
     aim_grid_kind grid;
     double grid_start;  /* first positive tau of a log grid */
+    char start_file[512]; /* a saved SGD state every run starts from
+                             (validate/state.h); "" none */
 
     /* [ode] */
     double rtol, atol;
@@ -130,6 +133,8 @@ typedef struct {
     char name[128];  /* file stem */
     double recovery_threshold; /* weak recovery: |teacher overlap| >= this */
     double checkpoint; /* CPU seconds between the checkpoints of an SGD seed */
+    char save_state[512]; /* grid points whose SGD states are saved:
+                             "none", "all" or a list of tau */
 
     /* provenance */
     char source[512]; /* config file path or "built-in default" */
@@ -191,6 +196,10 @@ int aim_config_get(const aim_config *cfg, const char *name, char *buf, size_t n,
 
 /* Prints the key reference table (used by --help). */
 void aim_config_describe(FILE *out);
+
+/* Whether output.save_state asks for the SGD states at grid point
+ * `point` (0 .. cfg->points - 1) of a validated cfg. */
+int aim_config_saves_state(const aim_config *cfg, int point);
 
 /* Number of columns p = round(rho d), at least 1, for a matrix spec. */
 int aim_config_columns(const aim_matrix_spec *spec, int d);

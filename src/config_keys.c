@@ -379,7 +379,8 @@ static const aim_config_enum_name closure_names[] = {{"aligned", AIM_CLOSURE_ALI
                                           {"quadrature", AIM_CLOSURE_QUADRATURE},
                                           {NULL, 0}};
 static const aim_config_enum_name start_names[] = {
-    {"exact", AIM_START_EXACT}, {"seed", AIM_START_SEED}, {NULL, 0}};
+    {"exact", AIM_START_EXACT}, {"seed", AIM_START_SEED}, {"file", AIM_START_FILE},
+    {NULL, 0}};
 static const aim_config_enum_name mean_names[] = {
     {"stiff", AIM_MEAN_STIFF}, {"adiabatic", AIM_MEAN_ADIABATIC}, {NULL, 0}};
 static const aim_config_enum_name solver_names[] = {{"auto", AIM_SOLVER_AUTO},
@@ -684,6 +685,54 @@ static int set_dir(const aim_config_key *k, aim_config *cfg, const char *text, c
     return set_string(k, cfg, text, why, n);
 }
 
+/* a path, or empty: none */
+static int set_optional_path(const aim_config_key *k, aim_config *cfg, const char *text,
+                             char *why, size_t n)
+{
+    if (text[0] == '\0') {
+        FIELD(cfg, k, char)[0] = '\0';
+        return 0;
+    }
+    return set_string(k, cfg, text, why, n);
+}
+
+/* none | all | a comma-separated list of tau >= 0, kept as the shortest
+ * texts that read back to the same doubles (whether they are grid points
+ * is checked by aim_config_validate) */
+static int set_save_state(const aim_config_key *k, aim_config *cfg, const char *text,
+                          char *why, size_t n)
+{
+    char norm[sizeof cfg->save_state] = "";
+    if (same_word(text, "none") || same_word(text, "all")) {
+        snprintf(norm, sizeof norm, "%s", same_word(text, "all") ? "all" : "none");
+    } else {
+        const char *p = text;
+        while (1) {
+            const char *comma = strchr(p, ',');
+            const size_t len = comma ? (size_t)(comma - p) : strlen(p);
+            char item[64], why_real[AIM_CONFIG_WHY], real[40];
+            double tau;
+            if (aim_config_clean_value(item, sizeof item, p, len) ||
+                parse_real(item, &tau, why_real, sizeof why_real) || tau < 0) {
+                snprintf(why, n, "'%.*s' is not a tau >= 0", (int)(len < 40 ? len : 40), p);
+                return -1;
+            }
+            fmt_real(real, sizeof real, tau);
+            if (strlen(norm) + strlen(real) + 2 >= sizeof norm) {
+                snprintf(why, n, "too long a list (at most %zu characters)", sizeof norm - 1);
+                return -1;
+            }
+            aim_config_append(norm, sizeof norm, "%s%s", norm[0] ? "," : "", real);
+            if (!comma)
+                break;
+            p = comma + 1;
+        }
+    }
+    (void)k;
+    memcpy(cfg->save_state, norm, sizeof norm);
+    return 0;
+}
+
 aim_config_type aim_config_key_type(const aim_config_key *k)
 {
     if (k->set == set_real)
@@ -796,6 +845,15 @@ const aim_config_key aim_config_keys[] = {
          "a real number > 0 (and < training.horizon for a log grid)",
          "first positive tau of a log grid"),
 
+    {"training", "start_file", "",
+     "empty (none) or the path of a state saved by aimdyn sgd --save-state (< 512 "
+     "characters) of the same student, d, tokens, columns, symmetric switch and centring",
+     "a saved SGD state every run starts from, as tau = 0: the ODE from the order "
+     "parameters or moments measured on its matrices (hierarchy.start = file), SGD "
+     "continued from its teacher and student with the data of sgd.seed (docs/tables.md)",
+     set_optional_path, get_string, offsetof(aim_config, start_file),
+     sizeof(((aim_config *)0)->start_file), 0, 0, 0, NULL},
+
     /* [ode] */
     REAL("ode", "rtol", rtol, "1e-6", 1e-14, 1e-1, 0,
          "a real number in [1e-14, 0.1]", "relative tolerance of the integrator"),
@@ -860,9 +918,11 @@ const aim_config_key aim_config_keys[] = {
          "quadrature (tied only) = every student word the moment of a pair of real "
          "symmetric matrices built from the tracked words (non-commutative Gauss "
          "quadrature, theory/tied.md sec. 14)"),
-    ENUM("hierarchy", "start", start, "exact", start_names, "exact | seed",
+    ENUM("hierarchy", "start", start, "exact", start_names,
+         "exact | seed | file (file: with training.start_file, which sets it when it is not given)",
          "tied and untied: initial moments: exact large-d values of the Gaussian start, "
-         "or measured from the initial matrices of SGD seed sgd.seed at sgd.d"),
+         "measured from the initial matrices of SGD seed sgd.seed at sgd.d, or measured "
+         "on the saved state training.start_file"),
     ENUM("hierarchy", "mean", mean_mode, "stiff", mean_names, "stiff | adiabatic",
          "untied, raw centring: the fast mean integrated with the moments at "
          "the finite d of ode.d (0: --d or sgd.d) (stiff), or on its critical "
@@ -912,6 +972,12 @@ const aim_config_key aim_config_keys[] = {
          "sgd and compare: an unfinished seed keeps its state at the first grid point after "
          "this much CPU time since its last checkpoint (0: at every grid point), so that a "
          "rerun continues it from there"),
+    {"output", "save_state", "none",
+     "none, all, or a comma-separated list of grid points tau",
+     "sgd and compare: the grid points at which every seed's matrices are saved, "
+     "DIR/NAME-sgd-dD-seedK-tauX.state (docs/tables.md), for training.start_file",
+     set_save_state, get_string, offsetof(aim_config, save_state),
+     sizeof(((aim_config *)0)->save_state), 0, 0, 0, NULL},
 };
 
 const int aim_config_nkeys = (int)(sizeof aim_config_keys / sizeof aim_config_keys[0]);

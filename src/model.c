@@ -42,6 +42,13 @@ void aim_model_describe(const aim_config *cfg, int equations, double start_mean,
         ops->describe(cfg, equations, start_mean, matrix, out);
 }
 
+const char *aim_model_start_text(const aim_config *cfg)
+{
+    return cfg->start == AIM_START_SEED   ? "measured from SGD seed sgd.seed at sgd.d"
+           : cfg->start == AIM_START_FILE ? "measured on the saved state training.start_file"
+                                          : "exact";
+}
+
 const char *aim_model_closure_name(aim_closure c)
 {
     return c == AIM_CLOSURE_ALIGNED    ? "aligned"

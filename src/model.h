@@ -172,6 +172,10 @@ void aim_model_describe(const aim_config *cfg, int equations, double start_mean,
                         FILE *out);
 /* "aligned", "cumulant", "free", "initial" */
 const char *aim_model_closure_name(aim_closure c);
+/* How a hierarchy's start was taken, for the output header: "exact",
+ * "measured from SGD seed sgd.seed at sgd.d" or "measured on the saved
+ * state training.start_file". */
+const char *aim_model_start_text(const aim_config *cfg);
 
 /* The model of cfg's student (cfg->decomposition). d as for ops.create.
  * NULL with a message in err. */

@@ -37,7 +37,7 @@ static void tied_describe(const aim_config *cfg, int equations, double start_mea
             "# tied hierarchy: order M = %d (%d equations), closure %s, start %s; "
             "m(w) = Tr(w)/d, S student, T teacher\n",
             cfg->order, equations, aim_model_closure_name(cfg->closure),
-            cfg->start == AIM_START_SEED ? "measured from SGD seed sgd.seed at sgd.d" : "exact");
+            aim_model_start_text(cfg));
 }
 
 static const aim_hierarchy *tied_equations(const void *c) { return aim_tied_hierarchy(c); }

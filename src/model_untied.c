@@ -64,8 +64,7 @@ static void untied_describe(const aim_config *cfg, int equations, double start_m
                 "m(w) = Tr(w)/d, A = U U^T, B = V V^T (m(A^k) = tA_k, m(B^k) = tB_k), "
                 "K = U V^T = S, k = V U^T, T teacher, t its transpose\n",
                 cfg->order, equations, aim_model_closure_name(cfg->closure),
-                cfg->start == AIM_START_SEED ? "measured from SGD seed sgd.seed at sgd.d"
-                                             : "exact");
+                aim_model_start_text(cfg));
         if (cfg->centring == AIM_RAW)
             fprintf(out, "# mean: %s\n",
                     cfg->mean_mode == AIM_MEAN_ADIABATIC

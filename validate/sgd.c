@@ -39,6 +39,7 @@
 #include "draw.h"
 #include "outmap.h"
 #include "sgd_internal.h"
+#include "state.h"
 
 void aim_sgd_i_outer(const double *A, int d, int p, double *S)
 {
@@ -197,6 +198,44 @@ static void cache_teacher(aim_sgd *s)
     s->psi_tt = aim_sgd_i_tr_ab(s->St, s->St, s->d) / s->d;
 }
 
+/* The teacher and the learned parameters of the saved state
+ * cfg->start_file (the drawn ones replaced): 0, or -1 (said). */
+static int load_state(aim_sgd *s)
+{
+    char err[1024];
+    aim_state *st = aim_state_read(s->cfg.start_file, err, sizeof err);
+    if (!st || aim_state_check(st, &s->cfg, s->d, err, sizeof err)) {
+        fprintf(stderr, "aimdyn: %s\n", err);
+        aim_state_free(st);
+        return -1;
+    }
+    double *arrays[2];
+    size_t lengths[2];
+    const double *saved[2];
+    size_t saved_len[2];
+    const int n = s->student->params(s, arrays, lengths);
+    /* aim_state_check matched the student, d and p: the same arrays */
+    aim_state_params(st, saved, saved_len);
+    memcpy(s->St, aim_state_teacher(st), sizeof *s->St * (size_t)s->d * (size_t)s->d);
+    for (int k = 0; k < n; k++)
+        memcpy(arrays[k], saved[k], sizeof *arrays[k] * lengths[k]);
+    aim_state_free(st);
+    return 0;
+}
+
+int aim_sgd_params(const aim_sgd *s, const double *arrays[2], size_t lengths[2],
+                   const char *names[2])
+{
+    static const char *const factor_names[3][2] = {{"S", NULL}, {"W", NULL}, {"U", "V"}};
+    double *a[2];
+    const int n = s->student->params(s, a, lengths);
+    for (int k = 0; k < n; k++) {
+        arrays[k] = a[k];
+        names[k] = factor_names[s->student->factors][k];
+    }
+    return n;
+}
+
 aim_sgd *aim_sgd_create(const aim_config *cfg, int d, uint64_t seed)
 {
     aim_sgd *s = alloc_common(cfg, d);
@@ -213,6 +252,8 @@ aim_sgd *aim_sgd_create(const aim_config *cfg, int d, uint64_t seed)
     }
     int st = aim_draw_teacher(cfg, rt, s->St, d);
     s->student->draw(s, rs);
+    if (st == 0 && cfg->start_file[0])
+        st = load_state(s);
     if (s->student->refresh)
         s->student->refresh(s);
     gsl_rng_free(rt);

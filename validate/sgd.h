@@ -22,8 +22,11 @@ typedef struct aim_sgd aim_sgd;
 
 /* Draws teacher and student for dimension d from seed. Students: direct
  * and untied (any centring), tied (centred only); the teacher may be of
- * any family. NULL on allocation failure or an unsupported combination
- * (message on stderr). */
+ * any family. With cfg->start_file set, the teacher and the student are
+ * instead those of that saved state (validate/state.h, checked against
+ * cfg and d), and seed decides only the data (and held-out) streams.
+ * NULL on allocation failure, an unsupported combination or a state
+ * that cannot start this run (message on stderr). */
 aim_sgd *aim_sgd_create(const aim_config *cfg, int d, uint64_t seed);
 
 /* A copy of the current matrices with a fresh data stream seeded from
@@ -80,6 +83,13 @@ const double *aim_sgd_factor(const aim_sgd *sgd);
  * refreshed at creation and after every advance. */
 int aim_sgd_untied_factors(const aim_sgd *sgd, const double **U,
                            const double **V);
+
+/* The learned parameters (what aim_sgd_save keeps besides the teacher):
+ * direct S (d x d), tied W, untied U and V (d x p, row-major), their
+ * lengths and names ("S", "W", "U", "V"); returns how many (1 or 2).
+ * Valid until the next advance or free. */
+int aim_sgd_params(const aim_sgd *sgd, const double *arrays[2], size_t lengths[2],
+                   const char *names[2]);
 
 /* Columns p of the factors W (tied) or U, V (untied), round(rho d); 0
  * for a direct student. */

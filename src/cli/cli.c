@@ -101,6 +101,14 @@ int aim_cli_load_config(const char *cmd, const char *path, const char *const *se
         fprintf(stderr, "aimdyn %s: %s\n", cmd, err.message);
         return -1;
     }
+    /* a saved state starts one run: ode, sgd and compare read it */
+    if (cfg->start_file[0] && strcmp(cmd, "ode") && strcmp(cmd, "sgd") &&
+        strcmp(cmd, "compare") && strcmp(cmd, "hierarchy")) {
+        fprintf(stderr, "aimdyn %s: training.start_file = '%s': %s does not start from a saved "
+                        "state; allowed: training.start_file empty (ode, sgd and compare read "
+                        "it)\n", cmd, cfg->start_file, cmd);
+        return -1;
+    }
     return aim_cli_hierarchy_fits(cmd, cfg, cfg->order);
 }
 

@@ -78,6 +78,7 @@ static int compare_student(const run_options *ro, const aim_config *cfg, aim_ato
     aim_gap(*gaps)[AIM_OBS_COUNT] = malloc(sizeof *gaps * (size_t)nruns);
     aim_gap gauss_gaps[MAX_DIMS * MAX_ORDERS]; /* the ODE risk against risk_gauss */
     double *start = NULL;
+    aim_measured_start direct_start = {0};
     int rc = -1;
     aim_tsv *tsv = NULL;
     /* each order's run serves the next one's truncation error estimate */
@@ -100,9 +101,17 @@ static int compare_student(const run_options *ro, const aim_config *cfg, aim_ato
          * used: the word sets of lower orders are its leading entries */
         free(start);
         start = NULL;
-        if (tied && cfg->start == AIM_START_SEED &&
+        if (tied && (cfg->start == AIM_START_SEED || cfg->start == AIM_START_FILE) &&
             !(start = aim_compare_seed_moments(cfg, d, &ab, orders[nord - 1] + 1)))
             goto done;
+        /* a direct student's start from a saved state: its order parameters */
+        aim_compare_release_start(&direct_start);
+        char why[1200];
+        if (!tied && cfg->start_file[0] &&
+            aim_compare_measure_start(cfg, d, cfg->seed, &direct_start, why, sizeof why)) {
+            fprintf(stderr, "aimdyn compare: %s\n", why);
+            goto done;
+        }
         for (int q = 0; q < nord; q++) {
             const int r = j * nord + q;
             aim_config per_run = *cfg;
@@ -120,7 +129,8 @@ static int compare_student(const run_options *ro, const aim_config *cfg, aim_ato
             aim_ode_report rep;
             aim_trajectory_moments mom;
             if (aim_trajectory_run_reusing(&per_run, d, tau,
-                                           start ? &(aim_measured_start){.moments = start} : NULL,
+                                           start ? &(aim_measured_start){.moments = start}
+                                           : direct_start.q ? &direct_start : NULL,
                                            ode + r * block, &mom, &rep, reuse) == AIM_ODE_FAILED) {
                 fprintf(stderr, "aimdyn compare: ODE: %s\n", rep.message);
                 aim_trajectory_moments_free(&mom);
@@ -258,6 +268,7 @@ done:
         aim_tsv_abort(tsv);
     aim_trajectory_reuse_free(reuse);
     free(start);
+    aim_compare_release_start(&direct_start);
     free(tau);
     free(ode);
     free(mean);

@@ -28,17 +28,22 @@ int aim_cmd_ode(int argc, char **argv)
     aim_grid_fill(cfg, tau);
     aim_ode_report rep;
     aim_trajectory_moments mom;
-    double *start = NULL;
-    if (aim_model_ops_of(cfg)->hierarchy && cfg->start == AIM_START_SEED &&
-        !(start = aim_compare_seed_start(cfg, ro.dims[0]))) {
+    /* measured starts: a hierarchy's on SGD seed sgd.seed, any student's
+     * on a saved state (aim_sgd_create loads it for the seed) */
+    aim_measured_start start = {0};
+    char why[1200];
+    const int measured = cfg->start_file[0] ||
+                         (aim_model_ops_of(cfg)->hierarchy && cfg->start == AIM_START_SEED);
+    if (measured &&
+        aim_compare_measure_start(cfg, ro.dims[0], cfg->seed, &start, why, sizeof why)) {
+        fprintf(stderr, "aimdyn ode: %s\n", why);
         free(tau);
         free(obs);
         return AIM_EXIT_RUNTIME;
     }
-    aim_ode_status st = aim_trajectory_run_full(cfg, ro.dims[0], tau,
-                                                start ? &(aim_measured_start){.moments = start} : NULL,
+    aim_ode_status st = aim_trajectory_run_full(cfg, ro.dims[0], tau, measured ? &start : NULL,
                                                 obs, &mom, &rep);
-    free(start);
+    aim_compare_release_start(&start);
     if (rep.warning[0])
         fprintf(stderr, "aimdyn ode: warning: the balance condition |tA_k(0) - tB_k(0)| >= "
                         "hierarchy.balance = %g of the paper's Corollary 4 fails for %s\n",

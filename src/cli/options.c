@@ -11,6 +11,7 @@
 #include "model.h"
 #include "model.h"
 #include "sgd.h"
+#include "state.h"
 #include "tsv.h"
 
 const char *const aim_cli_student_names[MAX_STUDENTS] = {"direct", "tied", "untied"};
@@ -96,6 +97,28 @@ int aim_cli_sgd_grid_usable(const char *cmd, const aim_config *cfg, int d)
     return i < cfg->points ? -1 : 0;
 }
 
+/* A saved state (training.start_file) read once and checked against the
+ * run at each of its dimensions and students, before anything is
+ * computed: 0, or -1 after a message naming the key, the file and the
+ * mismatch. */
+static int start_fits(const char *cmd, const run_options *ro)
+{
+    if (!ro->cfg.start_file[0])
+        return 0;
+    char err[1400];
+    aim_state *st = aim_state_read(ro->cfg.start_file, err, sizeof err);
+    int rc = st ? 0 : -1;
+    if (!st)
+        fprintf(stderr, "aimdyn %s: training.start_file: %s\n", cmd, err);
+    for (int s = 0; rc == 0 && s < (ro->nstudents ? ro->nstudents : 1); s++)
+        for (int j = 0; rc == 0 && j < ro->ndims; j++)
+            if ((rc = aim_state_check(st, ro->nstudents ? &ro->student_cfg[s] : &ro->cfg,
+                                      ro->dims[j], err, sizeof err)))
+                fprintf(stderr, "aimdyn %s: %s\n", cmd, err);
+    aim_state_free(st);
+    return rc;
+}
+
 /* Parses [CONFIG] and the options of ode, sgd and compare. Returns 0, 1
  * after printing help, or -1 on a usage error. */
 int aim_cli_parse_run_options(const char *cmd, int argc, char **argv,
@@ -132,6 +155,10 @@ int aim_cli_parse_run_options(const char *cmd, int argc, char **argv,
         is_hierarchy ? elsewhere_d : is_compare ? list_d : assign_d,
         {AIM_OPT("seeds", is_sgd || is_compare ? AIM_OPT_ASSIGN : AIM_OPT_ELSEWHERE, 1),
          .assign = "sgd.seeds="},
+        {AIM_OPT("save-state", is_sgd || is_compare ? AIM_OPT_ASSIGN : AIM_OPT_ELSEWHERE, 1),
+         .assign = "output.save_state="},
+        {AIM_OPT("start", is_hierarchy ? AIM_OPT_ELSEWHERE : AIM_OPT_ASSIGN, 1),
+         .assign = "training.start_file="},
         {AIM_OPT("generic", is_sgd || is_hierarchy ? AIM_OPT_ELSEWHERE : AIM_OPT_ASSIGN, 0),
          .assign = "ode.rule=generic"},
         is_sgd ? elsewhere_order : is_compare ? list_order : assign_order,
@@ -184,6 +211,8 @@ int aim_cli_parse_run_options(const char *cmd, int argc, char **argv,
             return -1;
     if (ro->norders == 0)
         ro->orders[ro->norders++] = ro->cfg.order;
+    if (!is_hierarchy && start_fits(cmd, ro))
+        return -1;
     /* the other ranks of an MPI job write seed files only, once rank 0
      * has taken the locks (ranks.h) */
     if (is_hierarchy || aim_ranks_rank() != 0)

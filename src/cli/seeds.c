@@ -15,6 +15,7 @@
 #include "checkpoint.h"
 #include "pool.h"
 #include "sgd.h"
+#include "state.h"
 #include "tsv.h"
 #include "words.h"
 
@@ -152,7 +153,11 @@ static int seed_rows(const seed_checkpoints *c, int next, FILE *out, FILE *in)
     return 0;
 }
 
-/* After grid point i: the seed's state kept, at the first point after
+/* After grid point i: its saved state when output.save_state asks for
+ * it (aim_state_write: a file of its own, replaced atomically, written
+ * as the seed reaches the point; a seed resumed from its checkpoint or
+ * seed file wrote the states before that point in the run that made
+ * them). Then the seed's state kept, at the first point after
  * cfg->checkpoint CPU seconds (not after the last point: the seed file
  * follows). The time decides only when; a checkpoint holds the state at
  * a grid point, the same whenever it is taken. */
@@ -161,6 +166,18 @@ static int save_checkpoint(void *ctx, int s, int i, const aim_sgd *sgd)
     (void)s;
     seed_checkpoints *c = ctx;
     const seeds_run *r = c->r;
+    if (aim_config_saves_state(r->cfg, i)) {
+        char path[1200], err[1400];
+        if (aim_state_path(r->cfg, r->d, c->seed, r->tau[i], path, sizeof path)) {
+            fprintf(stderr, "aimdyn %s: output path too long for the saved state of seed %llu\n",
+                    r->cmd, (unsigned long long)c->seed);
+            return -1;
+        }
+        if (aim_state_write(path, sgd, r->cfg, c->seed, r->tau[i], i, err, sizeof err)) {
+            fprintf(stderr, "aimdyn %s: %s\n", r->cmd, err);
+            return -1;
+        }
+    }
     if (i + 1 >= r->points || cpu_seconds() - c->last < r->cfg->checkpoint)
         return 0;
     if (mkdir(r->dir, 0777) != 0 && errno != EEXIST) {
