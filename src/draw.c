@@ -30,6 +30,13 @@ gsl_rng *aim_draw_rng(uint64_t seed, unsigned stream)
     return r;
 }
 
+gsl_rng *aim_draw_restart_rng(uint64_t seed, uint64_t saved_seed, long saved_step)
+{
+    const uint64_t mixed =
+        splitmix64(splitmix64(splitmix64(seed) ^ saved_seed) ^ (uint64_t)saved_step);
+    return aim_draw_rng(mixed, AIM_DRAW_DATA);
+}
+
 void aim_draw_gauss(gsl_rng *r, double *A, size_t n, double sd)
 {
     for (size_t i = 0; i < n; i++)

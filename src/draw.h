@@ -24,6 +24,15 @@ enum { AIM_DRAW_TEACHER = 0, AIM_DRAW_STUDENT = 1, AIM_DRAW_DATA = 2, AIM_DRAW_H
 /* The generator of stream k of seed; NULL when out of memory. */
 gsl_rng *aim_draw_rng(uint64_t seed, unsigned stream);
 
+/* The data stream of seed when its SGD restarts from a state saved by
+ * seed saved_seed at step saved_step (training.start_file): stream
+ * AIM_DRAW_DATA of a seed mixed from the three by splitmix64. Not the
+ * data stream of seed itself: with seed = saved_seed that would replay
+ * the very samples the saved matrices were trained on, which are not
+ * fresh samples to them (online SGD's premise; at d = 24 such a replay
+ * blew up where fresh data did not). NULL when out of memory. */
+gsl_rng *aim_draw_restart_rng(uint64_t seed, uint64_t saved_seed, long saved_step);
+
 /* n i.i.d. N(0, sd^2) entries. */
 void aim_draw_gauss(gsl_rng *r, double *A, size_t n, double sd);
 

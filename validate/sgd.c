@@ -199,8 +199,9 @@ static void cache_teacher(aim_sgd *s)
 }
 
 /* The teacher and the learned parameters of the saved state
- * cfg->start_file (the drawn ones replaced): 0, or -1 (said). */
-static int load_state(aim_sgd *s)
+ * cfg->start_file (the drawn ones replaced), and the data stream of a
+ * restart (aim_draw_restart_rng) for seed: 0, or -1 (said). */
+static int load_state(aim_sgd *s, uint64_t seed)
 {
     char err[1024];
     aim_state *st = aim_state_read(s->cfg.start_file, err, sizeof err);
@@ -219,7 +220,14 @@ static int load_state(aim_sgd *s)
     memcpy(s->St, aim_state_teacher(st), sizeof *s->St * (size_t)s->d * (size_t)s->d);
     for (int k = 0; k < n; k++)
         memcpy(arrays[k], saved[k], sizeof *arrays[k] * lengths[k]);
+    gsl_rng *data = aim_draw_restart_rng(seed, aim_state_seed(st), aim_state_step(st));
     aim_state_free(st);
+    if (!data) {
+        fprintf(stderr, "aim_sgd: out of memory (generator)\n");
+        return -1;
+    }
+    gsl_rng_free(s->rdata);
+    s->rdata = data;
     return 0;
 }
 
@@ -253,7 +261,7 @@ aim_sgd *aim_sgd_create(const aim_config *cfg, int d, uint64_t seed)
     int st = aim_draw_teacher(cfg, rt, s->St, d);
     s->student->draw(s, rs);
     if (st == 0 && cfg->start_file[0])
-        st = load_state(s);
+        st = load_state(s, seed);
     if (s->student->refresh)
         s->student->refresh(s);
     gsl_rng_free(rt);

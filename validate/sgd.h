@@ -24,7 +24,9 @@ typedef struct aim_sgd aim_sgd;
  * and untied (any centring), tied (centred only); the teacher may be of
  * any family. With cfg->start_file set, the teacher and the student are
  * instead those of that saved state (validate/state.h, checked against
- * cfg and d), and seed decides only the data (and held-out) streams.
+ * cfg and d), seed decides the held-out samples, and the data stream is
+ * a fresh one of seed and the state's seed and step
+ * (aim_draw_restart_rng).
  * NULL on allocation failure, an unsupported combination or a state
  * that cannot start this run (message on stderr). */
 aim_sgd *aim_sgd_create(const aim_config *cfg, int d, uint64_t seed);
