@@ -1,7 +1,9 @@
-/* aim_state: saved SGD states (see state.h). Text rather than the binary
- * of a checkpoint (src/cli/checkpoint.h): a state is a result meant to
- * move between machines and versions, and "%a" hex floats are exact in
- * any byte order. */
+/* aim_state: saved SGD states (see state.h), their reader and checks
+ * (the writer is state_write.c: the reader of files from elsewhere, a
+ * fuzz target, stays apart from SGD). Text rather than the binary of a
+ * checkpoint (src/cli/checkpoint.h): a state is a result meant to move
+ * between machines and versions, and "%a" hex floats are exact in any
+ * byte order. */
 #include "state.h"
 
 #include <ctype.h>
@@ -10,14 +12,10 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
-#include "atomic.h"
-#include "version.h"
 
-enum { FORMAT = 1 };
-
-static const char *const decomposition_names[] = {"direct", "tied", "untied"};
-static const char *const centring_names[] = {"centred", "raw"};
+#include "state_format.h"
 
 struct aim_state {
     uint64_t seed;
@@ -35,64 +33,6 @@ int aim_state_path(const aim_config *cfg, int d, uint64_t seed, double tau, char
     const int w = snprintf(buf, n, "%s/%s-sgd-d%d-seed%llu-tau%g.state", cfg->dir, cfg->name,
                            d, (unsigned long long)seed, tau);
     return w < 0 || (size_t)w >= n ? -1 : 0;
-}
-
-static int write_matrix(FILE *f, const char *name, const double *a, int rows, int cols)
-{
-    fprintf(f, "matrix\t%s\t%d\t%d\n", name, rows, cols);
-    for (int i = 0; i < rows; i++)
-        for (int j = 0; j < cols; j++)
-            fprintf(f, "%a%c", a[(size_t)i * cols + j], j + 1 < cols ? '\t' : '\n');
-    return ferror(f) ? -1 : 0;
-}
-
-int aim_state_write(const char *path, const aim_sgd *sgd, const aim_config *cfg,
-                    uint64_t seed, double tau, int point, char *err, size_t n)
-{
-    const int d = aim_sgd_dim(sgd);
-    const double *arrays[2];
-    size_t len[2];
-    const char *names[2];
-    const int count = aim_sgd_params(sgd, arrays, len, names);
-    char *text = NULL;
-    size_t size = 0;
-    FILE *m = open_memstream(&text, &size);
-    if (!m) {
-        snprintf(err, n, "cannot write the state '%s': out of memory", path);
-        return -1;
-    }
-    fprintf(m, "# aimdyn saved state, format %d\n# aimdyn %s\n", FORMAT, AIM_VERSION);
-    fprintf(m, "# the SGD matrices of seed %llu at tau = %.17g (step %ld, grid point %d of "
-               "%d) at d = %d; values as C99 hex floats (%%a), read back exactly\n",
-            (unsigned long long)seed, tau, aim_sgd_steps(sgd), point, cfg->points, d);
-    aim_config_write(cfg, m, "# config ");
-    fprintf(m, "format\t%d\nseed\t%llu\ntau\t%.17g\nstep\t%ld\nd\t%d\ndecomposition\t%s\n"
-               "columns\t%d\ntokens\t%d\nsymmetric\t%d\ncentring\t%s\n",
-            FORMAT, (unsigned long long)seed, tau, aim_sgd_steps(sgd), d,
-            decomposition_names[cfg->decomposition], aim_sgd_columns(sgd), cfg->tokens,
-            cfg->student.symmetric, centring_names[cfg->centring]);
-    int rc = write_matrix(m, "teacher", aim_sgd_matrix(sgd, 1), d, d);
-    for (int k = 0; rc == 0 && k < count; k++)
-        rc = write_matrix(m, names[k], arrays[k], d, (int)(len[k] / (size_t)d));
-    fprintf(m, "end\n");
-    if (fclose(m) != 0 || rc != 0) {
-        snprintf(err, n, "cannot write the state '%s': out of memory", path);
-        free(text);
-        return -1;
-    }
-    aim_atomic_file *f = aim_atomic_create(path);
-    if (!f)
-        snprintf(err, n, "cannot create the state '%s' (reason above)", path);
-    else if (aim_atomic_write(f, text, size) != 0) {
-        snprintf(err, n, "cannot write the state '%s': %s", path, strerror(errno));
-        aim_atomic_discard(f);
-        f = NULL;
-    } else if (aim_atomic_replace(f) != 0)
-        snprintf(err, n, "cannot replace the state '%s' (reason above)", path);
-    else
-        rc = 1;
-    free(text);
-    return rc == 1 ? 0 : -1;
 }
 
 void aim_state_free(aim_state *st)
@@ -278,6 +218,19 @@ aim_state *aim_state_read(const char *path, char *err, size_t n)
                      decomposition_names[st->decomposition]);
             ok = 0;
         }
+    }
+    /* every value takes at least two bytes ("0" and a tab or newline):
+     * a header that declares more than the file can hold is refused
+     * before its matrices are allocated */
+    struct stat info;
+    const double values = (double)st->d * st->d +
+                          (st->decomposition == AIM_UNTIED ? 2.0 : 1.0) * st->d *
+                              (st->decomposition == AIM_DIRECT ? st->d : st->columns);
+    if (ok && fstat(fileno(r.f), &info) == 0 && 2.0 * values > (double)info.st_size) {
+        snprintf(err, n, "%s: %.0f values declared (d = %d, columns = %d), more than its %lld "
+                         "bytes can hold (cut short)", path, values, st->d, st->columns,
+                 (long long)info.st_size);
+        ok = 0;
     }
     ok = ok && read_matrix(&r, "teacher", st->d, st->d, &st->teacher) == 0;
     static const char *const param_names[3][2] = {{"S", NULL}, {"W", NULL}, {"U", "V"}};

@@ -23,18 +23,22 @@ mkdir -p "$build"
 # no meson, so it gets a fixed one
 echo '#define AIM_VERSION "fuzz"' >"$build/version.h"
 # tsv.c's JSON sidecars name the CBLAS that meson found (none here)
-flags="-std=c17 -g -O1 -Wall -Wextra -Werror -D_XOPEN_SOURCE=700 -I$root/src -I$root/sim -I$build
+flags="-std=c17 -g -O1 -Wall -Wextra -Werror -D_XOPEN_SOURCE=700 -I$root/src -I$root/sim -I$root/validate -I$build
 -DAIM_CBLAS_PACKAGE=\"none\"
 -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=all"
 libs="$(pkg-config --libs gsl inih jansson) -lsundials_cvode -lm"
 # tsv.c writes through atomic.c, which registers its files with guard.c,
 # and writes the tables' sidecars with sidecar.c
-sources="$root/src/config.c $root/src/config_keys.c $root/src/config_write.c $root/src/lines.c $root/src/tsv.c $root/src/atomic.c $root/src/guard.c $root/src/sidecar.c"
+sources="$root/src/config.c $root/src/grid.c $root/src/config_keys.c $root/src/config_write.c $root/src/lines.c $root/src/tsv.c $root/src/atomic.c $root/src/guard.c $root/src/sidecar.c"
 status=0
-for target in config table; do
+for target in config table state; do
+    # the state reader (validate/state.c) apart from SGD: its writer,
+    # state_write.c, is not needed
+    extra=
+    [ "$target" = state ] && extra="$root/validate/state.c"
     # shellcheck disable=SC2086 # word splitting of the flag lists is meant
     clang $flags $(pkg-config --cflags gsl inih jansson) -o "$build/fuzz_$target" \
-        "$root/tests/fuzz/fuzz_$target.c" $sources $libs
+        "$root/tests/fuzz/fuzz_$target.c" $sources $extra $libs
     mkdir -p "$build/corpus-$target"
     echo "fuzz: $target for $seconds s"
     # -close_fd_mask=3: the readers' messages on stderr would drown the
