@@ -321,7 +321,8 @@ double *aim_compare_seed_moments(const aim_config *cfg, int d, const aim_alphabe
     double *moments = ws ? malloc(sizeof *moments * (size_t)aim_wordset_count(ws)) : NULL;
     if (!ws || !sgd || !moments || aim_compare_measure_words(sgd, ws, max_len, moments)) {
         fprintf(stderr, "aimdyn: cannot measure the start of SGD seed %llu at d = %d "
-                        "(out of memory)\n", (unsigned long long)cfg->seed, d);
+                        "(%s)\n", (unsigned long long)cfg->seed, d,
+                ws && !sgd ? "its matrices could not be made: said above" : "out of memory");
         free(moments);
         moments = NULL;
     }

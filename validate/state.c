@@ -290,7 +290,7 @@ int aim_state_check(const aim_state *st, const aim_config *cfg, int d, char *err
     if (!what)
         return 0;
     snprintf(err, n, "training.start_file = '%s': %s is %s in the saved state and %s in this "
-                     "run; allowed: a state saved by a run of the same %s",
+                     "run; allowed: a state saved with %s as this run's",
              cfg->start_file, what, file, run, what);
     return -1;
 }
