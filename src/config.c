@@ -536,7 +536,8 @@ static int validate_save_state(const aim_config *cfg, aim_config_error *err)
     if (!grid || !keep) {
         free(grid);
         free(keep);
-        snprintf(err->message, sizeof err->message, "out of memory");
+        if (err)
+            snprintf(err->message, sizeof err->message, "out of memory");
         return -1;
     }
     aim_grid_fill(cfg, grid);
