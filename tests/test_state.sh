@@ -138,33 +138,6 @@ ode_m=$(rows "$work/t/g/aimdyn-ode.tsv" | awk -F'\t' 'NR == 1 { for (i = 1; i <=
 [ -n "$sgd_m" ] && [ "$sgd_m" = "$ode_m" ]
 check "tied ODE starts at the moments measured on the state ($sgd_m / $ode_m)" $?
 
-# the Python module (build/aimdyn.py over the built library) starts the
-# ODE from the state as `aimdyn ode` does: the same numbers to the file's
-# 10 digits
-py=""
-for p in python3 /usr/bin/python3; do
-    if "$p" -c 'import numpy' 2>/dev/null; then
-        py=$p
-        break
-    fi
-done
-[ -n "$py" ]
-check "a python3 with numpy (Debian: python3-numpy; sh scripts/setup.sh installs it)" $?
-AIMDYN_LIBRARY="$(dirname "$exe")/libaimdyn.so.0" PYTHONPATH="$(dirname "$exe")" "${py:-python3}" -c '
-import sys, aimdyn
-settings = {"model.decomposition": "tied", "teacher.decomposition": "tied",
-            "training.eta": 0.005, "training.horizon": 0.002, "training.points": 3,
-            "hierarchy.order": 2, "training.start_file": sys.argv[1]}
-run = aimdyn.ode(settings, d=40)
-rows = [l.split("\t") for l in open(sys.argv[2]) if not l.startswith("#")]
-cols = rows[0]
-for name in ("overlap", "omega_ss", "omega_st", "risk"):
-    for i, row in enumerate(rows[1:]):
-        want = float(row[cols.index(name)])
-        assert abs(run[name][i] - want) <= 1e-9 * abs(want), (name, i, run[name][i], want)
-' "$work/t/aimdyn-sgd-d40-seed1-tau0.001.state" "$work/t/g/aimdyn-ode.tsv"
-check "python aimdyn.ode from the state = aimdyn ode" $?
-
 # --- refused: exit 1, the key, the file and the mismatch named ---
 expect_exit "missing state" 1 "$exe" sgd $D --start "$work/none.state" --out "$work/x"
 contains "missing state named" "$work/err" "training.start_file: cannot read the state '$work/none.state'"
