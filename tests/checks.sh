@@ -65,3 +65,19 @@ same_files() { # name, directory a, directory b: the same file names and bytes
     done
     check "$1" $r
 }
+
+# The gnuplot script kept beside a figure (plots/plot.c): STEM.gp, run by
+# gnuplot in directory dir with its outputs renamed from the command line
+# (the data files it names exist under their final names, not as a run's
+# temporary files), draws STEM.png and STEM.svg again, bit for bit.
+kept_script_redraws() { # name, figure stem, dir
+    rm -f "$work/redrawn.png" "$work/redrawn.svg"
+    (cd "$3" && gnuplot -e "out_png='$work/redrawn.png'; out_svg='$work/redrawn.svg'" "$2.gp") \
+        >"$work/gnuplot-err" 2>&1
+    r=$?
+    [ $r -eq 0 ] && [ ! -s "$work/gnuplot-err" ] && cmp -s "$2.png" "$work/redrawn.png" &&
+        cmp -s "$2.svg" "$work/redrawn.svg"
+    r=$?
+    [ $r -ne 0 ] && echo "  $1: $(cat "$work/gnuplot-err")"
+    check "$1" $r
+}

@@ -593,6 +593,7 @@ contains "scaling TSV records the predictions" "$t6" "^# predict $sc/p2.tsv$"
 if command -v gnuplot >/dev/null 2>&1; then
     [ -s "$fig.png" ] && [ -s "$fig.svg" ]
     check "scaling figure png and svg" $?
+    kept_script_redraws "scaling: the figure's kept script redraws it" "$fig" /
     contains "scaling figure has the fitted exponent" "$fig.svg" "a = 2"
     contains "scaling figure has the predictions" "$fig.svg" "prediction"
     [ -z "$(ls -A "$sc" | grep 'fig-scaling\.[ps][nv]g\.')" ]
@@ -725,6 +726,7 @@ contains "sweep: point file has the point's configuration" "$sw/aimdyn-sweep.d/p
 if command -v gnuplot >/dev/null 2>&1; then
     [ -s "$sw/aimdyn-sweep.png" ] && [ -s "$sw/aimdyn-sweep.svg" ]
     check "sweep: heatmap png and svg" $?
+    kept_script_redraws "sweep: the heatmap's kept script redraws it" "$sw/aimdyn-sweep" /
     contains "sweep: heatmap marks cells not recovered by the horizon" "$sw/aimdyn-sweep.svg" "not by 0.05"
 fi
 cp "$t" "$work/sweep-jobs1.tsv"

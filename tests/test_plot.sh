@@ -18,6 +18,9 @@ here=$(cd "$(dirname "$0")/.." && pwd)
 "$exe" ode "$here/examples/tied_he2.ini" --order 2 --out "$work/t" \
     --set training.horizon=0.05 --quiet >/dev/null 2>"$work/err" || { cat "$work/err"; exit 1; }
 ode="$work/o/aimdyn-ode.tsv" sgd="$work/o/aimdyn-sgd-d40.tsv" seeds="$work/o/aimdyn-sgd-d40-seeds.tsv"
+# compare keeps its figure's script too, naming its tables as renamed into
+# place (it draws them before its commit, from their temporary files)
+kept_script_redraws "compare: the kept script redraws its figure" "$work/o/aimdyn-compare-d40" /
 tied="$work/t/tied_he2-ode.tsv"
 mkdir "$work/f"
 

@@ -19,14 +19,15 @@ cd "$work" || exit 1
 # equal), and with "cvode" it has an integration with steps > 0.
 sidecar_ok() {
     python3 - "$2" "${2%.tsv}.json" "${3:-}" >"$work/py" 2>&1 <<'EOF'
-import json, sys
+import json, os, sys
 table, side, want_cvode = sys.argv[1], sys.argv[2], sys.argv[3] == "cvode"
 with open(side) as f:
     j = json.load(f)
-for key in ("format", "aimdyn_version", "command", "command_line", "command_line_exact",
+for key in ("format", "aimdyn_version", "command", "command_line", "command_line_exact", "cwd",
             "libraries", "table", "outputs", "cvode", "configuration", "seeds"):
     assert key in j, "no key " + key
 assert j["format"] == "aimdyn sidecar 1"
+assert j["cwd"] == os.getcwd(), (j["cwd"], os.getcwd())
 assert j["table"] == table.split("/")[-1] and table.split("/")[-1] in j["outputs"]
 for lib in ("sundials", "gsl", "cblas"):
     assert j["libraries"][lib], "no version of " + lib

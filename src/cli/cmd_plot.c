@@ -125,8 +125,7 @@ int aim_cmd_plot(int argc, char **argv)
     const aim_plot_spec sp = {.ode = ode, .labels = nlabels ? labels : NULL, .n_ode = nodes,
                               .sgd = sgd, .n_sgd = nsgd, .samples_d = samples_d, .flags = flags,
                               .columns = columns, .n_columns = ncolumns,
-                              .formats = formats ? formats : AIM_PLOT_PNG | AIM_PLOT_SVG,
-                              .keep_script = 1};
+                              .formats = formats ? formats : AIM_PLOT_PNG | AIM_PLOT_SVG};
     if (aim_plot_check_inputs(&sp))
         return AIM_EXIT_USAGE;
     aim_atomic_set *set = NULL;

@@ -90,8 +90,8 @@ static const char usage[] =
     "  --label TEXT     what the runs are (the figure's title and the file's metadata)\n"
     "  --threshold X    weak-recovery threshold on |overlap|; allowed 0 < X <= 1\n"
     "                   (default: the files' output.recovery_threshold)\n"
-    "  --figure STEM    STEM.png and STEM.svg (gnuplot): n_wr against d on log-log axes,\n"
-    "                   medians with their intervals, the seeds as faint points, the\n"
+    "  --figure STEM    STEM.png and STEM.svg (gnuplot; its script kept as STEM.gp):\n"
+    "                   n_wr against d on log-log axes, medians with their intervals, the seeds as faint points, the\n"
     "                   power law, the predictions (without gnuplot: a warning, the\n"
     "                   TSV is still written); STEM may not start with '|' or '<'\n"
     "  --out DIR        output directory (default out)\n"
@@ -1127,7 +1127,8 @@ int aim_cmd_scaling(int argc, char **argv)
         goto done;
     printf("\nwrote %s\n", path);
     if (o.figure && fig == 0)
-        printf("wrote %s.png and %s.svg\n", o.figure, o.figure);
+        printf("wrote %s.png, %s.svg and %s.gp (its gnuplot script)\n", o.figure, o.figure,
+               o.figure);
     if (fig < 0)
         fprintf(stderr, CMD ": the figure could not be drawn (see above); the TSV is written "
                         "and an old figure %s.png/.svg is removed\n", o.figure);

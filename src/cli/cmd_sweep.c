@@ -125,7 +125,8 @@ static void print_help(const char *cmd)
            "                           (recovered, not-by-horizon, blow-up, failed),\n"
            "                           tau_wr, n_wr, tau_end (the last tau reached),\n"
            "                           overlap_end, risk_end (there) and message\n"
-           "  DIR/NAME-sweep.png/.svg  the heatmap: x = the first key, y = the second,\n"
+           "  DIR/NAME-sweep.png/.svg  the heatmap (its gnuplot script: .gp): x = the\n"
+           "                           first key, y = the second,\n"
            "                           a panel per value of the third; colour = tau_wr\n"
            "                           (log scale when it spans more than a factor 10),\n"
            "                           grey = not by training.horizon, blow-up\n"
@@ -1000,7 +1001,7 @@ static int run_sweep(sweep *sw, double t0)
         fprintf(stderr, "aimdyn sweep: the heatmap could not be drawn (see above); the table "
                         "%s is written and an old heatmap of this name is removed\n", path);
     else
-        printf("wrote %s.png and %s.svg\n", stem, stem);
+        printf("wrote %s.png, %s.svg and %s.gp (its gnuplot script)\n", stem, stem, stem);
     return result_status(sw, heatmap_failed);
 }
 
