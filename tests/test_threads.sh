@@ -85,6 +85,17 @@ expect_exit "compare --threads 2 --jobs 2 ends" 0 timeout 240 "$exe" compare --o
     --threads 2 --quiet
 contains "compare: ODE on 2 threads" "$work/cmp/aimdyn-ode.tsv" "^# threads: 2 "
 
+# recovery: its limit ODE on the parent's threads, its finite-d seeds on
+# workers with one thread each: each count recorded as the one that ran
+expect_exit "recovery, OMP_NUM_THREADS=2, --jobs 2" 0 env OMP_NUM_THREADS=2 "$exe" recovery \
+    --out "$work/rec" --set model.output=softmax --set model.tokens=2 $short --d 40 --seeds 2 \
+    --finite always --jobs 2
+for t in aimdyn-recovery aimdyn-recovery-seeds; do
+    contains "$t: the limit ODE on 2 threads" "$work/rec/$t.tsv" "^# threads: 2 "
+    contains "$t: the seeds on 1 thread each" "$work/rec/$t.tsv" \
+        "^# threads of the finite-d seeds: 1 (each seed's quasi-random rule, on its worker)$"
+done
+
 # a sweep's workers: one thread each unless --threads is given (the
 # variable is not enough); the same table and point files; a rerun on
 # another thread count keeps every point (threads are not configuration)

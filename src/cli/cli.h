@@ -12,6 +12,7 @@ enum { AIM_EXIT_USAGE = 1, AIM_EXIT_RUNTIME = 2, AIM_EXIT_BLOWUP = 3 };
 
 /* AIM_RECOVERY_THRESHOLD, the weak-recovery threshold */
 #include "trajectory.h"
+#include "tsv.h"
 
 /* The help lines of --set, --out, --name and --help. */
 extern const char *const aim_cli_usage_common;
@@ -182,6 +183,21 @@ int aim_cli_sgd_grid_usable(const char *cmd, const aim_config *cfg, int d);
  * after printing help, or -1 on a usage error. */
 int aim_cli_parse_run_options(const char *cmd, int argc, char **argv,
                              run_options *ro);
+
+/* CVODE's counters of n integrations (an aim_ode_report's stats) into
+ * the sidecar of tsv (aim_tsv_integration), each named prefix + its what
+ * (e.g. "d = 100, seed 3: " + "trajectory"). Returns 0, or -1 (said). */
+int aim_cli_record_integrations(aim_tsv *tsv, const char *prefix, int n,
+                                const aim_ode_stats *stats);
+
+/* The same counters as '#' lines "# cvode: WHAT: steps N, rhs_evals N,
+ * ..." of a file that carries them from the worker that integrated to the
+ * parent that writes the run's tables (a recovery seed's file, a sweep
+ * point's), and read back from its table t (at path; cmd for messages)
+ * into stats: their number, or -1 after a message naming the line. */
+void aim_cli_put_integrations(FILE *f, int n, const aim_ode_stats *stats);
+int aim_cli_get_integrations(const aim_table *t, const char *cmd, const char *path,
+                             aim_ode_stats stats[AIM_ODE_MAX_INTEGRATIONS]);
 
 /* Writes DIR/NAME-ode.tsv into path: renamed into place now (set NULL)
  * or with set. */
