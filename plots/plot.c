@@ -24,16 +24,20 @@ static const char not_found_msg[] =
     "aimdyn: gnuplot not found: install it (apt-get install gnuplot-nox) "
     "or use the TSV files directly\n";
 
-/* The gnuplot executable on PATH (malloc'd), or NULL. */
-static char *find_gnuplot(void)
+/* The gnuplot executable on PATH (malloc'd), or NULL: not found, or out
+ * of memory (said, *no_memory set). */
+static char *find_gnuplot(int *no_memory)
 {
     const char *path = getenv("PATH");
     if (!path || !*path)
         path = "/usr/local/bin:/usr/bin:/bin";
     size_t n = strlen(path) + sizeof "/gnuplot";
     char *buf = malloc(n);
-    if (!buf)
+    *no_memory = !buf;
+    if (!buf) {
+        fprintf(stderr, "aimdyn: out of memory (looking for gnuplot on PATH)\n");
         return NULL;
+    }
     const char *p = path;
     for (;;) {
         const char *end = strchr(p, ':');
@@ -55,7 +59,8 @@ static char *find_gnuplot(void)
 
 int aim_plot_available(void)
 {
-    char *exe = find_gnuplot();
+    int no_memory;
+    char *exe = find_gnuplot(&no_memory);
     free(exe);
     return exe != NULL;
 }
@@ -268,9 +273,11 @@ static char *script_text(const char *stem, script_fn *put_script, const void *ct
 static int draw(const char *stem, script_fn *put_script, const void *ctx, int formats,
                 const char *run_vars, aim_atomic_set *set)
 {
-    char *exe = find_gnuplot();
+    int no_memory;
+    char *exe = find_gnuplot(&no_memory);
     if (!exe) {
-        fputs(not_found_msg, stderr);
+        if (!no_memory)
+            fputs(not_found_msg, stderr);
         return -1;
     }
     int rc = -1;
@@ -770,13 +777,21 @@ static int add_panel(figure_plan *p, const char *col, const char *label, const c
                      const char *option)
 {
     panel *grown = realloc(p->panels, (size_t)(p->npanels + 1) * sizeof *grown);
-    if (!grown)
+    if (!grown) {
+        fprintf(stderr, "aimdyn plot: out of memory (the panel of %s)\n", option);
         return -1;
+    }
     p->panels = grown;
     panel *pn = &p->panels[p->npanels];
-    if (strlen(col) > 200 || bad_name(col) || !(pn->col = strdup(col))) {
-        fprintf(stderr, "aimdyn plot: %s: unusable column name '%s'%s\n", option, col,
-                bad_name(col) ? " (line break)" : "; allowed: at most 200 characters");
+    if (strlen(col) > AIM_PLOT_MAX_COLUMN || bad_name(col)) {
+        fprintf(stderr, "aimdyn plot: %s: unusable column name '%s'%s%d characters\n", option,
+                col, bad_name(col) ? " (line break); allowed: one line of at most "
+                                   : "; allowed: at most ",
+                AIM_PLOT_MAX_COLUMN);
+        return -1;
+    }
+    if (!(pn->col = strdup(col))) {
+        fprintf(stderr, "aimdyn plot: out of memory (the panel of %s %s)\n", option, col);
         return -1;
     }
     pn->label = label;
@@ -874,8 +889,10 @@ static int read_seeds(figure_plan *p, int i)
     }
     /* the reader checked tau increasing within each seed: a seed's rows
      * are contiguous as sgd writes them */
-    if (!(p->rows[i] = malloc((size_t)t->nrows * sizeof *p->rows[i])))
+    if (!(p->rows[i] = malloc((size_t)t->nrows * sizeof *p->rows[i]))) {
+        fprintf(stderr, "aimdyn plot: out of memory (the seeds of %s)\n", p->seeds_path[i]);
         return -1;
+    }
     for (int r = 0; r < t->nrows; r++)
         if (r == 0 || t->seed[r] != t->seed[r - 1])
             p->rows[i][p->nseeds[i]++] = (seed_rows){r, r};

@@ -22,6 +22,11 @@ enum {
     AIM_PLOT_MOMENTS = 16  /* a panel per tracked moment m(w) */
 };
 
+/* The longest column name a panel takes (--column, and the columns of
+ * --panels): its X_trunc, X_se and X_mean companions must fit the
+ * figure's names. */
+#define AIM_PLOT_MAX_COLUMN 200
+
 /* Figure formats (aim_plot_spec.formats; 0: PNG and SVG). */
 enum { AIM_PLOT_PNG = 1, AIM_PLOT_SVG = 2, AIM_PLOT_PDF = 4 };
 

@@ -868,6 +868,9 @@ rb_bad "a NUL byte" "a NUL byte" "$rb/nul.tsv"
 rb_bad "an empty line" "an empty line" "$rb/blank.tsv"
 sed 's/^tau\tn\tt\trisk/tau\tn\ttau\trisk/' "$ode_f" >"$rb/twice.tsv"
 rb_bad "a repeated column name" "a repeated column name \"tau\"" "$rb/twice.tsv"
+# two names that differ in the file but read as one: both quoted as written
+sed 's/^tau\tn\tt\trisk/tau\tt(\tt\trisk/' "$ode_f" >"$rb/alike.tsv"
+rb_bad "two names read as one" "the column names \"t(\" and \"t\" both read as \"t\"" "$rb/alike.tsv"
 # the SGD summary is checked as well: standard errors >= 0
 awk -F'\t' -v OFS='\t' '/^#/ {print; next} !h++ {print; next} ++r == 6 {$4 = "-1"} {print}' \
     "$sgd_f" >"$rb/negse.tsv"

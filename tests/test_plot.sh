@@ -52,6 +52,14 @@ refused "a file without data rows" "^aimdyn plot: --ode $work/rowless.tsv: no da
 refused "a missing --column" \
     "^aimdyn plot: --column: --ode $ode has no column 'nope'; allowed: a column it has (tau n t risk" \
     --ode "$ode" --column nope
+# one length limit for --column, 200 characters: up to it the column is
+# looked for, above it refused for its length
+long200=$(printf '%0200d' 0 | tr 0 x)
+refused "a --column of 200 characters the file lacks" \
+    "^aimdyn plot: --column: --ode $ode has no column '$long200'" --ode "$ode" --column "$long200"
+refused "a --column of 201 characters" \
+    "^aimdyn plot: --column x\{40\}\.\.\.: 201 characters; allowed: a column name of the files, at most 200 characters" \
+    --ode "$ode" --column "${long200}x"
 # (a column named as in the math, m(S), is the file's m_S)
 refused "a --column the SGD file lacks" "^aimdyn plot: --column: --sgd $sgd has no column 'm_S_mean'" \
     --ode "$tied" --sgd "$sgd" --column 'm(S)'

@@ -112,12 +112,14 @@ int aim_cmd_plot(int argc, char **argv)
                         "ODE files, or one per ODE file (paired in order)\n", nsgd, nodes);
         return AIM_EXIT_USAGE;
     }
-    /* a column as its file names it: "m(SS)" is the column m_SS */
-    char column_names[MAX_COLUMNS][256];
+    /* a column as its file names it: "m(SS)" is the column m_SS (at most
+     * one character longer, aim_tsv_column_name) */
+    char column_names[MAX_COLUMNS][AIM_PLOT_MAX_COLUMN + 2];
     for (int i = 0; i < ncolumns; i++) {
-        if (strlen(columns[i]) + 2 > sizeof column_names[i]) {
-            fprintf(stderr, "aimdyn plot: --column %.40s...: too long; allowed: a column name "
-                            "of the files\n", columns[i]);
+        if (strlen(columns[i]) > AIM_PLOT_MAX_COLUMN) {
+            fprintf(stderr, "aimdyn plot: --column %.40s...: %zu characters; allowed: a column "
+                            "name of the files, at most %d characters\n", columns[i],
+                    strlen(columns[i]), AIM_PLOT_MAX_COLUMN);
             return AIM_EXIT_USAGE;
         }
         columns[i] = aim_tsv_column_name(columns[i], column_names[i], sizeof column_names[i]);
