@@ -254,7 +254,7 @@ contains "agreement prints a verdict" "$work/out" " risk  .*  \(within_3se\|abov
 # compare --students: one teacher, data and learning rate, three students
 st="$(dirname "$0")/../examples/students_he1he2.ini"
 expect_exit "--students unknown" 1 "$exe" compare "$st" --students direct,wide --out "$work/st0"
-contains "--students names the allowed students" "$work/err" "unknown student 'wide'; allowed: a comma-separated list of direct, tied, untied"
+contains "--students names the allowed students" "$work/err" "^aimdyn compare: --students direct,wide: 'wide' unknown; allowed: direct, tied, untied, comma-separated, each at most once$"
 expect_exit "--students repeated" 1 "$exe" compare "$st" --students tied,tied --out "$work/st0"
 contains "--students repeat named" "$work/err" "'tied' given twice"
 expect_exit "--students outside compare" 1 "$exe" ode "$st" --students tied --out "$work/st0"

@@ -82,9 +82,13 @@ refused "--seeds without the per-seed file" "$work/other/a-sgd-d40-seeds.tsv" \
     --sgd "$work/other/a-sgd-d40.tsv" --seeds
 refused "--panels moments of a direct run" "^aimdyn plot: --panels moments: --ode $ode has no moment column" \
     --ode "$ode" --panels moments
-refused "an unknown --format" "^aimdyn plot: --format png,gif: unknown 'gif'; allowed: png, svg, pdf" \
+refused "an unknown --format" "^aimdyn plot: --format png,gif: 'gif' unknown; allowed: png, svg, pdf, comma-separated, each at most once$" \
     --ode "$ode" --format png,gif
-refused "an unknown --panels" "^aimdyn plot: --panels orders: unknown 'orders'; allowed: order, moments, mean" \
+refused "a --format given twice" "^aimdyn plot: --format pdf,png,pdf: 'pdf' given twice; allowed: png, svg, pdf" \
+    --ode "$ode" --format pdf,png,pdf
+refused "an empty --format" "^aimdyn plot: --format png,: an empty name; allowed: png, svg, pdf" \
+    --ode "$ode" --format png,
+refused "an unknown --panels" "^aimdyn plot: --panels orders: 'orders' unknown; allowed: order, moments, mean, comma-separated, each at most once$" \
     --ode "$ode" --panels orders
 
 # ---- a figure with every panel kind, per-seed curves, PDF and PNG

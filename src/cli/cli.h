@@ -108,6 +108,14 @@ int aim_cli_threads_explicit(void);
 /* Its help lines. */
 extern const char *const aim_cli_usage_threads;
 
+/* A comma-separated list of names out of names[0 .. n-1] (plot --format
+ * png,pdf, --panels, compare --students): each one's index, in the order
+ * given, into picked (room for n), their number into *count. Returns 0,
+ * or -1 after "aimdyn CMD: OPTION VALUE: ..." naming an empty or unknown
+ * name or one given twice, and what is allowed. */
+int aim_cli_name_list(const char *cmd, const char *option, const char *value,
+                      const char *const names[], int n, int *picked, int *count);
+
 /* The start of a table entry: name, kind, whether it takes a value; the
  * rest by field name. */
 #define AIM_OPT(name_, kind_, has_value_) .name = (name_), .kind = (kind_), .has_value = (has_value_)
