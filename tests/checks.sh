@@ -1,10 +1,20 @@
-# The checks of the command-line tests (sourced by test_cli.sh,
-# test_outputs.sh, test_faults.sh, test_jobs.sh, test_progress.sh,
-# test_checkpoint.sh, test_jobs_recovery.sh and test_mpi.sh):
-# each counts a pass or prints "FAIL: name". The sourcing script sets
-# work, a scratch directory.
+# The checks of the command-line tests (sourced by the tests/*.sh):
+# each counts a pass or prints "FAIL: name". The sourcing script calls
+# begin_test, or sets work, a scratch directory, itself.
 failures=0
 passes=0
+
+# The start of a test script, called with its arguments: unset variables
+# are errors, exe is the aimdyn under test ($1), work a scratch directory
+# removed at exit (kept when KEEP is set, to look at after a failure),
+# one BLAS thread (the machine is shared; the results do not depend on it).
+begin_test() {
+    set -u
+    exe=$1
+    work=$(mktemp -d)
+    trap '[ -n "${KEEP:-}" ] || rm -rf "$work"' EXIT
+    export OPENBLAS_NUM_THREADS=1
+}
 
 check() { # name, condition-result
     if [ "$2" -eq 0 ]; then

@@ -2,11 +2,8 @@
 # Command-line behaviour: help texts, configuration errors (exit 1,
 # message naming the key and value, nothing written), the ode command's
 # output file, blow-up reporting (exit 3) and reproducibility.
-set -u
-exe="$1"
-work=$(mktemp -d)
-trap 'rm -rf "$work"' EXIT
 . "$(dirname "$0")/checks.sh"
+begin_test "$@"
 
 # help
 expect_exit "main help" 0 "$exe" --help

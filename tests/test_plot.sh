@@ -5,11 +5,8 @@
 # the files' metadata, PNG, SVG and PDF, the gnuplot script kept beside
 # the figure (and rerunnable), gnuplot started without a shell. gnuplot is
 # installed by scripts/setup.sh.
-set -u
-exe="$1"
-work=$(mktemp -d)
-trap 'rm -rf "$work"' EXIT
 . "$(dirname "$0")/checks.sh"
+begin_test "$@"
 here=$(cd "$(dirname "$0")/.." && pwd)
 
 # a direct run with 3 seeds at d = 40, and a tied ODE (moments m(w))

@@ -6,12 +6,8 @@
 # (a failure leaves neither); rerun makes the ode, sgd and compare files
 # again bit for bit (cmp), without the configuration file the first run
 # read, and refuses a file of another version.
-set -u
-exe="$1"
-work=$(mktemp -d)
-trap 'rm -rf "$work"' EXIT
 . "$(dirname "$0")/checks.sh"
-export OPENBLAS_NUM_THREADS=1
+begin_test "$@"
 cd "$work" || exit 1
 
 # sidecar_ok NAME TABLE [cvode]: the sidecar of TABLE is JSON with every

@@ -5,11 +5,8 @@
 # in the "# threads:" line and nowhere else, the option's and the
 # variable's errors, one thread per worker unless --threads is given, and
 # a sweep that resumes across thread counts.
-set -u
-exe="$1"
-work=$(mktemp -d)
-trap 'rm -rf "$work"' EXIT
 . "$(dirname "$0")/checks.sh"
+begin_test "$@"
 root="$(dirname "$0")/.."
 unset OMP_NUM_THREADS
 
