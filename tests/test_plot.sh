@@ -79,6 +79,12 @@ refused "--seeds without the per-seed file" "$work/other/a-sgd-d40-seeds.tsv" \
     --sgd "$work/other/a-sgd-d40.tsv" --seeds
 refused "--panels moments of a direct run" "^aimdyn plot: --panels moments: --ode $ode has no moment column" \
     --ode "$ode" --panels moments
+# the figure's folder is checked before anything is read or written, as
+# scaling --figure's (one check, src/cli/cli.c)
+expect_exit "refused: a --figure in a missing folder" 1 "$exe" plot --ode "$ode" \
+    --figure "$work/none/x"
+contains "refused: a --figure in a missing folder: said" "$work/err" \
+    "^aimdyn plot: --figure '$work/none/x': not allowed; allowed: a file stem on one line in an existing writable directory"
 refused "an unknown --format" "^aimdyn plot: --format png,gif: 'gif' unknown; allowed: png, svg, pdf, comma-separated, each at most once$" \
     --ode "$ode" --format png,gif
 refused "a --format given twice" "^aimdyn plot: --format pdf,png,pdf: 'pdf' given twice; allowed: png, svg, pdf" \

@@ -113,6 +113,8 @@ expect_exit "compare" 0 "$exe" compare --out c1 --d 16 --seeds 2 --set output.na
     --set training.eta=0.02 --set training.horizon=0.01 --set training.points=3
 sidecar_ok "compare: ODE sidecar" c1/c-ode.tsv cvode
 sidecar_ok "compare: agreement sidecar" c1/c-agreement.tsv
+# the agreement records the configuration that ran: --d 16, not the default sgd.d
+contains "compare: the agreement records the d that ran" c1/c-agreement.tsv "^# config sgd.d = 16$"
 python3 -c 'import json, sys; o = json.load(open(sys.argv[1]))["outputs"]
 assert {"c-ode.tsv", "c-sgd-d16.tsv", "c-sgd-d16-seeds.tsv", "c-agreement.tsv"} <= set(o), o
 assert not [f for f in o if f.endswith(".json")], o' c1/c-agreement.json

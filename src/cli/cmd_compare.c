@@ -191,9 +191,15 @@ static int compare_student(const run_options *ro, const aim_config *cfg, aim_ato
         goto done;
     fprintf(wrote, "wrote %s\n", path);
     FILE *f = aim_tsv_stream(tsv);
-    aim_tsv_metadata(tsv, "compare", cfg);
+    /* the configuration that ran: the --d and --order given, not the
+     * file's sgd.d and hierarchy.order (which they replace) */
+    const aim_config last = sgd_config_of(ro, cfg, ro->dims[ro->ndims - 1]);
+    aim_tsv_metadata(tsv, "compare", &last);
     fprintf(f, "# agreement of the limit ODE with the SGD mean over %d seeds "
                "(theory/model.md sec. 9)\n", cfg->seeds);
+    if (ro->ndims > 1 || nord > 1)
+        fprintf(f, "# the configuration above is that of the largest d (sgd.d) and the highest "
+                   "order compared (hierarchy.order); each row names its d and order\n");
     char few[256];
     if (cfg->seeds < MIN_SEEDS)
         fprintf(f, "# warning: %s\n", few_seeds_text(few, sizeof few, cfg->seeds));
