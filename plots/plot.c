@@ -1,7 +1,7 @@
 /* aim_plot: risk and teacher-overlap figures, rendered by gnuplot run as
  * a separate program (no shell), the generated script on its standard
- * input; `aimdyn plot` keeps that script beside the figure (STEM.gp), the
- * other figures leave none behind. */
+ * input; every figure keeps that script beside it (STEM.gp), to be
+ * restyled and rerun. */
 #define _POSIX_C_SOURCE 200809L
 
 #include "plot.h"
@@ -24,16 +24,20 @@ static const char not_found_msg[] =
     "aimdyn: gnuplot not found: install it (apt-get install gnuplot-nox) "
     "or use the TSV files directly\n";
 
-/* The gnuplot executable on PATH (malloc'd), or NULL. */
-static char *find_gnuplot(void)
+/* The gnuplot executable on PATH (malloc'd), or NULL: not found, or out
+ * of memory (said, *no_memory set). */
+static char *find_gnuplot(int *no_memory)
 {
     const char *path = getenv("PATH");
     if (!path || !*path)
         path = "/usr/local/bin:/usr/bin:/bin";
     size_t n = strlen(path) + sizeof "/gnuplot";
     char *buf = malloc(n);
-    if (!buf)
+    *no_memory = !buf;
+    if (!buf) {
+        fprintf(stderr, "aimdyn: out of memory (looking for gnuplot on PATH)\n");
         return NULL;
+    }
     const char *p = path;
     for (;;) {
         const char *end = strchr(p, ':');
@@ -55,7 +59,8 @@ static char *find_gnuplot(void)
 
 int aim_plot_available(void)
 {
-    char *exe = find_gnuplot();
+    int no_memory;
+    char *exe = find_gnuplot(&no_memory);
     free(exe);
     return exe != NULL;
 }
@@ -261,16 +266,18 @@ static char *script_text(const char *stem, script_fn *put_script, const void *ct
 
 /* Draws the figure in each of formats with gnuplot into temporary files
  * beside stem.png, stem.svg, stem.pdf, checks that each is complete and
- * adds them (and with keep_script the script, stem.gp) to set, to be
+ * adds them and the script, stem.gp, to set, to be
  * renamed into place together with it. Returns 0, or -1 with a message
  * on stderr (e.g. gnuplot missing): nothing added, or (out of memory)
  * some files alone, which aim_plot_stale or freeing the set undoes. */
 static int draw(const char *stem, script_fn *put_script, const void *ctx, int formats,
-                int keep_script, aim_atomic_set *set)
+                const char *run_vars, aim_atomic_set *set)
 {
-    char *exe = find_gnuplot();
+    int no_memory;
+    char *exe = find_gnuplot(&no_memory);
     if (!exe) {
-        fputs(not_found_msg, stderr);
+        if (!no_memory)
+            fputs(not_found_msg, stderr);
         return -1;
     }
     int rc = -1;
@@ -283,8 +290,11 @@ static int draw(const char *stem, script_fn *put_script, const void *ctx, int fo
             fprintf(stderr, "aimdyn: out of memory\n");
         goto out;
     }
-    /* gnuplot draws into the temporary files: the outputs named first,
-     * then the script as kept */
+    /* gnuplot draws into the temporary files: the outputs (and run_vars,
+     * the data files as this run has them) named first, then the script
+     * as kept */
+    if (run_vars)
+        fputs(run_vars, f);
     for (int k = 0; k < NFORMATS; k++) {
         if (!(formats & format_list[k].bit))
             continue;
@@ -305,16 +315,14 @@ static int draw(const char *stem, script_fn *put_script, const void *ctx, int fo
     for (int k = 0; k < NFORMATS; k++)
         if (formats & format_list[k].bit && !files[k])
             goto out;
-    if (keep_script) {
-        char *final = stem_file(stem, "gp");
-        files[NFORMATS] = final ? aim_atomic_create(final) : NULL;
-        free(final);
-        if (!files[NFORMATS] || aim_atomic_write(files[NFORMATS], text, len)) {
-            if (files[NFORMATS])
-                fprintf(stderr, "aimdyn: cannot write '%s': %s\n",
-                        aim_atomic_final(files[NFORMATS]), strerror(errno));
-            goto out;
-        }
+    char *script = stem_file(stem, "gp");
+    files[NFORMATS] = script ? aim_atomic_create(script) : NULL;
+    free(script);
+    if (!files[NFORMATS] || aim_atomic_write(files[NFORMATS], text, len)) {
+        if (files[NFORMATS])
+            fprintf(stderr, "aimdyn: cannot write '%s': %s\n",
+                    aim_atomic_final(files[NFORMATS]), strerror(errno));
+        goto out;
     }
     if (run_gnuplot(exe, run, run_len))
         goto out;
@@ -425,6 +433,8 @@ typedef struct {
     const aim_plot_spec *sp;
     aim_table *ode, *sgd, *seeds; /* per file; seeds: per SGD file, with AIM_PLOT_SEEDS */
     char **seeds_path;
+    char **seeds_final; /* per SGD file, with sgd_final: the seeds' file as the kept
+                           script names it */
     seed_rows **rows;
     int *nseeds;
     panel *panels;
@@ -444,6 +454,8 @@ static void figure_plan_free(figure_plan *p)
             aim_table_free(&p->seeds[i]);
         if (p->seeds_path)
             free(p->seeds_path[i]);
+        if (p->seeds_final)
+            free(p->seeds_final[i]);
         if (p->rows)
             free(p->rows[i]);
     }
@@ -453,6 +465,7 @@ static void figure_plan_free(figure_plan *p)
     free(p->sgd);
     free(p->seeds);
     free(p->seeds_path);
+    free(p->seeds_final);
     free(p->rows);
     free(p->nseeds);
     free(p->panels);
@@ -475,8 +488,7 @@ static void put_band(FILE *f, const figure_plan *p, int i, const char *col, int 
     if (!*first)
         fputs(", \\\n     ", f);
     *first = 0;
-    put_path(f, sp->ode[i]);
-    fputs(" using ", f);
+    fprintf(f, "ode_%d using ", i + 1);
     put_x(f, sp);
     /* risk: the truncation estimate is relative */
     const int relative = has_trunc && strcmp(col, "risk") == 0;
@@ -502,8 +514,8 @@ static void put_seeds(FILE *f, const figure_plan *p, int i, const char *col, int
         if (!*first)
             fputs(", \\\n     ", f);
         *first = 0;
-        put_path(f, p->seeds_path[i]);
-        fprintf(f, " every ::%d::%d using ", p->rows[i][s].first, p->rows[i][s].last);
+        fprintf(f, "seeds_%d every ::%d::%d using ", i + 1, p->rows[i][s].first,
+                p->rows[i][s].last);
         put_x(f, sp);
         /* #AARRGGBB: AA is the transparency */
         fputc(':', f);
@@ -530,8 +542,7 @@ static void put_panel(FILE *f, const figure_plan *p, const panel *pn)
     for (int i = 0; i < sp->n_ode; i++, first = 0) {
         if (!first)
             fputs(", \\\n     ", f);
-        put_path(f, sp->ode[i]);
-        fputs(" using ", f);
+        fprintf(f, "ode_%d using ", i + 1);
         put_x(f, sp);
         fputc(':', f);
         put_column(f, &p->ode[i], pn->col, "");
@@ -541,8 +552,7 @@ static void put_panel(FILE *f, const figure_plan *p, const panel *pn)
     for (int i = 0; i < sp->n_sgd; i++, first = 0) {
         if (!first)
             fputs(", \\\n     ", f);
-        put_path(f, sp->sgd[i]);
-        fputs(" using ", f);
+        fprintf(f, "sgd_%d using ", i + 1);
         put_x(f, sp);
         fputc(':', f);
         put_column(f, &p->sgd[i], pn->col, "_mean");
@@ -620,6 +630,32 @@ static void put_terminal(FILE *f, int format, int width, int height, const char 
                 width / 72.0, height / 72.0, text);
 }
 
+/* The data files as the variables ode_I, sgd_I and seeds_I (I from 1):
+ * for the kept script (run = 0) their final names, each a default that
+ * gnuplot -e may override; for this run (run = 1) the files it reads,
+ * which may still be temporary (compare draws before its commit). */
+static void put_data_files(FILE *f, const figure_plan *p, int run)
+{
+    const aim_plot_spec *sp = p->sp;
+    for (int kind = 0; kind < 3; kind++) {
+        static const char *const var[] = {"ode", "sgd", "seeds"};
+        const int n = kind == 0 ? sp->n_ode : kind == 1 ? sp->n_sgd : p->seeds ? sp->n_sgd : 0;
+        for (int i = 0; i < n; i++) {
+            const char *file = kind == 0   ? (!run && sp->ode_final ? sp->ode_final : sp->ode)[i]
+                               : kind == 1 ? (!run && sp->sgd_final ? sp->sgd_final : sp->sgd)[i]
+                                           : (!run && sp->sgd_final ? p->seeds_final
+                                                                     : p->seeds_path)[i];
+            if (run)
+                fprintf(f, "%s_%d = ", var[kind], i + 1);
+            else
+                fprintf(f, "if (!exists(\"%s_%d\")) %s_%d = ", var[kind], i + 1, var[kind],
+                        i + 1);
+            put_path(f, file);
+            fputc('\n', f);
+        }
+    }
+}
+
 /* The figure once, drawn in a loop over the formats, so that a restyled
  * kept script changes every format alike. */
 static void figure_script(FILE *f, const void *ctx, int formats)
@@ -629,9 +665,10 @@ static void figure_script(FILE *f, const void *ctx, int formats)
     figure_layout(p, &rows, &cols, &width, &height);
     fputs("set encoding utf8\n"
           "set datafile commentschars \"#\"\n"
-          "set datafile separator \"\\t\"\n"
-          "do for [format in \"",
+          "set datafile separator \"\\t\"\n",
           f);
+    put_data_files(f, p, 0);
+    fputs("do for [format in \"", f);
     for (int k = 0, n = 0; k < NFORMATS; k++)
         if (formats & format_list[k].bit)
             fprintf(f, "%s%s", n++ ? " " : "", format_list[k].ext);
@@ -740,13 +777,21 @@ static int add_panel(figure_plan *p, const char *col, const char *label, const c
                      const char *option)
 {
     panel *grown = realloc(p->panels, (size_t)(p->npanels + 1) * sizeof *grown);
-    if (!grown)
+    if (!grown) {
+        fprintf(stderr, "aimdyn plot: out of memory (the panel of %s)\n", option);
         return -1;
+    }
     p->panels = grown;
     panel *pn = &p->panels[p->npanels];
-    if (strlen(col) > 200 || bad_name(col) || !(pn->col = strdup(col))) {
-        fprintf(stderr, "aimdyn plot: %s: unusable column name '%s'%s\n", option, col,
-                bad_name(col) ? " (line break)" : "; allowed: at most 200 characters");
+    if (strlen(col) > AIM_PLOT_MAX_COLUMN || bad_name(col)) {
+        fprintf(stderr, "aimdyn plot: %s: unusable column name '%s'%s%d characters\n", option,
+                col, bad_name(col) ? " (line break); allowed: one line of at most "
+                                   : "; allowed: at most ",
+                AIM_PLOT_MAX_COLUMN);
+        return -1;
+    }
+    if (!(pn->col = strdup(col))) {
+        fprintf(stderr, "aimdyn plot: out of memory (the panel of %s %s)\n", option, col);
         return -1;
     }
     pn->label = label;
@@ -794,18 +839,29 @@ static int add_moments(figure_plan *p)
 
 /* The per-seed file of SGD file i, NAME-seeds.tsv beside NAME.tsv, of the
  * same run (the same configuration lines), and each seed's rows. */
+/* NAME-seeds.tsv of sgd = NAME.tsv, malloc'd; NULL when sgd does not end
+ * in .tsv or out of memory (said). */
+static char *seeds_name(const char *sgd)
+{
+    const size_t n = strlen(sgd);
+    char *name = NULL;
+    if (n < 4 || strcmp(sgd + n - 4, ".tsv"))
+        fprintf(stderr, "aimdyn plot: --seeds: --sgd %s does not end in .tsv; allowed: an SGD "
+                        "summary NAME-sgd-dD.tsv beside its NAME-sgd-dD-seeds.tsv\n", sgd);
+    else if (!(name = malloc(n + 8)))
+        fprintf(stderr, "aimdyn plot: out of memory (the name of the per-seed file of %s)\n",
+                sgd);
+    else
+        snprintf(name, n + 8, "%.*s-seeds.tsv", (int)(n - 4), sgd);
+    return name;
+}
+
 static int read_seeds(figure_plan *p, int i)
 {
     const char *sgd = p->sp->sgd[i];
-    const size_t n = strlen(sgd);
-    if (n < 4 || strcmp(sgd + n - 4, ".tsv")) {
-        fprintf(stderr, "aimdyn plot: --seeds: --sgd %s does not end in .tsv; allowed: an SGD "
-                        "summary NAME-sgd-dD.tsv beside its NAME-sgd-dD-seeds.tsv\n", sgd);
+    if (!(p->seeds_path[i] = seeds_name(sgd)) ||
+        (p->sp->sgd_final && !(p->seeds_final[i] = seeds_name(p->sp->sgd_final[i]))))
         return -1;
-    }
-    if (!(p->seeds_path[i] = malloc(n + 8)))
-        return -1;
-    snprintf(p->seeds_path[i], n + 8, "%.*s-seeds.tsv", (int)(n - 4), sgd);
     aim_table *t = &p->seeds[i];
     if (read_kind(p->seeds_path[i], "--seeds", 2, t))
         return -1;
@@ -833,8 +889,10 @@ static int read_seeds(figure_plan *p, int i)
     }
     /* the reader checked tau increasing within each seed: a seed's rows
      * are contiguous as sgd writes them */
-    if (!(p->rows[i] = malloc((size_t)t->nrows * sizeof *p->rows[i])))
+    if (!(p->rows[i] = malloc((size_t)t->nrows * sizeof *p->rows[i]))) {
+        fprintf(stderr, "aimdyn plot: out of memory (the seeds of %s)\n", p->seeds_path[i]);
         return -1;
+    }
     for (int r = 0; r < t->nrows; r++)
         if (r == 0 || t->seed[r] != t->seed[r - 1])
             p->rows[i][p->nseeds[i]++] = (seed_rows){r, r};
@@ -906,10 +964,12 @@ static int figure_plan_make(figure_plan *p, const aim_plot_spec *sp)
     if (seeds) {
         p->seeds = calloc((size_t)sp->n_sgd + 1, sizeof *p->seeds);
         p->seeds_path = calloc((size_t)sp->n_sgd + 1, sizeof *p->seeds_path);
+        p->seeds_final = calloc((size_t)sp->n_sgd + 1, sizeof *p->seeds_final);
         p->rows = calloc((size_t)sp->n_sgd + 1, sizeof *p->rows);
         p->nseeds = calloc((size_t)sp->n_sgd + 1, sizeof *p->nseeds);
     }
-    if (!p->ode || !p->sgd || (seeds && (!p->seeds || !p->seeds_path || !p->rows || !p->nseeds))) {
+    if (!p->ode || !p->sgd || (seeds && (!p->seeds || !p->seeds_path || !p->seeds_final || !p->rows ||
+                                       !p->nseeds))) {
         fprintf(stderr, "aimdyn plot: out of memory\n");
         return -1;
     }
@@ -968,10 +1028,20 @@ int aim_plot_figure(const aim_plot_spec *sp, const char *stem, aim_atomic_set *s
     figure_plan p;
     const int formats = sp->formats ? sp->formats : AIM_PLOT_PNG | AIM_PLOT_SVG;
     int rc = figure_plan_make(&p, sp);
+    char *run_vars = NULL;
+    size_t len = 0;
+    FILE *f = rc == 0 ? open_memstream(&run_vars, &len) : NULL;
+    if (f)
+        put_data_files(f, &p, 1);
+    if (rc == 0 && (!f || fclose(f) != 0)) {
+        fprintf(stderr, "aimdyn: out of memory (the gnuplot script of %s)\n", stem);
+        rc = -1;
+    }
     if (rc == 0)
-        rc = draw(stem, figure_script, &p, formats, sp->keep_script, set);
+        rc = draw(stem, figure_script, &p, formats, run_vars, set);
+    free(run_vars);
     /* files of the stem that this figure does not replace would show other data */
-    if (rc == 0 && sp->keep_script)
+    if (rc == 0)
         rc = remove_others(set, stem, formats, 1);
     figure_plan_free(&p);
     return rc;
@@ -1128,7 +1198,7 @@ int aim_plot_scaling(const aim_plot_scaling_spec *sp, const char *stem, aim_atom
         fprintf(stderr, "aimdyn plot: no dimension to plot\n");
         return -1;
     }
-    return draw(stem, scaling_script, sp, AIM_PLOT_PNG | AIM_PLOT_SVG, 0, set);
+    return draw(stem, scaling_script, sp, AIM_PLOT_PNG | AIM_PLOT_SVG, NULL, set);
 }
 
 /* ---- the heatmap (aimdyn sweep) ---- */
@@ -1305,5 +1375,5 @@ int aim_plot_heatmap(const aim_plot_heatmap_spec *sp, const char *stem, aim_atom
         fprintf(stderr, "aimdyn plot: unusable figure name or text (line break or '\"')\n");
         return -1;
     }
-    return draw(stem, heatmap_script, sp, AIM_PLOT_PNG | AIM_PLOT_SVG, 0, set);
+    return draw(stem, heatmap_script, sp, AIM_PLOT_PNG | AIM_PLOT_SVG, NULL, set);
 }

@@ -9,7 +9,8 @@
  * the PNG's signature and IEND chunk, the SVG's closing tag, the PDF's
  * header and end-of-file marker) and added to a set (aim_atomic) that
  * the caller commits, so that all replace the old figure together, with
- * the files the figure shows, or not at all. File names reach gnuplot in
+ * the files the figure shows, or not at all; its gnuplot script stays
+ * beside it (STEM.gp, in the set), to be restyled and rerun. File names reach gnuplot in
  * a form it cannot run as a command. gnuplot runs without a shell (fork
  * and execv of the gnuplot found on PATH), its script on standard input. */
 
@@ -20,6 +21,11 @@ enum {
     AIM_PLOT_ORDER = 8,    /* panels: omega_ss, psi_ss, omega_st, psi_st */
     AIM_PLOT_MOMENTS = 16  /* a panel per tracked moment m(w) */
 };
+
+/* The longest column name a panel takes (--column, and the columns of
+ * --panels): its X_trunc, X_se and X_mean companions must fit the
+ * figure's names. */
+#define AIM_PLOT_MAX_COLUMN 200
 
 /* Figure formats (aim_plot_spec.formats; 0: PNG and SVG). */
 enum { AIM_PLOT_PNG = 1, AIM_PLOT_SVG = 2, AIM_PLOT_PDF = 4 };
@@ -38,24 +44,28 @@ enum { AIM_PLOT_PNG = 1, AIM_PLOT_SVG = 2, AIM_PLOT_PDF = 4 };
  * X_se of the SGD files). With AIM_PLOT_SEEDS the SGD file NAME.tsv's
  * per-seed file NAME-seeds.tsv gives a thin line per seed under the
  * mean. The title names the model, d and the number of seeds (the SGD
- * files' metadata). keep_script: the gnuplot script stays beside the
- * figure as STEM.gp (in the set), to be restyled and rerun. */
+ * files' metadata). ode_final and sgd_final, when not NULL, are the names
+ * the kept script gives the files (their final names, where the figure is
+ * drawn from temporary files before the set that renames them is
+ * committed, as compare does); NULL: ode and sgd themselves. */
 typedef struct {
     const char *const *ode;
+    const char *const *ode_final;
     const char *const *labels; /* NULL: "limit ODE" */
     int n_ode;
     const char *const *sgd;
+    const char *const *sgd_final;
     int n_sgd;
     double samples_d;
     int flags;
     const char *const *columns;
     int n_columns;
     int formats;
-    int keep_script;
 } aim_plot_spec;
 
 /* Draws the figure into set (STEM.png, STEM.svg, STEM.pdf as
- * spec->formats says; STEM.gp with keep_script). Returns 0, or -1 with a
+ * spec->formats says, and STEM.gp), removing the stem's files of the
+ * other formats (they would show other data). Returns 0, or -1 with a
  * message on stderr (e.g. gnuplot missing or failed, a figure
  * incomplete). */
 int aim_plot_figure(const aim_plot_spec *spec, const char *stem, aim_atomic_set *set);
@@ -75,8 +85,8 @@ int aim_plot_check_inputs(const aim_plot_spec *spec);
  * 10); a NaN cell is grey. Every cell is annotated with its text. With
  * npanels > 1 one panel per panel[k], titled "panel_key = panel[k]".
  * Cell (k, j, i) is element (k * ny + j) * nx + i of value and text.
- * Draws stem.png and stem.svg into set. Returns 0, or -1 with a message
- * on stderr (e.g. gnuplot missing or failed). */
+ * Draws stem.png, stem.svg and stem.gp into set. Returns 0, or -1 with a
+ * message on stderr (e.g. gnuplot missing or failed). */
 typedef struct {
     const char *title;
     const char *xlabel, *ylabel, *cblabel; /* ylabel unused when ny == 1 */
@@ -108,11 +118,11 @@ typedef struct {
     const char *title;             /* NULL: none */
 } aim_plot_scaling_spec;
 
-/* Draws stem.png and stem.svg into set. Returns 0, or -1 with a message
- * on stderr (e.g. gnuplot missing or failed). */
+/* Draws stem.png, stem.svg and stem.gp into set. Returns 0, or -1 with a
+ * message on stderr (e.g. gnuplot missing or failed). */
 int aim_plot_scaling(const aim_plot_scaling_spec *spec, const char *stem, aim_atomic_set *set);
 
-/* Adds the removal of stem.png and stem.svg to set: a figure that could
+/* Adds the removal of stem.png, .svg, .pdf and .gp to set: a figure that could
  * not be drawn must not stay beside the new files it would show (compare,
  * sweep, scaling). Returns 0 or -1 (said). */
 int aim_plot_stale(aim_atomic_set *set, const char *stem);

@@ -178,6 +178,8 @@ static int limit_run(const aim_config *cfg, int d, aim_recovery_limit *out, char
     snprintf(out->message, sizeof out->message, "%s", rep.message);
     out->kernel_points = rep.kernel_points;
     out->kernel_error = rep.kernel_error;
+    out->integrations = rep.integrations;
+    memcpy(out->stats, rep.stats, sizeof out->stats);
     const int rc = out->status == AIM_ODE_FAILED || rep.reached < 1 ? -1 : 0;
     if (rc) {
         snprintf(err, n, "the limit ODE: %s", rep.message);
@@ -298,6 +300,7 @@ int aim_recovery_seed_run(const aim_config *cfg, int d, uint64_t seed,
     if (grid_buffers(cfg, &tau, &obs))
         return -1;
     aim_ode_report rep = {.reached = 0};
+    out->threads = aim_gauss_threads();
     /* a seed whose ODE fails is marked with its reason (it counts as
      * stopped, unrecovered, where it stopped) */
     if (seed_run(cfg, d, seed, source, tau, obs, &rep, out->failure, sizeof out->failure)) {
@@ -314,6 +317,8 @@ int aim_recovery_seed_run(const aim_config *cfg, int d, uint64_t seed,
         out->overlap_end = obs[(size_t)(rep.reached - 1) * AIM_OBS_COUNT + AIM_OBS_OVERLAP];
         out->blew_up = rep.status == AIM_ODE_BLOWUP;
     }
+    out->integrations = rep.integrations;
+    memcpy(out->stats, rep.stats, sizeof out->stats);
     free(tau);
     free(obs);
     return 0;
@@ -345,6 +350,9 @@ void aim_recovery_finite_free(aim_recovery_finite *f)
     free(f->overlap_end);
     free(f->blew_up);
     free(f->failure);
+    free(f->threads);
+    free(f->integrations);
+    free(f->stats);
     memset(f, 0, sizeof *f);
 }
 
@@ -359,9 +367,12 @@ int aim_recovery_finite_init(aim_recovery_finite *out, int d, int seeds)
     out->overlap_end = malloc(sizeof(double) * (size_t)seeds);
     out->blew_up = malloc(sizeof(int) * (size_t)seeds);
     out->failure = calloc((size_t)seeds, sizeof *out->failure);
+    out->threads = calloc((size_t)seeds, sizeof *out->threads);
+    out->integrations = calloc((size_t)seeds, sizeof *out->integrations);
+    out->stats = calloc((size_t)seeds, sizeof *out->stats);
     out->median_tau = NAN;
     if (!out->start_overlap || !out->tau_wr || !out->tau_end || !out->overlap_end ||
-        !out->blew_up || !out->failure) {
+        !out->blew_up || !out->failure || !out->threads || !out->integrations || !out->stats) {
         aim_recovery_finite_free(out);
         return -1;
     }
@@ -377,6 +388,9 @@ void aim_recovery_finite_put(aim_recovery_finite *out, int s, const aim_recovery
     out->overlap_end[s] = r->overlap_end;
     out->blew_up[s] = r->blew_up;
     snprintf(out->failure[s], sizeof out->failure[s], "%s", r->failure);
+    out->threads[s] = r->threads;
+    out->integrations[s] = r->integrations;
+    memcpy(out->stats[s], r->stats, sizeof out->stats[s]);
     if (r->failure[0]) {
         out->failed++;
         return;

@@ -52,6 +52,8 @@ typedef struct {
     double overlap_end;
     int kernel_points;   /* the engine's (aim_ode_report) */
     double kernel_error;
+    int integrations;    /* CVODE's integrations and their counters */
+    aim_ode_stats stats[AIM_ODE_MAX_INTEGRATIONS]; /* (aim_ode_report) */
 } aim_recovery_limit;
 
 /* Analyses the exact large-d start of cfg and integrates the limit ODE
@@ -74,6 +76,9 @@ typedef struct {
     int *blew_up;          /* per seed: 1 when its ODE blew up */
     int failed;            /* seeds whose ODE failed (kept, marked) */
     char (*failure)[256];  /* per seed: why its ODE failed, "" if it did not */
+    int *threads;          /* per seed: the engine's threads where it ran */
+    int *integrations;     /* per seed: CVODE's integrations ... */
+    aim_ode_stats (*stats)[AIM_ODE_MAX_INTEGRATIONS]; /* ... and their counters */
     double median_tau;     /* aim_recovery_median of tau_wr, tau_end */
 } aim_recovery_finite;
 
@@ -104,6 +109,9 @@ typedef struct {
     double start_overlap, tau_wr, tau_end, overlap_end; /* as in aim_recovery_finite */
     int blew_up;
     char failure[256]; /* why its ODE failed, "" if it did not */
+    int threads;       /* the engine's threads (aim_gauss_threads) where it ran */
+    int integrations;  /* CVODE's integrations and their counters */
+    aim_ode_stats stats[AIM_ODE_MAX_INTEGRATIONS];
 } aim_recovery_seed;
 
 /* ... computed: seed's start at d and the limit ODE from it on the

@@ -10,6 +10,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include <gsl/gsl_version.h>
 #include <jansson.h>
@@ -178,6 +179,16 @@ int aim_sidecar_path(const char *path, char *buf, size_t n)
     return len < 0 || (size_t)len >= n ? -1 : 0;
 }
 
+/* The working directory, against which the command line's relative paths
+ * (a configuration file, --out) and a kept gnuplot script's file names
+ * are read; null when it cannot be found (removed, or a path too long). */
+static json_t *working_directory(void)
+{
+    char cwd[4096];
+    int exact = 1;
+    return getcwd(cwd, sizeof cwd) ? utf8_string(cwd, &exact) : json_null();
+}
+
 aim_sidecar *aim_sidecar_create(const char *path, const char *command, const aim_config *cfg)
 {
     aim_sidecar *sc = calloc(1, sizeof *sc);
@@ -186,10 +197,11 @@ aim_sidecar *aim_sidecar_create(const char *path, const char *command, const aim
     json_t *argv = command_line ? json_copy(command_line) : json_array();
     /* json_pack takes the references of its "o" values, also when it fails */
     if (sc)
-        sc->root = json_pack("{s:s, s:s, s:o, s:o, s:b, s:o, s:s, s:[], s:[]}", "format",
+        sc->root = json_pack("{s:s, s:s, s:o, s:o, s:b, s:o, s:o, s:s, s:[], s:[]}", "format",
                              AIM_SIDECAR_FORMAT, "aimdyn_version", AIM_VERSION, "command", cmd,
-                             "command_line", argv, "command_line_exact", exact, "libraries",
-                             libraries(), "table", base_name(path), "outputs", "cvode");
+                             "command_line", argv, "command_line_exact", exact, "cwd",
+                             working_directory(), "libraries", libraries(), "table",
+                             base_name(path), "outputs", "cvode");
     else {
         json_decref(cmd);
         json_decref(argv);

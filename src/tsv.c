@@ -729,10 +729,27 @@ int aim_table_read(const char *path, const aim_table_kind *kind, aim_table *t)
                 text |= role[i] == TEXT;
             }
             const char *name = repeated_name(fields, n);
+            if (name && *name) {
+                /* the two names as the file has them: m(S) and m_S are both m_S */
+                int first = 0, second = 0;
+                while (strcmp(t->names[first], name))
+                    first++;
+                for (second = first + 1; strcmp(t->names[second], name); second++)
+                    ;
+                if (!strcmp(t->header[first], t->header[second]))
+                    snprintf(msg, sizeof msg, "%s:%ld: a repeated column name \"%.100s\"; "
+                             "allowed: %s, with distinct column names", path, lineno, name,
+                             kind->what);
+                else
+                    snprintf(msg, sizeof msg, "%s:%ld: the column names \"%.100s\" and "
+                             "\"%.100s\" both read as \"%.100s\"; allowed: %s, with column names "
+                             "distinct as read (m(S) reads as m_S)", path, lineno,
+                             t->header[first], t->header[second], name, kind->what);
+                goto fail;
+            }
             if (name) {
-                snprintf(msg, sizeof msg, "%s:%ld: %s column name \"%.100s\"; allowed: %s, "
-                         "with distinct column names", path, lineno,
-                         *name ? "a repeated" : "an empty", name, kind->what);
+                snprintf(msg, sizeof msg, "%s:%ld: an empty column name; allowed: %s, with "
+                         "distinct column names", path, lineno, kind->what);
                 goto fail;
             }
             if (aim_table_column(t, "seed") >= 0 && !(t->seed = malloc(sizeof *t->seed)))

@@ -1,10 +1,20 @@
-# The checks of the command-line tests (sourced by test_cli.sh,
-# test_outputs.sh, test_faults.sh, test_jobs.sh, test_progress.sh,
-# test_checkpoint.sh, test_jobs_recovery.sh and test_mpi.sh):
-# each counts a pass or prints "FAIL: name". The sourcing script sets
-# work, a scratch directory.
+# The checks of the command-line tests (sourced by the tests/*.sh):
+# each counts a pass or prints "FAIL: name". The sourcing script calls
+# begin_test, or sets work, a scratch directory, itself.
 failures=0
 passes=0
+
+# The start of a test script, called with its arguments: unset variables
+# are errors, exe is the aimdyn under test ($1), work a scratch directory
+# removed at exit (kept when KEEP is set, to look at after a failure),
+# one BLAS thread (the machine is shared; the results do not depend on it).
+begin_test() {
+    set -u
+    exe=$1
+    work=$(mktemp -d)
+    trap '[ -n "${KEEP:-}" ] || rm -rf "$work"' EXIT
+    export OPENBLAS_NUM_THREADS=1
+}
 
 check() { # name, condition-result
     if [ "$2" -eq 0 ]; then
@@ -63,5 +73,21 @@ same_files() { # name, directory a, directory b: the same file names and bytes
     for f in "$2"/*; do
         same_bytes "$f" "$3/$(basename "$f")" || r=1
     done
+    check "$1" $r
+}
+
+# The gnuplot script kept beside a figure (plots/plot.c): STEM.gp, run by
+# gnuplot in directory dir with its outputs renamed from the command line
+# (the data files it names exist under their final names, not as a run's
+# temporary files), draws STEM.png and STEM.svg again, bit for bit.
+kept_script_redraws() { # name, figure stem, dir
+    rm -f "$work/redrawn.png" "$work/redrawn.svg"
+    (cd "$3" && gnuplot -e "out_png='$work/redrawn.png'; out_svg='$work/redrawn.svg'" "$2.gp") \
+        >"$work/gnuplot-err" 2>&1
+    r=$?
+    [ $r -eq 0 ] && [ ! -s "$work/gnuplot-err" ] && cmp -s "$2.png" "$work/redrawn.png" &&
+        cmp -s "$2.svg" "$work/redrawn.svg"
+    r=$?
+    [ $r -ne 0 ] && echo "  $1: $(cat "$work/gnuplot-err")"
     check "$1" $r
 }

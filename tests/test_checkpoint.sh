@@ -7,12 +7,8 @@
 # SIGTERM and SIGINT stop a run cleanly; a checkpoint of another
 # configuration, a cut or damaged one are refused, one of another
 # version is not used.
-set -u
-exe="$1"
-work=$(mktemp -d)
-trap '[ -n "${KEEP:-}" ] || rm -rf "$work"' EXIT
 . "$(dirname "$0")/checks.sh"
-export OPENBLAS_NUM_THREADS=1
+begin_test "$@"
 ex="$(dirname "$0")/../examples"
 
 random_delay() { # a random delay in seconds, from $1 to $1 + $2

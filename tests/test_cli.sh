@@ -2,11 +2,8 @@
 # Command-line behaviour: help texts, configuration errors (exit 1,
 # message naming the key and value, nothing written), the ode command's
 # output file, blow-up reporting (exit 3) and reproducibility.
-set -u
-exe="$1"
-work=$(mktemp -d)
-trap 'rm -rf "$work"' EXIT
 . "$(dirname "$0")/checks.sh"
+begin_test "$@"
 
 # help
 expect_exit "main help" 0 "$exe" --help
@@ -254,7 +251,7 @@ contains "agreement prints a verdict" "$work/out" " risk  .*  \(within_3se\|abov
 # compare --students: one teacher, data and learning rate, three students
 st="$(dirname "$0")/../examples/students_he1he2.ini"
 expect_exit "--students unknown" 1 "$exe" compare "$st" --students direct,wide --out "$work/st0"
-contains "--students names the allowed students" "$work/err" "unknown student 'wide'; allowed: a comma-separated list of direct, tied, untied"
+contains "--students names the allowed students" "$work/err" "^aimdyn compare: --students direct,wide: 'wide' unknown; allowed: direct, tied, untied, comma-separated, each at most once$"
 expect_exit "--students repeated" 1 "$exe" compare "$st" --students tied,tied --out "$work/st0"
 contains "--students repeat named" "$work/err" "'tied' given twice"
 expect_exit "--students outside compare" 1 "$exe" ode "$st" --students tied --out "$work/st0"
@@ -593,6 +590,7 @@ contains "scaling TSV records the predictions" "$t6" "^# predict $sc/p2.tsv$"
 if command -v gnuplot >/dev/null 2>&1; then
     [ -s "$fig.png" ] && [ -s "$fig.svg" ]
     check "scaling figure png and svg" $?
+    kept_script_redraws "scaling: the figure's kept script redraws it" "$fig" /
     contains "scaling figure has the fitted exponent" "$fig.svg" "a = 2"
     contains "scaling figure has the predictions" "$fig.svg" "prediction"
     [ -z "$(ls -A "$sc" | grep 'fig-scaling\.[ps][nv]g\.')" ]
@@ -725,6 +723,7 @@ contains "sweep: point file has the point's configuration" "$sw/aimdyn-sweep.d/p
 if command -v gnuplot >/dev/null 2>&1; then
     [ -s "$sw/aimdyn-sweep.png" ] && [ -s "$sw/aimdyn-sweep.svg" ]
     check "sweep: heatmap png and svg" $?
+    kept_script_redraws "sweep: the heatmap's kept script redraws it" "$sw/aimdyn-sweep" /
     contains "sweep: heatmap marks cells not recovered by the horizon" "$sw/aimdyn-sweep.svg" "not by 0.05"
 fi
 cp "$t" "$work/sweep-jobs1.tsv"
@@ -866,6 +865,9 @@ rb_bad "a NUL byte" "a NUL byte" "$rb/nul.tsv"
 rb_bad "an empty line" "an empty line" "$rb/blank.tsv"
 sed 's/^tau\tn\tt\trisk/tau\tn\ttau\trisk/' "$ode_f" >"$rb/twice.tsv"
 rb_bad "a repeated column name" "a repeated column name \"tau\"" "$rb/twice.tsv"
+# two names that differ in the file but read as one: both quoted as written
+sed 's/^tau\tn\tt\trisk/tau\tt(\tt\trisk/' "$ode_f" >"$rb/alike.tsv"
+rb_bad "two names read as one" "the column names \"t(\" and \"t\" both read as \"t\"" "$rb/alike.tsv"
 # the SGD summary is checked as well: standard errors >= 0
 awk -F'\t' -v OFS='\t' '/^#/ {print; next} !h++ {print; next} ++r == 6 {$4 = "-1"} {print}' \
     "$sgd_f" >"$rb/negse.tsv"

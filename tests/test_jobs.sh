@@ -4,12 +4,8 @@
 # (DIR/.NAME-sgd-dD.seeds), a killed run resumed by rerunning it, a seed
 # file of another configuration refused, one of another version
 # computed again.
-set -u
-exe="$1"
-work=$(mktemp -d)
-trap 'rm -rf "$work"' EXIT
 . "$(dirname "$0")/checks.sh"
-export OPENBLAS_NUM_THREADS=1
+begin_test "$@"
 
 # bad --jobs
 for jobs in 0 65 x; do

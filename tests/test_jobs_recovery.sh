@@ -5,12 +5,8 @@
 # it, a seed file of another configuration refused (also of another
 # output.recovery_threshold, which decides tau_wr: a sweep's kept points
 # too), one of another version computed again.
-set -u
-exe="$1"
-work=$(mktemp -d)
-trap 'rm -rf "$work"' EXIT
 . "$(dirname "$0")/checks.sh"
-export OPENBLAS_NUM_THREADS=1
+begin_test "$@"
 examples="$(dirname "$0")/../examples"
 
 # a sweep point kept from a run at another weak-recovery threshold is

@@ -4,12 +4,8 @@
 # submitted again continues from the seed files; a failure on one rank
 # ends every rank with its message; the commands that do not share their
 # work are refused. Registered only when aimdyn is built with MPI.
-set -u
-exe="$1"
-work=$(mktemp -d)
-trap 'rm -rf "$work"' EXIT
 . "$(dirname "$0")/checks.sh"
-export OPENBLAS_NUM_THREADS=1
+begin_test "$@"
 # one machine without network: shared memory between the ranks
 export OMPI_MCA_btl=self,vader OMPI_MCA_btl_vader_single_copy_mechanism=none
 # a hung job fails the test instead of holding it until meson's timeout

@@ -5,11 +5,8 @@
 # the files' metadata, PNG, SVG and PDF, the gnuplot script kept beside
 # the figure (and rerunnable), gnuplot started without a shell. gnuplot is
 # installed by scripts/setup.sh.
-set -u
-exe="$1"
-work=$(mktemp -d)
-trap 'rm -rf "$work"' EXIT
 . "$(dirname "$0")/checks.sh"
+begin_test "$@"
 here=$(cd "$(dirname "$0")/.." && pwd)
 
 # a direct run with 3 seeds at d = 40, and a tied ODE (moments m(w))
@@ -18,6 +15,9 @@ here=$(cd "$(dirname "$0")/.." && pwd)
 "$exe" ode "$here/examples/tied_he2.ini" --order 2 --out "$work/t" \
     --set training.horizon=0.05 --quiet >/dev/null 2>"$work/err" || { cat "$work/err"; exit 1; }
 ode="$work/o/aimdyn-ode.tsv" sgd="$work/o/aimdyn-sgd-d40.tsv" seeds="$work/o/aimdyn-sgd-d40-seeds.tsv"
+# compare keeps its figure's script too, naming its tables as renamed into
+# place (it draws them before its commit, from their temporary files)
+kept_script_redraws "compare: the kept script redraws its figure" "$work/o/aimdyn-compare-d40" /
 tied="$work/t/tied_he2-ode.tsv"
 mkdir "$work/f"
 
@@ -49,6 +49,14 @@ refused "a file without data rows" "^aimdyn plot: --ode $work/rowless.tsv: no da
 refused "a missing --column" \
     "^aimdyn plot: --column: --ode $ode has no column 'nope'; allowed: a column it has (tau n t risk" \
     --ode "$ode" --column nope
+# one length limit for --column, 200 characters: up to it the column is
+# looked for, above it refused for its length
+long200=$(printf '%0200d' 0 | tr 0 x)
+refused "a --column of 200 characters the file lacks" \
+    "^aimdyn plot: --column: --ode $ode has no column '$long200'" --ode "$ode" --column "$long200"
+refused "a --column of 201 characters" \
+    "^aimdyn plot: --column x\{40\}\.\.\.: 201 characters; allowed: a column name of the files, at most 200 characters" \
+    --ode "$ode" --column "${long200}x"
 # (a column named as in the math, m(S), is the file's m_S)
 refused "a --column the SGD file lacks" "^aimdyn plot: --column: --sgd $sgd has no column 'm_S_mean'" \
     --ode "$tied" --sgd "$sgd" --column 'm(S)'
@@ -71,9 +79,19 @@ refused "--seeds without the per-seed file" "$work/other/a-sgd-d40-seeds.tsv" \
     --sgd "$work/other/a-sgd-d40.tsv" --seeds
 refused "--panels moments of a direct run" "^aimdyn plot: --panels moments: --ode $ode has no moment column" \
     --ode "$ode" --panels moments
-refused "an unknown --format" "^aimdyn plot: --format png,gif: unknown 'gif'; allowed: png, svg, pdf" \
+# the figure's folder is checked before anything is read or written, as
+# scaling --figure's (one check, src/cli/cli.c)
+expect_exit "refused: a --figure in a missing folder" 1 "$exe" plot --ode "$ode" \
+    --figure "$work/none/x"
+contains "refused: a --figure in a missing folder: said" "$work/err" \
+    "^aimdyn plot: --figure '$work/none/x': not allowed; allowed: a file stem on one line in an existing writable directory"
+refused "an unknown --format" "^aimdyn plot: --format png,gif: 'gif' unknown; allowed: png, svg, pdf, comma-separated, each at most once$" \
     --ode "$ode" --format png,gif
-refused "an unknown --panels" "^aimdyn plot: --panels orders: unknown 'orders'; allowed: order, moments, mean" \
+refused "a --format given twice" "^aimdyn plot: --format pdf,png,pdf: 'pdf' given twice; allowed: png, svg, pdf" \
+    --ode "$ode" --format pdf,png,pdf
+refused "an empty --format" "^aimdyn plot: --format png,: an empty name; allowed: png, svg, pdf" \
+    --ode "$ode" --format png,
+refused "an unknown --panels" "^aimdyn plot: --panels orders: 'orders' unknown; allowed: order, moments, mean, comma-separated, each at most once$" \
     --ode "$ode" --panels orders
 
 # ---- a figure with every panel kind, per-seed curves, PDF and PNG

@@ -5,12 +5,8 @@
 # with one line per worker, workers' warnings whole above it; --quiet
 # leaves stderr empty on success (warnings stay); the result files are the
 # same, bit for bit, whatever is shown.
-set -u
-exe="$1"
-work=$(mktemp -d)
-trap 'rm -rf "$work"' EXIT
 . "$(dirname "$0")/checks.sh"
-export OPENBLAS_NUM_THREADS=1
+begin_test "$@"
 esc=$(printf '\033')
 
 keep() { # the output folder $work/o as $work/$1 (locks aside)

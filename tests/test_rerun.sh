@@ -6,12 +6,8 @@
 # (a failure leaves neither); rerun makes the ode, sgd and compare files
 # again bit for bit (cmp), without the configuration file the first run
 # read, and refuses a file of another version.
-set -u
-exe="$1"
-work=$(mktemp -d)
-trap 'rm -rf "$work"' EXIT
 . "$(dirname "$0")/checks.sh"
-export OPENBLAS_NUM_THREADS=1
+begin_test "$@"
 cd "$work" || exit 1
 
 # sidecar_ok NAME TABLE [cvode]: the sidecar of TABLE is JSON with every
@@ -19,18 +15,20 @@ cd "$work" || exit 1
 # equal), and with "cvode" it has an integration with steps > 0.
 sidecar_ok() {
     python3 - "$2" "${2%.tsv}.json" "${3:-}" >"$work/py" 2>&1 <<'EOF'
-import json, sys
+import json, os, sys
 table, side, want_cvode = sys.argv[1], sys.argv[2], sys.argv[3] == "cvode"
 with open(side) as f:
     j = json.load(f)
-for key in ("format", "aimdyn_version", "command", "command_line", "command_line_exact",
+for key in ("format", "aimdyn_version", "command", "command_line", "command_line_exact", "cwd",
             "libraries", "table", "outputs", "cvode", "configuration", "seeds"):
     assert key in j, "no key " + key
 assert j["format"] == "aimdyn sidecar 1"
+assert j["cwd"] == os.getcwd(), (j["cwd"], os.getcwd())
 assert j["table"] == table.split("/")[-1] and table.split("/")[-1] in j["outputs"]
 for lib in ("sundials", "gsl", "cblas"):
     assert j["libraries"][lib], "no version of " + lib
-assert isinstance(j["command_line"], list) and j["command_line"][1] in ("ode", "sgd", "compare")
+assert isinstance(j["command_line"], list) and j["command_line"][1] in ("ode", "sgd", "compare",
+                                                                        "recovery", "sweep")
 cfg = {}
 version = None
 for line in open(table):
@@ -115,6 +113,8 @@ expect_exit "compare" 0 "$exe" compare --out c1 --d 16 --seeds 2 --set output.na
     --set training.eta=0.02 --set training.horizon=0.01 --set training.points=3
 sidecar_ok "compare: ODE sidecar" c1/c-ode.tsv cvode
 sidecar_ok "compare: agreement sidecar" c1/c-agreement.tsv
+# the agreement records the configuration that ran: --d 16, not the default sgd.d
+contains "compare: the agreement records the d that ran" c1/c-agreement.tsv "^# config sgd.d = 16$"
 python3 -c 'import json, sys; o = json.load(open(sys.argv[1]))["outputs"]
 assert {"c-ode.tsv", "c-sgd-d16.tsv", "c-sgd-d16-seeds.tsv", "c-agreement.tsv"} <= set(o), o
 assert not [f for f in o if f.endswith(".json")], o' c1/c-agreement.json
@@ -125,6 +125,48 @@ expect_exit "rerun compare (from its agreement table)" 0 "$exe" rerun c1/c-agree
 for f in keep_c/*; do
     same "rerun compare: $(basename "$f") bit for bit" "$f" "c1/$(basename "$f")"
 done
+
+# --- recovery and sweep: every integration a file reports, its counters
+# carried from the worker that integrated (a seed's or a point's file) ---
+# cvode_of FILE: the sidecar's integrations, one "NAME STEPS RHS_EVALS" a line
+cvode_of() {
+    python3 -c 'import json, sys
+for c in json.load(open(sys.argv[1]))["cvode"]:
+    print(c["integration"], c["steps"], c["rhs_evals"], c["nonlinear_iterations"])' "$1"
+}
+short="--set training.eta=0.2 --set training.horizon=0.05 --set training.points=6"
+expect_exit "ode of the recovery's limit and the sweep's point" 0 "$exe" ode --out l1 --d 16 $short
+cvode_of l1/aimdyn-ode.json | sed 's/^trajectory //' >want
+expect_exit "recovery with finite-d seeds on 2 workers" 0 "$exe" recovery --out r1 --d 16 \
+    --seeds 2 --finite always --jobs 2 $short
+sidecar_ok "recovery sidecar" r1/aimdyn-recovery.tsv cvode
+cvode_of r1/aimdyn-recovery.json | cut -d: -f1 | tr '\n' '|' >got
+[ "$(cat got)" = "limit ODE|d = 16, seed 1|d = 16, seed 2|" ]
+check "recovery table: the limit ODE's and each seed's integration ($(cat got))" $?
+[ "$(cvode_of r1/aimdyn-recovery.json | sed -n 's/^limit ODE: trajectory //p')" = "$(cat want)" ]
+check "recovery: the limit ODE's counters are those of the same ode run" $?
+[ "$(cvode_of r1/aimdyn-recovery-start.json | cut -d: -f1)" = "limit ODE" ] &&
+    [ "$(cvode_of r1/aimdyn-recovery-seeds.json | cut -d: -f1 | tr '\n' '|')" = "d = 16, seed 1|d = 16, seed 2|" ]
+check "recovery: the start table reports the limit ODE, the seeds table the seeds" $?
+mkdir keep_r
+cp r1/* keep_r/
+expect_exit "rerun recovery" 0 "$exe" rerun r1/aimdyn-recovery.tsv
+for f in keep_r/*; do
+    same "rerun recovery: $(basename "$f") bit for bit" "$f" "r1/$(basename "$f")"
+done
+expect_exit "sweep on 2 workers" 0 "$exe" sweep --out w1 --jobs 2 $short \
+    --vary training.eta=0.3,0.2
+sidecar_ok "sweep point sidecar" w1/aimdyn-sweep.d/point-0002.tsv cvode
+[ "$(cvode_of w1/aimdyn-sweep.json | cut -d: -f1 | tr '\n' '|')" = "point 1 of 2|point 2 of 2|" ] &&
+    [ "$(cvode_of w1/aimdyn-sweep.json | sed -n 's/^point 2 of 2: trajectory //p')" = "$(cat want)" ]
+check "sweep table: each point's integration, point 2's counters those of the same ode run" $?
+sed 's/^# cvode: trajectory: steps [0-9]*,/# cvode: trajectory: steps -1,/' \
+    w1/aimdyn-sweep.d/point-0001.tsv >bad.tsv
+mv bad.tsv w1/aimdyn-sweep.d/point-0001.tsv
+expect_exit "sweep refuses a point file with malformed counters" 1 "$exe" sweep --out w1 \
+    --jobs 2 $short --vary training.eta=0.3,0.2
+contains "the refusal names the line and what is allowed" "$work/err" \
+    "point-0001.tsv: '# cvode: trajectory: steps -1, .*': not CVODE's counters; allowed:"
 
 # --- refusals ---
 sed 's/"aimdyn_version": "[^"]*"/"aimdyn_version": "0.0.0-other"/' keep/a-ode.json >other.json

@@ -5,12 +5,9 @@
 # terms are named only for a noise blow-up; values the ranges allow do not
 # fail at run time; one failed seed does not sink `recovery`; the
 # weak-recovery threshold is a configuration key.
-set -u
-exe="$1"
-root="${AIMDYN_SOURCE_ROOT:-$(dirname "$0")/..}"
-work=$(mktemp -d)
-trap 'rm -rf "$work"' EXIT
 . "$(dirname "$0")/checks.sh"
+begin_test "$@"
+root="${AIMDYN_SOURCE_ROOT:-$(dirname "$0")/..}"
 
 lacks() { # name, file, text
     grep -q -- "$3" "$2"

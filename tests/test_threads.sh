@@ -5,11 +5,8 @@
 # in the "# threads:" line and nowhere else, the option's and the
 # variable's errors, one thread per worker unless --threads is given, and
 # a sweep that resumes across thread counts.
-set -u
-exe="$1"
-work=$(mktemp -d)
-trap 'rm -rf "$work"' EXIT
 . "$(dirname "$0")/checks.sh"
+begin_test "$@"
 root="$(dirname "$0")/.."
 unset OMP_NUM_THREADS
 
@@ -84,6 +81,17 @@ expect_exit "compare --threads 2 --jobs 2 ends" 0 timeout 240 "$exe" compare --o
     --set model.output=softmax --set model.tokens=2 $short --d 40 --seeds 2 --jobs 2 \
     --threads 2 --quiet
 contains "compare: ODE on 2 threads" "$work/cmp/aimdyn-ode.tsv" "^# threads: 2 "
+
+# recovery: its limit ODE on the parent's threads, its finite-d seeds on
+# workers with one thread each: each count recorded as the one that ran
+expect_exit "recovery, OMP_NUM_THREADS=2, --jobs 2" 0 env OMP_NUM_THREADS=2 "$exe" recovery \
+    --out "$work/rec" --set model.output=softmax --set model.tokens=2 $short --d 40 --seeds 2 \
+    --finite always --jobs 2
+for t in aimdyn-recovery aimdyn-recovery-seeds; do
+    contains "$t: the limit ODE on 2 threads" "$work/rec/$t.tsv" "^# threads: 2 "
+    contains "$t: the seeds on 1 thread each" "$work/rec/$t.tsv" \
+        "^# threads of the finite-d seeds: 1 (each seed's quasi-random rule, on its worker)$"
+done
 
 # a sweep's workers: one thread each unless --threads is given (the
 # variable is not enough); the same table and point files; a rerun on

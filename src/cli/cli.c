@@ -5,6 +5,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "cli.h"
 #include "compare.h"
@@ -125,15 +126,30 @@ static int runs_as_command(const char *cmd, const char *opt, const char *value)
     return 1;
 }
 
+/* The directory of stem ("." without one) exists and is writable. */
+static int figure_dir_usable(const char *stem)
+{
+    const char *slash = strrchr(stem, '/');
+    if (!slash)
+        return access(".", W_OK) == 0;
+    if (slash == stem)
+        return access("/", W_OK) == 0;
+    char *dir = strndup(stem, (size_t)(slash - stem));
+    const int ok = dir && access(dir, W_OK) == 0;
+    free(dir);
+    return ok;
+}
+
 int aim_cli_check_figure(const char *cmd, const char *opt, const char *stem)
 {
     if (runs_as_command(cmd, opt, stem))
         return -1;
     const size_t n = strlen(stem);
-    if (n == 0 || stem[n - 1] == '/' || strpbrk(stem, "\r\n")) {
-        fprintf(stderr, "aimdyn %s: %s '%s': not allowed; allowed: a file stem on one line, "
-                        "a directory part and a file name (STEM.png and STEM.svg are "
-                        "written)\n", cmd, opt, stem);
+    if (n == 0 || stem[n - 1] == '/' || strpbrk(stem, "\r\n") || !figure_dir_usable(stem)) {
+        fprintf(stderr, "aimdyn %s: %s '%s': not allowed; allowed: a file stem on one line in "
+                        "an existing writable directory, a directory part and a file name "
+                        "(STEM.png, STEM.svg and its gnuplot script STEM.gp are written)\n",
+                cmd, opt, stem);
         return -1;
     }
     return 0;

@@ -12,6 +12,7 @@ enum { AIM_EXIT_USAGE = 1, AIM_EXIT_RUNTIME = 2, AIM_EXIT_BLOWUP = 3 };
 
 /* AIM_RECOVERY_THRESHOLD, the weak-recovery threshold */
 #include "trajectory.h"
+#include "tsv.h"
 
 /* The help lines of --set, --out, --name and --help. */
 extern const char *const aim_cli_usage_common;
@@ -107,6 +108,14 @@ int aim_cli_threads_explicit(void);
 /* Its help lines. */
 extern const char *const aim_cli_usage_threads;
 
+/* A comma-separated list of names out of names[0 .. n-1] (plot --format
+ * png,pdf, --panels, compare --students): each one's index, in the order
+ * given, into picked (room for n), their number into *count. Returns 0,
+ * or -1 after "aimdyn CMD: OPTION VALUE: ..." naming an empty or unknown
+ * name or one given twice, and what is allowed. */
+int aim_cli_name_list(const char *cmd, const char *option, const char *value,
+                      const char *const names[], int n, int *picked, int *count);
+
 /* The start of a table entry: name, kind, whether it takes a value; the
  * rest by field name. */
 #define AIM_OPT(name_, kind_, has_value_) .name = (name_), .kind = (kind_), .has_value = (has_value_)
@@ -182,6 +191,21 @@ int aim_cli_sgd_grid_usable(const char *cmd, const aim_config *cfg, int d);
  * after printing help, or -1 on a usage error. */
 int aim_cli_parse_run_options(const char *cmd, int argc, char **argv,
                              run_options *ro);
+
+/* CVODE's counters of n integrations (an aim_ode_report's stats) into
+ * the sidecar of tsv (aim_tsv_integration), each named prefix + its what
+ * (e.g. "d = 100, seed 3: " + "trajectory"). Returns 0, or -1 (said). */
+int aim_cli_record_integrations(aim_tsv *tsv, const char *prefix, int n,
+                                const aim_ode_stats *stats);
+
+/* The same counters as '#' lines "# cvode: WHAT: steps N, rhs_evals N,
+ * ..." of a file that carries them from the worker that integrated to the
+ * parent that writes the run's tables (a recovery seed's file, a sweep
+ * point's), and read back from its table t (at path; cmd for messages)
+ * into stats: their number, or -1 after a message naming the line. */
+void aim_cli_put_integrations(FILE *f, int n, const aim_ode_stats *stats);
+int aim_cli_get_integrations(const aim_table *t, const char *cmd, const char *path,
+                             aim_ode_stats stats[AIM_ODE_MAX_INTEGRATIONS]);
 
 /* Writes DIR/NAME-ode.tsv into path: renamed into place now (set NULL)
  * or with set. */

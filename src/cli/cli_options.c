@@ -50,6 +50,43 @@ static int set_threads(const char *cmd)
     return aim_gauss_set_threads((int)v);
 }
 
+/* "png, svg, pdf" into f */
+static void put_names(FILE *f, const char *const names[], int n)
+{
+    for (int i = 0; i < n; i++)
+        fprintf(f, "%s%s", i ? ", " : "", names[i]);
+}
+
+int aim_cli_name_list(const char *cmd, const char *option, const char *value,
+                      const char *const names[], int n, int *picked, int *count)
+{
+    *count = 0;
+    for (const char *p = value;; p++) {
+        const size_t len = strcspn(p, ",");
+        int k = 0;
+        while (k < n && (strlen(names[k]) != len || strncmp(names[k], p, len)))
+            k++;
+        int repeated = 0;
+        for (int i = 0; k < n && i < *count; i++)
+            repeated |= picked[i] == k;
+        if (k == n || repeated) {
+            fprintf(stderr, "aimdyn %s: %s %s: ", cmd, option, value);
+            if (len == 0)
+                fprintf(stderr, "an empty name");
+            else
+                fprintf(stderr, "'%.*s' %s", (int)len, p, repeated ? "given twice" : "unknown");
+            fprintf(stderr, "; allowed: ");
+            put_names(stderr, names, n);
+            fprintf(stderr, ", comma-separated, each at most once\n");
+            return -1;
+        }
+        picked[(*count)++] = k;
+        p += len;
+        if (!*p)
+            return 0;
+    }
+}
+
 /* Parses a list option's integer (--d, --order) into list, increasing. */
 static int add_to_list(const char *cmd, const aim_cli_option *o, const char *arg)
 {

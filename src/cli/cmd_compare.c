@@ -35,9 +35,11 @@ static const char *few_seeds_text(char *buf, size_t n, int seeds)
 
 /* What one student's comparison leaves for the figure of all students:
  * per d, its ODE file (of the last order) and its SGD file, as the
- * temporary names the figure reads before the set is committed. */
+ * temporary names the figure reads before the set is committed, and as
+ * their final names, which its kept gnuplot script names. */
 typedef struct {
     const char *ode[MAX_DIMS], *sgd[MAX_DIMS];
+    char ode_final[MAX_DIMS][1024], sgd_final[MAX_DIMS][1024];
     int blowup, figure_failed;
 } compare_result;
 
@@ -94,7 +96,7 @@ static int compare_student(const run_options *ro, const aim_config *cfg, aim_ato
     for (int j = 0; j < ro->ndims; j++) {
         const int d = ro->dims[j];
         char ode_paths[MAX_ORDERS][1024], labels[MAX_ORDERS][32];
-        const char *ode_list[MAX_ORDERS], *label_list[MAX_ORDERS];
+        const char *ode_list[MAX_ORDERS], *ode_final[MAX_ORDERS], *label_list[MAX_ORDERS];
         char sgd_path[1024], stem[1024], suffix[64];
         const aim_config sgd_cfg = sgd_config_of(ro, cfg, d);
         /* a seed start is measured once per d, up to the longest words
@@ -152,9 +154,11 @@ static int compare_student(const run_options *ro, const aim_config *cfg, aim_ato
             else
                 snprintf(labels[q], sizeof labels[q], "ODE, M = %d", orders[q]);
             ode_list[q] = aim_atomic_set_temp(set, ode_paths[q]); /* drawn before the commit */
+            ode_final[q] = ode_paths[q];
             label_list[q] = labels[q];
         }
         res->ode[j] = ode_list[nord - 1];
+        snprintf(res->ode_final[j], sizeof res->ode_final[j], "%s", ode_paths[nord - 1]);
         int sgd_status = aim_cli_run_sgd("compare", ro->jobs, &sgd_cfg, d, tau, mean + j * block, se + j * block,
                                  xmean + j * xblock, xse + j * xblock, &twr_sgd[j],
                                  &recovered[j], sgd_path, sizeof sgd_path, set);
@@ -175,14 +179,17 @@ static int compare_student(const run_options *ro, const aim_config *cfg, aim_ato
         snprintf(suffix, sizeof suffix, "compare-d%d", d);
         if (aim_tsv_path(stem, sizeof stem, cfg, suffix, ""))
             goto done;
-        const char *sgd_list[] = {aim_atomic_set_temp(set, sgd_path)};
+        const char *sgd_list[] = {aim_atomic_set_temp(set, sgd_path)}, *sgd_final[] = {sgd_path};
         res->sgd[j] = sgd_list[0];
-        const aim_plot_spec spec = {.ode = ode_list, .labels = tied ? label_list : NULL,
-                                    .n_ode = nord, .sgd = sgd_list, .n_sgd = 1,
+        snprintf(res->sgd_final[j], sizeof res->sgd_final[j], "%s", sgd_path);
+        const aim_plot_spec spec = {.ode = ode_list, .ode_final = ode_final,
+                                    .labels = tied ? label_list : NULL, .n_ode = nord,
+                                    .sgd = sgd_list, .sgd_final = sgd_final, .n_sgd = 1,
                                     .flags = (cfg->grid == AIM_GRID_LOG ? AIM_PLOT_LOG_TAU : 0) |
                                              (cfg->centring == AIM_RAW ? AIM_PLOT_MEAN : 0)};
         if (!no_gnuplot && aim_plot_figure(&spec, stem, set) == 0)
-            fprintf(wrote, "wrote %s.png and %s.svg\n", stem, stem);
+            fprintf(wrote, "wrote %s.png, %s.svg and %s.gp (its gnuplot script)\n", stem,
+                    stem, stem);
         else if (aim_plot_stale(set, stem)) /* an old figure would show other data */
             goto done;
         else
@@ -194,9 +201,15 @@ static int compare_student(const run_options *ro, const aim_config *cfg, aim_ato
         goto done;
     fprintf(wrote, "wrote %s\n", path);
     FILE *f = aim_tsv_stream(tsv);
-    aim_tsv_metadata(tsv, "compare", cfg);
+    /* the configuration that ran: the --d and --order given, not the
+     * file's sgd.d and hierarchy.order (which they replace) */
+    const aim_config last = sgd_config_of(ro, cfg, ro->dims[ro->ndims - 1]);
+    aim_tsv_metadata(tsv, "compare", &last);
     fprintf(f, "# agreement of the limit ODE with the SGD mean over %d seeds "
                "(theory/model.md sec. 9)\n", cfg->seeds);
+    if (ro->ndims > 1 || nord > 1)
+        fprintf(f, "# the configuration above is that of the largest d (sgd.d) and the highest "
+                   "order compared (hierarchy.order); each row names its d and order\n");
     char few[256];
     if (cfg->seeds < MIN_SEEDS)
         fprintf(f, "# warning: %s\n", few_seeds_text(few, sizeof few, cfg->seeds));
@@ -304,20 +317,25 @@ static int compare_students_figure(const run_options *ro, const compare_result *
     for (int s = 0; s < ro->nstudents; s++)
         labels[s] = aim_model_ops_of(&ro->student_cfg[s])->name;
     for (int j = 0; j < ro->ndims; j++) {
-        const char *ode[MAX_STUDENTS], *sgd[MAX_STUDENTS];
+        const char *ode[MAX_STUDENTS], *sgd[MAX_STUDENTS], *ode_final[MAX_STUDENTS],
+            *sgd_final[MAX_STUDENTS];
         for (int s = 0; s < ro->nstudents; s++) {
             ode[s] = res[s].ode[j];
             sgd[s] = res[s].sgd[j];
+            ode_final[s] = res[s].ode_final[j];
+            sgd_final[s] = res[s].sgd_final[j];
         }
         char stem[1024], suffix[64];
         snprintf(suffix, sizeof suffix, "students-d%d", ro->dims[j]);
         if (aim_tsv_path(stem, sizeof stem, cfg, suffix, ""))
             return -1;
-        const aim_plot_spec spec = {.ode = ode, .labels = labels, .n_ode = ro->nstudents,
-                                    .sgd = sgd, .n_sgd = ro->nstudents,
+        const aim_plot_spec spec = {.ode = ode, .ode_final = ode_final, .labels = labels,
+                                    .n_ode = ro->nstudents, .sgd = sgd,
+                                    .sgd_final = sgd_final, .n_sgd = ro->nstudents,
                                     .flags = cfg->grid == AIM_GRID_LOG ? AIM_PLOT_LOG_TAU : 0};
         if (aim_plot_available() && aim_plot_figure(&spec, stem, set) == 0)
-            fprintf(wrote, "wrote %s.png and %s.svg\n", stem, stem);
+            fprintf(wrote, "wrote %s.png, %s.svg and %s.gp (its gnuplot script)\n", stem,
+                    stem, stem);
         else if (aim_plot_stale(set, stem))
             return -1;
         else

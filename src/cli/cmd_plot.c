@@ -13,47 +13,31 @@
 
 /* A value of --format or --panels: comma-separated names, each adding
  * its bit to *bits. */
-typedef struct {
-    const char *name;
-    int bit;
-} named_bit;
-
-static int add_named_bits(const char *option, const char *value, const named_bit *names, int n,
-                          const char *allowed, int *bits)
+static int add_named_bits(const char *option, const char *value, const char *const names[],
+                          const int bits_of[], int n, int *bits)
 {
-    for (const char *p = value;; p++) {
-        const size_t len = strcspn(p, ",");
-        int k = 0;
-        while (k < n && (strlen(names[k].name) != len || strncmp(names[k].name, p, len)))
-            k++;
-        if (k == n) {
-            fprintf(stderr, "aimdyn plot: %s %s: unknown '%.*s'; allowed: %s\n", option, value,
-                    (int)len, p, allowed);
-            return -1;
-        }
-        *bits |= names[k].bit;
-        p += len;
-        if (!*p)
-            return 0;
-    }
+    int picked[8], count;
+    if (aim_cli_name_list("plot", option, value, names, n, picked, &count))
+        return -1;
+    for (int i = 0; i < count; i++)
+        *bits |= bits_of[picked[i]];
+    return 0;
 }
 
 /* The formats, named by their file extensions. */
-static const named_bit formats_named[] = {
-    {"png", AIM_PLOT_PNG}, {"svg", AIM_PLOT_SVG}, {"pdf", AIM_PLOT_PDF}};
+static const char *const format_names[] = {"png", "svg", "pdf"};
+static const int format_bits[] = {AIM_PLOT_PNG, AIM_PLOT_SVG, AIM_PLOT_PDF};
 
 static int own_format(void *target, const char *value)
 {
-    return add_named_bits("--format", value, formats_named, 3, "png, svg, pdf, comma-separated",
-                          target);
+    return add_named_bits("--format", value, format_names, format_bits, 3, target);
 }
 
 static int own_panels(void *target, const char *value)
 {
-    static const named_bit panels[] = {
-        {"order", AIM_PLOT_ORDER}, {"moments", AIM_PLOT_MOMENTS}, {"mean", AIM_PLOT_MEAN}};
-    return add_named_bits("--panels", value, panels, 3, "order, moments, mean, comma-separated",
-                          target);
+    static const char *const names[] = {"order", "moments", "mean"};
+    static const int bits[] = {AIM_PLOT_ORDER, AIM_PLOT_MOMENTS, AIM_PLOT_MEAN};
+    return add_named_bits("--panels", value, names, bits, 3, target);
 }
 
 int aim_cmd_plot(int argc, char **argv)
@@ -112,12 +96,14 @@ int aim_cmd_plot(int argc, char **argv)
                         "ODE files, or one per ODE file (paired in order)\n", nsgd, nodes);
         return AIM_EXIT_USAGE;
     }
-    /* a column as its file names it: "m(SS)" is the column m_SS */
-    char column_names[MAX_COLUMNS][256];
+    /* a column as its file names it: "m(SS)" is the column m_SS (at most
+     * one character longer, aim_tsv_column_name) */
+    char column_names[MAX_COLUMNS][AIM_PLOT_MAX_COLUMN + 2];
     for (int i = 0; i < ncolumns; i++) {
-        if (strlen(columns[i]) + 2 > sizeof column_names[i]) {
-            fprintf(stderr, "aimdyn plot: --column %.40s...: too long; allowed: a column name "
-                            "of the files\n", columns[i]);
+        if (strlen(columns[i]) > AIM_PLOT_MAX_COLUMN) {
+            fprintf(stderr, "aimdyn plot: --column %.40s...: %zu characters; allowed: a column "
+                            "name of the files, at most %d characters\n", columns[i],
+                    strlen(columns[i]), AIM_PLOT_MAX_COLUMN);
             return AIM_EXIT_USAGE;
         }
         columns[i] = aim_tsv_column_name(columns[i], column_names[i], sizeof column_names[i]);
@@ -125,8 +111,7 @@ int aim_cmd_plot(int argc, char **argv)
     const aim_plot_spec sp = {.ode = ode, .labels = nlabels ? labels : NULL, .n_ode = nodes,
                               .sgd = sgd, .n_sgd = nsgd, .samples_d = samples_d, .flags = flags,
                               .columns = columns, .n_columns = ncolumns,
-                              .formats = formats ? formats : AIM_PLOT_PNG | AIM_PLOT_SVG,
-                              .keep_script = 1};
+                              .formats = formats ? formats : AIM_PLOT_PNG | AIM_PLOT_SVG};
     if (aim_plot_check_inputs(&sp))
         return AIM_EXIT_USAGE;
     aim_atomic_set *set = NULL;
@@ -142,8 +127,8 @@ int aim_cmd_plot(int argc, char **argv)
         return AIM_EXIT_RUNTIME;
     printf("wrote");
     for (int k = 0; k < 3; k++)
-        if (sp.formats & formats_named[k].bit)
-            printf(" %s.%s", stem, formats_named[k].name);
+        if (sp.formats & format_bits[k])
+            printf(" %s.%s", stem, format_names[k]);
     printf(" and %s.gp (its gnuplot script)\n", stem);
     return 0;
 }

@@ -430,6 +430,57 @@ static void put_seeds(FILE *p, const recovery_options *o, const aim_recovery_fin
                     f[i].overlap_end[k], seed_status(&f[i], k));
 }
 
+/* CVODE's counters of the integrations file k of write_files reports
+ * into its sidecar: the limit ODE (the table at every d it ran at, the
+ * start analysis at its d), the finite-d seeds (the table and the seeds
+ * table). Returns 0 or -1 (said). */
+static int record_integrations(aim_tsv *tsv, int k, const recovery_options *o,
+                               const aim_recovery_limit *lim, int nlim,
+                               const aim_recovery_finite *f)
+{
+    char what[128];
+    for (int i = k == 1 ? nlim - 1 : 0; k != 2 && i < nlim; i++) {
+        if (nlim > 1)
+            snprintf(what, sizeof what, "limit ODE, d = %d: ", o->dims[i]);
+        else
+            snprintf(what, sizeof what, "limit ODE: ");
+        if (aim_cli_record_integrations(tsv, what, lim[i].integrations, lim[i].stats))
+            return -1;
+    }
+    for (int i = 0; f && k != 1 && i < o->ndims; i++)
+        for (int s = 0; s < f[i].seeds; s++) {
+            snprintf(what, sizeof what, "d = %d, seed %llu: ", f[i].d,
+                     (unsigned long long)(o->cfg.seed + (uint64_t)s));
+            if (aim_cli_record_integrations(tsv, what, f[i].integrations[s], f[i].stats[s]))
+                return -1;
+        }
+    return 0;
+}
+
+/* The engine's threads of the finite-d seeds, which ran on workers (the
+ * "# threads:" line of aim_trajectory_kernel_line is the limit ODE's, run
+ * by this process): only where the rule is the quasi-random one, as that
+ * line. */
+static void put_seed_threads(FILE *s, const recovery_options *o, const aim_recovery_limit *lim,
+                             const aim_recovery_finite *f)
+{
+    if (!f || o->cfg.method == AIM_METHOD_MATRIX || lim->kernel_points == 0)
+        return;
+    int lo = 0, hi = 0;
+    for (int i = 0; i < o->ndims; i++)
+        for (int k = 0; k < f[i].seeds; k++) {
+            const int t = f[i].threads[k];
+            lo = lo && lo < t ? lo : t;
+            hi = hi > t ? hi : t;
+        }
+    if (lo == hi)
+        fprintf(s, "# threads of the finite-d seeds: %d (each seed's quasi-random rule, on its "
+                   "worker)\n", lo);
+    else
+        fprintf(s, "# threads of the finite-d seeds: %d to %d (each seed's quasi-random rule, "
+                   "on its worker)\n", lo, hi);
+}
+
 /* The files replace those of an earlier run together or not at all (one
  * aim_atomic_set, under the lock of NAME: parse_options; it already
  * removes the kept seed files); without finite-d runs an old seeds file
@@ -455,10 +506,17 @@ static int write_files(const recovery_options *o, const aim_recovery_limit *lim,
         if (rc)
             break;
         aim_tsv_metadata(tsv, "recovery", cfg);
+        if (record_integrations(tsv, k, o, lim, nlim, f)) {
+            aim_tsv_abort(tsv);
+            rc = -1;
+            break;
+        }
         FILE *s = aim_tsv_stream(tsv);
         /* the limit ODE's engine: the same rule at every d */
         aim_trajectory_kernel_line(s, cfg, lim[nlim - 1].kernel_points,
                                    lim[nlim - 1].kernel_error);
+        if (k != 1)
+            put_seed_threads(s, o, &lim[nlim - 1], f);
         if (k == 0)
             put_table(s, o, lim, nlim, f);
         else if (k == 1)

@@ -13,7 +13,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <unistd.h>
 
 #include <gsl/gsl_cdf.h>
 #include <gsl/gsl_errno.h>
@@ -90,8 +89,8 @@ static const char usage[] =
     "  --label TEXT     what the runs are (the figure's title and the file's metadata)\n"
     "  --threshold X    weak-recovery threshold on |overlap|; allowed 0 < X <= 1\n"
     "                   (default: the files' output.recovery_threshold)\n"
-    "  --figure STEM    STEM.png and STEM.svg (gnuplot): n_wr against d on log-log axes,\n"
-    "                   medians with their intervals, the seeds as faint points, the\n"
+    "  --figure STEM    STEM.png and STEM.svg (gnuplot; its script kept as STEM.gp):\n"
+    "                   n_wr against d on log-log axes, medians with their intervals, the seeds as faint points, the\n"
     "                   power law, the predictions (without gnuplot: a warning, the\n"
     "                   TSV is still written); STEM may not start with '|' or '<'\n"
     "  --out DIR        output directory (default out)\n"
@@ -216,23 +215,6 @@ static int has_line_break(const char *s)
     return strpbrk(s, "\r\n") != NULL;
 }
 
-/* The figure's directory exists and is writable, checked before
- * anything is written rather than after the TSV. */
-static int figure_dir_usable(const char *stem)
-{
-    const char *slash = strrchr(stem, '/');
-    if (!*stem || (slash && slash[1] == '\0'))
-        return 0; /* no file name */
-    if (!slash)
-        return access(".", W_OK) == 0;
-    if (slash == stem)
-        return access("/", W_OK) == 0;
-    char *dir = strndup(stem, (size_t)(slash - stem));
-    int ok = dir && access(dir, W_OK) == 0;
-    free(dir);
-    return ok;
-}
-
 /* ---- options ---- */
 
 static void print_usage(const char *cmd)
@@ -284,13 +266,9 @@ static int parse_options(int argc, char **argv, options *o)
                 o->label && has_line_break(o->label) ? "label" : "figure");
         return -1;
     }
+    /* the directory too, before anything is written rather than after the TSV */
     if (o->figure && aim_cli_check_figure("scaling", "--figure", o->figure))
         return -1;
-    if (o->figure && !figure_dir_usable(o->figure)) {
-        fprintf(stderr, CMD ": --figure %s: not allowed; allowed: a file stem in an existing "
-                        "writable directory (STEM.png and STEM.svg are written)\n", o->figure);
-        return -1;
-    }
     return 0;
 }
 
@@ -1127,7 +1105,8 @@ int aim_cmd_scaling(int argc, char **argv)
         goto done;
     printf("\nwrote %s\n", path);
     if (o.figure && fig == 0)
-        printf("wrote %s.png and %s.svg\n", o.figure, o.figure);
+        printf("wrote %s.png, %s.svg and %s.gp (its gnuplot script)\n", o.figure, o.figure,
+               o.figure);
     if (fig < 0)
         fprintf(stderr, CMD ": the figure could not be drawn (see above); the TSV is written "
                         "and an old figure %s.png/.svg is removed\n", o.figure);

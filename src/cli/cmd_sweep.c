@@ -72,6 +72,8 @@ typedef struct {
     int kernel_points;   /* the engine's (aim_ode_report), for the */
     double kernel_error; /* file's "# kernels:" line */
     char message[800]; /* "-" when none */
+    int integrations;  /* CVODE's, as the point's file carries them to the table's sidecar */
+    aim_ode_stats stats[AIM_ODE_MAX_INTEGRATIONS];
 } point_result;
 
 typedef struct {
@@ -125,7 +127,8 @@ static void print_help(const char *cmd)
            "                           (recovered, not-by-horizon, blow-up, failed),\n"
            "                           tau_wr, n_wr, tau_end (the last tau reached),\n"
            "                           overlap_end, risk_end (there) and message\n"
-           "  DIR/NAME-sweep.png/.svg  the heatmap: x = the first key, y = the second,\n"
+           "  DIR/NAME-sweep.png/.svg  the heatmap (its gnuplot script: .gp): x = the\n"
+           "                           first key, y = the second,\n"
            "                           a panel per value of the third; colour = tau_wr\n"
            "                           (log scale when it spans more than a factor 10),\n"
            "                           grey = not by training.horizon, blow-up\n"
@@ -460,7 +463,9 @@ static int read_point(const char *path, point_result *r, char **config, char *ve
     snprintf(r->status, sizeof r->status, "%s", t.text[ks]);
     snprintf(r->message, sizeof r->message, "%s", t.text[km]);
     int rc = 0;
-    if (config) { /* the result-deciding configuration lines */
+    if ((r->integrations = aim_cli_get_integrations(&t, "sweep", path, r->stats)) < 0)
+        rc = -1;
+    if (rc == 0 && config) { /* the result-deciding configuration lines */
         aim_config recorded;
         aim_config_error err;
         if (aim_table_config(&t, &recorded, &err)) {
@@ -543,7 +548,13 @@ static int write_point(const sweep *sw, int p, const point_result *r)
     if (tsv) {
         FILE *f = aim_tsv_stream(tsv);
         aim_tsv_metadata(tsv, "sweep", &sw->cfg[p]);
+        if (aim_cli_record_integrations(tsv, "", r->integrations, r->stats)) {
+            aim_tsv_abort(tsv);
+            sigprocmask(SIG_SETMASK, &old, NULL);
+            return -1;
+        }
         aim_trajectory_kernel_line(f, &sw->cfg[p], r->kernel_points, r->kernel_error);
+        aim_cli_put_integrations(f, r->integrations, r->stats);
         fprintf(f, "# sweep point %d of %d: %s\n%s\n", p + 1, sw->npoints, label,
                 result_header);
         put_result(f, r);
@@ -647,6 +658,8 @@ static void run_point(const aim_config *cfg, point_result *r)
                                     obs, NULL, &rep);
         r->kernel_points = rep.kernel_points;
         r->kernel_error = rep.kernel_error;
+        r->integrations = rep.integrations;
+        memcpy(r->stats, rep.stats, sizeof r->stats);
         if (st == AIM_ODE_FAILED || rep.reached < 1) {
             set_outcome(r, "failed", rep.message);
         } else {
@@ -766,6 +779,15 @@ static int write_table(const sweep *sw, char *path, size_t n, aim_atomic_set *se
     if (tsv) {
         FILE *f = aim_tsv_stream(tsv);
         aim_tsv_metadata(tsv, "sweep", &sw->base);
+        for (int p = 0; p < sw->npoints; p++) {
+            char what[64];
+            snprintf(what, sizeof what, "point %d of %d: ", p + 1, sw->npoints);
+            if (aim_cli_record_integrations(tsv, what, sw->res[p].integrations,
+                                            sw->res[p].stats)) {
+                aim_tsv_abort(tsv);
+                return -1;
+            }
+        }
         for (int v = 0; v < sw->nvary; v++) {
             fprintf(f, "# vary: %s =", sw->vary[v].key);
             for (int i = 0; i < sw->vary[v].count; i++)
@@ -1000,7 +1022,7 @@ static int run_sweep(sweep *sw, double t0)
         fprintf(stderr, "aimdyn sweep: the heatmap could not be drawn (see above); the table "
                         "%s is written and an old heatmap of this name is removed\n", path);
     else
-        printf("wrote %s.png and %s.svg\n", stem, stem);
+        printf("wrote %s.png, %s.svg and %s.gp (its gnuplot script)\n", stem, stem, stem);
     return result_status(sw, heatmap_failed);
 }
 

@@ -23,46 +23,25 @@ const char *const aim_cli_student_names[MAX_STUDENTS] = {"direct", "tied", "unti
  * student, src/draw.h). */
 static int parse_students(const char *list, run_options *ro)
 {
-    char buf[64];
-    if (snprintf(buf, sizeof buf, "%s", list) >= (int)sizeof buf) {
-        fprintf(stderr, "aimdyn compare: --students %.60s...: too long; allowed: a comma-separated "
-                        "list of direct, tied, untied\n", list);
+    int picked[MAX_STUDENTS], count;
+    if (aim_cli_name_list("compare", "--students", list, aim_cli_student_names, MAX_STUDENTS,
+                          picked, &count))
         return -1;
-    }
-    char *save = NULL;
-    for (char *tok = strtok_r(buf, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
-        int k = -1;
-        for (int i = 0; i < MAX_STUDENTS; i++)
-            if (!strcmp(tok, aim_cli_student_names[i]))
-                k = i;
-        for (int s = 0; k >= 0 && s < ro->nstudents; s++)
-            if ((int)ro->student_cfg[s].decomposition == k) {
-                fprintf(stderr, "aimdyn compare: --students %s: '%s' given twice\n", list, tok);
-                return -1;
-            }
-        if (k < 0) {
-            fprintf(stderr, "aimdyn compare: --students %s: unknown student '%s'; allowed: a "
-                            "comma-separated list of direct, tied, untied\n", list, tok);
-            return -1;
-        }
+    for (int i = 0; i < count; i++) {
+        const char *student = aim_cli_student_names[picked[i]];
         aim_config *c = &ro->student_cfg[ro->nstudents++];
         *c = ro->cfg;
         char set[64];
         aim_config_error err;
-        snprintf(set, sizeof set, "model.decomposition=%s", tok);
+        snprintf(set, sizeof set, "model.decomposition=%s", student);
         if (aim_config_set(c, set, &err) || aim_config_validate(c, &err)) {
-            fprintf(stderr, "aimdyn compare: --students %s: the %s student: %s\n", list, tok,
-                    err.message);
+            fprintf(stderr, "aimdyn compare: --students %s: the %s student: %s\n", list,
+                    student, err.message);
             return -1;
         }
         char name[sizeof c->name];
         snprintf(name, sizeof name, "%s", ro->cfg.name);
-        snprintf(c->name, sizeof c->name, "%.100s-%s", name, tok);
-    }
-    if (ro->nstudents == 0) {
-        fprintf(stderr, "aimdyn compare: --students '%s': empty; allowed: a comma-separated list "
-                        "of direct, tied, untied\n", list);
-        return -1;
+        snprintf(c->name, sizeof c->name, "%.100s-%s", name, student);
     }
     return 0;
 }

@@ -4,9 +4,12 @@
  * resumes from. */
 #include "recovery_seeds.h"
 
+#include <limits.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
+#include "cli.h"
 #include "pool.h"
 #include "tsv.h"
 
@@ -27,8 +30,11 @@ static const char *const seed_columns[] = {"seed",        "start_value", "tau_wr
                                            "end_value",   "blew_up",     NULL};
 static const char seed_file_what[] =
     "a seed file of `aimdyn recovery` (one row: seed, start_value, tau_wr, tau_end, "
-    "end_value, blew_up; a '# failure: ' line when its ODE failed)";
+    "end_value, blew_up; a '# failure: ' line when its ODE failed, a '# engine threads: N' "
+    "line, N >= 1, and a '# cvode: ' line per integration)";
 static const char failure_prefix[] = "# failure: ";
+/* the engine's threads in the worker, which the parent's may differ from */
+static const char threads_prefix[] = "# engine threads: ";
 
 static int seed_path(const recovery_run *r, int s, char *buf, size_t n)
 {
@@ -64,6 +70,8 @@ static int compute_seed(void *ctx, int s)
                 *c = ' ';
         fprintf(f, "%s%s\n", failure_prefix, res.failure);
     }
+    fprintf(f, "%s%d\n", threads_prefix, res.threads);
+    aim_cli_put_integrations(f, res.integrations, res.stats);
     for (int c = 0; seed_columns[c]; c++)
         fprintf(f, "%s%s", c ? "\t" : "", seed_columns[c]);
     fprintf(f, "\n%llu\t%.17g\t%.17g\t%.17g\t%.17g\t%d\n", (unsigned long long)seed,
@@ -88,14 +96,23 @@ static int read_seed(void *ctx, int s)
         return kept;
     const double *v = t.data;
     const char *failure = aim_table_meta(&t, failure_prefix);
-    if (t.ncols != 6 || t.nrows != 1 || t.seed[0] != seed || (v[5] != 0 && v[5] != 1)) {
+    const char *threads = aim_table_meta(&t, threads_prefix);
+    char *end = NULL;
+    const long nthreads = threads ? strtol(threads, &end, 10) : 0;
+    if (t.ncols != 6 || t.nrows != 1 || t.seed[0] != seed || (v[5] != 0 && v[5] != 1) ||
+        nthreads < 1 || nthreads > INT_MAX || (*end && *end != '\n')) {
         fprintf(stderr, "aimdyn " CMD ": %s: not one row of the 6 columns for seed %llu with "
-                        "blew_up 0 or 1; allowed: %s\n", path, (unsigned long long)seed,
-                seed_file_what);
+                        "blew_up 0 or 1 and its engine threads; allowed: %s\n", path,
+                (unsigned long long)seed, seed_file_what);
         aim_table_free(&t);
         return -1;
     }
-    aim_recovery_seed res = {v[1], v[2], v[3], v[4], (int)v[5], ""};
+    aim_recovery_seed res = {.start_overlap = v[1], .tau_wr = v[2], .tau_end = v[3],
+                             .overlap_end = v[4], .blew_up = (int)v[5], .threads = (int)nthreads};
+    if ((res.integrations = aim_cli_get_integrations(&t, CMD, path, res.stats)) < 0) {
+        aim_table_free(&t);
+        return -1;
+    }
     if (failure)
         snprintf(res.failure, sizeof res.failure, "%.*s", (int)strcspn(failure, "\n"), failure);
     aim_recovery_finite_put(r->out, s, &res, r->cfg->recovery_threshold);

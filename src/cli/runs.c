@@ -17,24 +17,99 @@
 #include "tsv.h"
 #include "words.h"
 
-/* rep's CVODE counters into the sidecar of tsv. Returns 0 or -1 (said). */
-static int record_integrations(aim_tsv *tsv, const aim_ode_report *rep)
+/* CVODE's counters, as the sidecar names them, in aim_ode_stats' order. */
+static const char *const counter_names[] = {"steps",          "rhs_evals",
+                                            "linear_setups",  "jacobian_evals",
+                                            "jacobian_rhs_evals", "error_test_failures",
+                                            "nonlinear_iterations", "nonlinear_failures"};
+enum { NCOUNTERS = (int)(sizeof counter_names / sizeof counter_names[0]) };
+
+static void counter_values(const aim_ode_stats *st, long values[NCOUNTERS])
 {
-    static const char *const names[] = {"steps",          "rhs_evals",
-                                        "linear_setups",  "jacobian_evals",
-                                        "jacobian_rhs_evals", "error_test_failures",
-                                        "nonlinear_iterations", "nonlinear_failures"};
-    for (int i = 0; i < rep->integrations; i++) {
-        const aim_ode_stats *st = &rep->stats[i];
-        const long values[] = {st->steps,          st->rhs_evals,
+    const long v[NCOUNTERS] = {st->steps,          st->rhs_evals,
                                st->linear_setups,  st->jacobian_evals,
                                st->jacobian_rhs_evals, st->error_test_failures,
                                st->nonlinear_iterations, st->nonlinear_failures};
-        if (aim_tsv_integration(tsv, st->what, (int)(sizeof values / sizeof values[0]), names,
-                                values))
+    memcpy(values, v, sizeof v);
+}
+
+int aim_cli_record_integrations(aim_tsv *tsv, const char *prefix, int n,
+                                const aim_ode_stats *stats)
+{
+    for (int i = 0; i < n; i++) {
+        long values[NCOUNTERS];
+        char what[sizeof stats[i].what + 256];
+        counter_values(&stats[i], values);
+        snprintf(what, sizeof what, "%s%s", prefix, stats[i].what);
+        if (aim_tsv_integration(tsv, what, NCOUNTERS, counter_names, values))
             return -1;
     }
     return 0;
+}
+
+static const char integration_prefix[] = "# cvode: ";
+
+void aim_cli_put_integrations(FILE *f, int n, const aim_ode_stats *stats)
+{
+    for (int i = 0; i < n; i++) {
+        long values[NCOUNTERS];
+        counter_values(&stats[i], values);
+        fprintf(f, "%s%s:", integration_prefix, stats[i].what);
+        for (int k = 0; k < NCOUNTERS; k++)
+            fprintf(f, "%s %s %ld", k ? "," : "", counter_names[k], values[k]);
+        fputc('\n', f);
+    }
+}
+
+/* One "# cvode: WHAT: steps N, ..." line (without its prefix) into st:
+ * WHAT up to the last ": steps " (a WHAT may hold ": "). Returns 0 or -1. */
+static int parse_integration(const char *line, aim_ode_stats *st)
+{
+    const char *at = NULL;
+    for (const char *p = strstr(line, ": steps "); p; p = strstr(p + 1, ": steps "))
+        at = p;
+    if (!at || (size_t)(at - line) >= sizeof st->what)
+        return -1;
+    long v[NCOUNTERS];
+    int end = -1;
+    if (sscanf(at + 2, "steps %ld, rhs_evals %ld, linear_setups %ld, jacobian_evals %ld, "
+                       "jacobian_rhs_evals %ld, error_test_failures %ld, "
+                       "nonlinear_iterations %ld, nonlinear_failures %ld%n",
+               &v[0], &v[1], &v[2], &v[3], &v[4], &v[5], &v[6], &v[7], &end) != NCOUNTERS ||
+        end < 0 || (at[2 + end] && at[2 + end] != '\n'))
+        return -1;
+    for (int k = 0; k < NCOUNTERS; k++)
+        if (v[k] < 0)
+            return -1;
+    *st = (aim_ode_stats){.steps = v[0], .rhs_evals = v[1], .linear_setups = v[2],
+                          .jacobian_evals = v[3], .jacobian_rhs_evals = v[4],
+                          .error_test_failures = v[5], .nonlinear_iterations = v[6],
+                          .nonlinear_failures = v[7]};
+    memcpy(st->what, line, (size_t)(at - line));
+    return 0;
+}
+
+int aim_cli_get_integrations(const aim_table *t, const char *cmd, const char *path,
+                             aim_ode_stats stats[AIM_ODE_MAX_INTEGRATIONS])
+{
+    const size_t len = sizeof integration_prefix - 1;
+    int n = 0;
+    for (int i = 0; i < t->nmeta; i++) {
+        const char *line = t->meta[i];
+        if (strncmp(line, integration_prefix, len))
+            continue;
+        if (n == AIM_ODE_MAX_INTEGRATIONS || parse_integration(line + len, &stats[n])) {
+            fprintf(stderr, "aimdyn %s: %s: '%.*s': %s; allowed: at most %d lines \"%sWHAT: "
+                            "steps N, rhs_evals N, ...\" (CVODE's 8 counters, >= 0)\n", cmd,
+                    path, (int)strcspn(line, "\n"), line,
+                    n == AIM_ODE_MAX_INTEGRATIONS ? "one integration too many"
+                                                  : "not CVODE's counters",
+                    AIM_ODE_MAX_INTEGRATIONS, integration_prefix);
+            return -1;
+        }
+        n++;
+    }
+    return n;
 }
 
 /* Writes DIR/NAME-ode.tsv into path: renamed into place now (set NULL)
@@ -51,7 +126,7 @@ int aim_cli_write_ode_file(const aim_config *cfg, int d, const double *tau,
         return -1;
     FILE *f = aim_tsv_stream(tsv);
     aim_tsv_metadata(tsv, "ode", cfg);
-    if (record_integrations(tsv, rep)) {
+    if (aim_cli_record_integrations(tsv, "", rep->integrations, rep->stats)) {
         aim_tsv_abort(tsv);
         return -1;
     }
