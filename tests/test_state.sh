@@ -3,12 +3,8 @@
 # start from one (training.start_file, --start): the file's exact round
 # trip, SGD continued from it, the ODE from the quantities measured on it,
 # and the files and combinations refused.
-set -u
-exe="$1"
-work=$(mktemp -d)
-trap 'rm -rf "$work"' EXIT
 . "$(dirname "$0")/checks.sh"
-export OPENBLAS_NUM_THREADS=1
+begin_test "$@"
 
 # the data rows of a table (its '#' lines dropped)
 rows() { grep -v '^#' "$1"; }

@@ -3,12 +3,8 @@
 # ODE from a saved state as `aimdyn ode` does: the same numbers to the
 # ODE file's 10 digits. Apart from tests/test_state.sh because a library
 # built with -fsanitize cannot be loaded by python3 (tests/meson.build).
-set -u
-exe="$1"
-work=$(mktemp -d)
-trap 'rm -rf "$work"' EXIT
 . "$(dirname "$0")/checks.sh"
-export OPENBLAS_NUM_THREADS=1
+begin_test "$@"
 
 printf '[model]\ndecomposition = tied\n[teacher]\ndecomposition = tied\n' >"$work/tied.ini"
 T="--d 40 --set training.eta=0.005 --set training.horizon=0.002 --set training.points=3 --set hierarchy.order=2"
