@@ -30,8 +30,9 @@
 # the matrix reference at D = 400, and the figures late_NAME_d<d>.png under
 # $OUT/figures, copied to FIGS, default validate/results/figures).
 # AIMDYN (default build/aimdyn), OUT (default validate/runs_late), SEEDS,
-# REPLICAS and JOBS (SGD worker processes, default 1) can be set; one
-# process at a time, BLAS on one thread.
+# REPLICAS, JOBS (SGD worker processes, default 1) and DIMS (the d of the
+# SGD runs, default the case's two) can be set; one process at a time,
+# BLAS on one thread.
 # The runs of RESULTS_late.md secs. 5-7: SEEDS=4 REPLICAS=4 with the cases
 # raw-unlocked he3 rank.
 set -eu
@@ -68,7 +69,9 @@ config() {
     *) echo "campaign_late: unknown case '$1'" >&2; exit 1 ;;
     esac
 }
-dims() { case $1 in fig1) echo "400 800" ;; *) echo "200 400" ;; esac; }
+dims() {
+    if [ -n "${DIMS:-}" ]; then echo "$DIMS"; else case $1 in fig1) echo "400 800" ;; *) echo "200 400" ;; esac; fi
+}
 orders() {
     case $1 in
     fig1 | rank | beta2) echo "2 3 4 5 6 7 8" ;;
