@@ -12,7 +12,9 @@
 #   beta2   tied softmax beta = 2, T = 3, weight decay 0.3, tau <= 1, d = 200, 400
 #   fig3    untied He1 and He1 + He2/sqrt 2 (Figure 3) to overlap 0.9,
 #           tau <= 0.45, d = 200, 400
-#   he3     untied He1/2 + He3, weight decay 0.1, tau <= 0.6, d = 200, 400
+#   he3     untied He1/2 + He3, weight decay 0.1, eta = 0.02, tau <= 0.4, d = 200, 400
+#           (examples/untied_he3_decay.ini); he3-early: the same to tau = 0.1, where
+#           the hierarchies stop (SGD at d = 400 to tau = 0.4 is 13 min of CPU a seed)
 #   raw     untied raw centring, He2, teacher mean 1 (unlocked), tau <= 0.05,
 #           and teacher mean 0.7, tau <= 0.2, d = 200, 400
 # Raw centring: the stiff mean depends on d, so the hierarchies and the
@@ -30,11 +32,13 @@
 # the matrix reference at D = 400, and the figures late_NAME_d<d>.png under
 # $OUT/figures, copied to FIGS, default validate/results/figures).
 # AIMDYN (default build/aimdyn), OUT (default validate/runs_late), SEEDS,
-# REPLICAS, JOBS (SGD worker processes, default 1) and DIMS (the d of the
-# SGD runs, default the case's two) can be set; one process at a time,
-# BLAS on one thread.
-# The runs of RESULTS_late.md secs. 5-7: SEEDS=4 REPLICAS=4 with the cases
-# raw-unlocked he3 rank.
+# REPLICAS, JOBS (SGD worker processes, default 1), DIMS (the d of the
+# SGD runs, default the case's two), DS (the D of the matrix process,
+# default "200 400"; empty: none) and ORDERS (the hierarchy orders, default
+# the case's) can be set; one process at a time, BLAS on one thread.
+# The runs of RESULTS_late.md secs. 5-7 (SEEDS=4 REPLICAS=4 unless said):
+#   SEEDS=4 DIMS=200 ... sgd raw-unlocked he3;  SEEDS=2 DIMS=400 ... sgd he3-early
+#   REPLICAS=4 ... ode raw-unlocked he3 rank;  ... report raw-unlocked he3 he3-early rank
 set -eu
 root=$(cd "$(dirname "$0")/../.." && pwd)
 B=${AIMDYN:-$root/build/aimdyn}
@@ -49,7 +53,7 @@ ex=$root/examples
 fold=$root/validate/campaigns/fold_mirror.sh
 what=${1:-all}
 [ $# -gt 0 ] && shift
-cases=${*:-fig1 rank beta2 fig3-he1 fig3-mix he3 raw-unlocked raw-07}
+cases=${*:-fig1 rank beta2 fig3-he1 fig3-mix he3 he3-early raw-unlocked raw-07}
 
 # the configuration of a case: its file and --set options
 config() {
@@ -64,6 +68,7 @@ config() {
         --set model.hermite=0,1,0.70710678118654752 --set training.grid=linear
         --set training.horizon=0.45 --set training.points=46" ;;
     he3) echo "$ex/untied_he3_decay.ini" ;;
+    he3-early) echo "$ex/untied_he3_decay.ini --set training.horizon=0.1 --set training.points=6" ;;
     raw-unlocked) echo "$ex/untied_raw_mean.ini" ;;
     raw-07) echo "$ex/untied_raw_mean.ini --set teacher.mean=0.7 --set training.horizon=0.2" ;;
     *) echo "campaign_late: unknown case '$1'" >&2; exit 1 ;;
@@ -73,9 +78,10 @@ dims() {
     if [ -n "${DIMS:-}" ]; then echo "$DIMS"; else case $1 in fig1) echo "400 800" ;; *) echo "200 400" ;; esac; fi
 }
 orders() {
+    [ -n "${ORDERS:-}" ] && { echo "$ORDERS"; return; }
     case $1 in
     fig1 | rank | beta2) echo "2 3 4 5 6 7 8" ;;
-    raw-*) echo "3 4 5 6" ;; # M = 2 chatters: 6e5 CVODE steps, 30 s, for the same rows
+    raw-* | he3) echo "3 4 5 6" ;; # M = 2 chatters here: 6e5 CVODE steps (raw), minutes (he3)
     *) echo "2 3 4 5 6" ;;
     esac
 }
@@ -142,10 +148,11 @@ for c in $cases; do
     fi
     # raw: every run at each d (suffix -d<d>); else at the larger d only (no suffix)
     if is_raw "$c"; then odims=$(dims "$c"); else odims=$(dims "$c" | cut -d' ' -f2); fi
-    if [ "$what" = ode ] || [ "$what" = all ]; then
+    oc=${c%-early} # an -early case: SGD only, compared with the runs of its full case
+    if { [ "$what" = ode ] || [ "$what" = all ]; } && [ "$oc" = "$c" ]; then
         for d in $odims; do
             is_raw "$c" && sfx="-d$d" || sfx=""
-            for D in 200 400; do matrix "$c-matrix-D$D$sfx" "$D" "$d" "$@"; done
+            for D in ${DS-200 400}; do matrix "$c-matrix-D$D$sfx" "$D" "$d" "$@"; done
             for cl in $(closures "$c"); do
                 for M in $(orders "$c"); do
                     [ "$cl" = aligned ] && n="$c-M$M$sfx" || n="$c-$cl-M$M$sfx"
@@ -168,18 +175,18 @@ for c in $cases; do
             runs=""
             for cl in $(closures "$c"); do
                 for M in $(orders "$c"); do
-                    [ "$cl" = aligned ] && n="$c-M$M$sfx" || n="$c-$cl-M$M$sfx"
+                    [ "$cl" = aligned ] && n="$oc-M$M$sfx" || n="$oc-$cl-M$M$sfx"
                     [ -f "$OUT/$n-ode.tsv" ] && runs="$runs --ode $OUT/$n-ode.tsv"
                 done
             done
-            ref="$OUT/$c-matrix-D400$sfx"
+            # the reference: the process at D = 400, else at 200 (DS=200)
+            ref="$OUT/$oc-matrix-D400$sfx" small="--ode $OUT/$oc-matrix-D200$sfx-ode.tsv"
+            [ -f "$ref-folded.tsv" ] || ref="$OUT/$oc-matrix-D200$sfx" small=""
             [ -f "$ref-folded.tsv" ] || continue
             # shellcheck disable=SC2086
-            "$B" agreement --sgd "$ref-folded.tsv" --ode "$OUT/$c-matrix-D200$sfx-ode.tsv" \
-                $runs >"$OUT/$c-d$d-ref.agreement.txt"
+            "$B" agreement --sgd "$ref-folded.tsv" $small $runs >"$OUT/$c-d$d-ref.agreement.txt"
             # shellcheck disable=SC2086
-            [ ! -f "$sgdfile" ] || "$B" agreement --sgd "$sgdfile" \
-                --ode "$OUT/$c-matrix-D200$sfx-ode.tsv" --ode "$ref-ode.tsv" \
+            [ ! -f "$sgdfile" ] || "$B" agreement --sgd "$sgdfile" $small --ode "$ref-ode.tsv" \
                 $runs >"$OUT/$c-d$d.agreement.txt"
             # the figure: SGD, the reference and the orders of the aligned closure (or,
             # rank, of every closure) from 4 on
@@ -187,13 +194,13 @@ for c in $cases; do
             figs=""
             for cl in $(closures "$c"); do
                 for M in 4 5 6; do
-                    [ "$cl" = aligned ] && n="$c-M$M$sfx" || n="$c-$cl-M$M$sfx"
+                    [ "$cl" = aligned ] && n="$oc-M$M$sfx" || n="$oc-$cl-M$M$sfx"
                     [ -f "$OUT/$n-ode.tsv" ] && figs="$figs --ode $OUT/$n-ode.tsv --label $cl,M=$M"
                 done
             done
             # shellcheck disable=SC2086
             "$B" plot $axis --format png --figure "$OUT/figures/late_${c}_d$d" --sgd "$sgdfile" \
-                --ode "$ref-ode.tsv" --label "matrix,D=400" $figs
+                --ode "$ref-ode.tsv" --label "matrix,${ref##*matrix-}" $figs
             cp "$OUT/figures/late_${c}_d$d.png" "$FIGS/late_${c}_d$d.png"
         done
     fi
