@@ -36,9 +36,11 @@
 # SGD runs, default the case's two), DS (the D of the matrix process,
 # default "200 400"; empty: none) and ORDERS (the hierarchy orders, default
 # the case's) can be set; one process at a time, BLAS on one thread.
-# The runs of RESULTS_late.md secs. 5-7 (SEEDS=4 REPLICAS=4 unless said):
-#   SEEDS=4 DIMS=200 ... sgd raw-unlocked he3;  SEEDS=2 DIMS=400 ... sgd he3-early
-#   REPLICAS=4 ... ode raw-unlocked he3 rank;  ... report raw-unlocked he3 he3-early rank
+# The runs of RESULTS_late.md secs. 5-7:
+#   SEEDS=4 DIMS=200 ... sgd raw-unlocked;  SEEDS=4 DIMS=200 ... sgd he3
+#   REPLICAS=4 DS=200 ... ode raw-unlocked (d = 200: ORDERS default; d = 400:
+#   DIMS=400 ORDERS="4 5");  REPLICAS=4 DS=200 ORDERS="4 5 6" ... ode he3;
+#   DS= ORDERS="4 5 6" ... ode rank;  DIMS=200 ... report raw-unlocked he3
 set -eu
 root=$(cd "$(dirname "$0")/../.." && pwd)
 B=${AIMDYN:-$root/build/aimdyn}
