@@ -174,22 +174,24 @@ for c in $cases; do
             is_raw "$c" && sfx="-d$d" || sfx=""
             sgdfile="$OUT/$c-sgd-d$d.tsv"
             is_raw "$c" && sgdfile="$OUT/$c-folded-sgd-d$d.tsv"
-            runs=""
-            for cl in $(closures "$c"); do
-                for M in $(orders "$c"); do
-                    [ "$cl" = aligned ] && n="$oc-M$M$sfx" || n="$oc-$cl-M$M$sfx"
-                    [ -f "$OUT/$n-ode.tsv" ] && runs="$runs --ode $OUT/$n-ode.tsv"
-                done
-            done
             # the reference: the process at D = 400, else at 200 (DS=200)
             ref="$OUT/$oc-matrix-D400$sfx" small="--ode $OUT/$oc-matrix-D200$sfx-ode.tsv"
             [ -f "$ref-folded.tsv" ] || ref="$OUT/$oc-matrix-D200$sfx" small=""
             [ -f "$ref-folded.tsv" ] || continue
-            # shellcheck disable=SC2086
-            "$B" agreement --sgd "$ref-folded.tsv" $small $runs >"$OUT/$c-d$d-ref.agreement.txt"
-            # shellcheck disable=SC2086
-            [ ! -f "$sgdfile" ] || "$B" agreement --sgd "$sgdfile" $small --ode "$ref-ode.tsv" \
-                $runs >"$OUT/$c-d$d.agreement.txt"
+            # one table per closure (aimdyn agreement takes at most 10 --ode)
+            for cl in $(closures "$c"); do
+                runs=""
+                for M in $(orders "$c"); do
+                    [ "$cl" = aligned ] && n="$oc-M$M$sfx" || n="$oc-$cl-M$M$sfx"
+                    [ -f "$OUT/$n-ode.tsv" ] && runs="$runs --ode $OUT/$n-ode.tsv"
+                done
+                [ "$cl" = aligned ] && t="$c-d$d" || t="$c-d$d-$cl"
+                # shellcheck disable=SC2086
+                "$B" agreement --sgd "$ref-folded.tsv" $small $runs >"$OUT/$t-ref.agreement.txt"
+                # shellcheck disable=SC2086
+                [ ! -f "$sgdfile" ] || "$B" agreement --sgd "$sgdfile" $small \
+                    --ode "$ref-ode.tsv" $runs >"$OUT/$t.agreement.txt"
+            done
             # the figure: SGD, the reference and the orders of the aligned closure (or,
             # rank, of every closure) from 4 on
             [ -f "$sgdfile" ] || continue
