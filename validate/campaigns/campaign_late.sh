@@ -39,7 +39,7 @@
 # The runs of RESULTS_late.md secs. 5-7:
 #   SEEDS=4 DIMS=200 ... sgd raw-unlocked;  SEEDS=4 DIMS=200 ... sgd he3
 #   REPLICAS=4 DS=200 ... ode raw-unlocked (d = 200: ORDERS default; d = 400:
-#   DIMS=400 ORDERS="4 5");  REPLICAS=4 DS=200 ORDERS="4 5 6" ... ode he3;
+#   DIMS=400 ORDERS="4 5");  REPLICAS=4 DS="200 400" ORDERS="4 5 6" ... ode he3;
 #   DS= ORDERS="4 5 6" ... ode rank;  DIMS=200 ... report raw-unlocked he3
 set -eu
 root=$(cd "$(dirname "$0")/../.." && pwd)
