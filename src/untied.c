@@ -356,6 +356,7 @@ const char *aim_untied_moment_name(void *m, int i)
 int aim_untied_k_slot(const aim_untied *m) { return m->slot_k; }
 int aim_untied_left_valid(const aim_untied *m) { return m->invalid; }
 double aim_untied_start_mean(const aim_untied *m) { return m->mean0; }
+const double *aim_untied_start_moments(const aim_untied *m) { return m->hm.start; }
 
 void aim_untied_set_start(aim_untied *m, const double *moments, double mean)
 {
