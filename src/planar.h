@@ -6,7 +6,8 @@
  * untied one (A = U U^T, B = V V^T, K = U V^T, k = V U^T), and direct,
  * Wigner, tied or untied teachers, in any combination of independent
  * factors, including letters that share a factor (A and K share U), where
- * the letters are not free and aim_freecum cannot be used alone.
+ * the letters are not free and aim_freecum cannot be used alone, and of
+ * factors linked on shared columns (the informed start; *_linked).
  *
  * Dimensions are multiples of d: every letter is d x d, and each factor
  * has d rows and rho d columns. */

@@ -287,6 +287,10 @@ static void test_brute_force_linked(void **state)
                                             {2, {0, 1}, {0, 1}}, {2, {1, 0}, {0, 1}},
                                             {2, {2, 2}, {0, 1}}};
     check_brute_linked(&ut, 4, uv, 3, uv_links, 3, uv_letters);
+    /* the recursion of linked factors (planar.c sec. 6) on independent
+     * ones (a link of covariance 0): the untied start of test_brute_force */
+    const aim_planar_link none = {0, 2, 0.0, 0.5};
+    check_brute_linked(&untied, 5, untied_factors, 4, &none, 1, untied_letters);
     /* two linked Wigner matrices */
     const aim_alphabet HJ = {"HJ", "HJ"};
     const aim_planar_factor wig[] = {{0.0, 0.5, 1}, {0.0, 1.5, 1}};
