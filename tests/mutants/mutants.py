@@ -154,9 +154,9 @@ MUTANTS = [
            ["test_planar", "test_start"], "planar pairing weight of an arc"),
 
     # ---- the informed start: src/inform.c (ODE side), src/draw.c (SGD side)
-    Mutant("inform-tied-link-x1.05", "src/inform.c",
+    Mutant("inform-tied-link-x0.95", "src/inform.c",
            "out->links[out->n_links++] = (aim_planar_link){0, 1, c * sqrt(vs * vt), q};",
-           "out->links[out->n_links++] = (aim_planar_link){0, 1, 1.05 * c * sqrt(vs * vt), q};",
+           "out->links[out->n_links++] = (aim_planar_link){0, 1, 0.95 * c * sqrt(vs * vt), q};",
            ["test_start"], "informed start: the tied student-teacher covariance of the ODE"),
     Mutant("inform-direct-alpha-x1.05", "src/inform.c",
            "out->alpha = c * sqrt(v / omega1);", "out->alpha = 1.05 * c * sqrt(v / omega1);",
