@@ -164,6 +164,11 @@ aim_mlimit *aim_mlimit_create(const aim_config *cfg, int D, double d, uint64_t s
     if (ok) {
         aim_draw_student(cfg, rs, D, m->st.p, param->factors, factored ? m->st.F1 : m->st.S,
                          m->st.F2);
+        if (aim_draw_inform(cfg, seed, D, m->st.p, param->factors, m->St,
+                            factored ? m->st.F1 : m->st.S, m->st.F2))
+            ok = 0;
+    }
+    if (ok) {
         if (m->raw)
             raw_traces(m);
         form_student(m);

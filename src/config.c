@@ -2,6 +2,7 @@
  * result, through the key table of config_keys.c (the metadata writer is
  * config_write.c). */
 #include "config.h"
+#include "inform.h"
 
 #include <inttypes.h>
 #include <math.h>
@@ -485,6 +486,12 @@ static int validate_starts(aim_config *cfg, aim_config_error *err)
                     "hierarchy.start = file (or not given), or training.start_file empty");
         return -1;
     }
+    if (cfg->start_file[0] && cfg->student.overlap != 0.0) {
+        combo_error(cfg, err, k_file, aim_config_key_index("student", "overlap"),
+                    "a saved state already fixes the student's overlap with the teacher",
+                    "student.overlap = 0 with training.start_file");
+        return -1;
+    }
     if (cfg->start_file[0] && cfg->method == AIM_METHOD_MATRIX) {
         combo_error(cfg, err, k_file, aim_config_key_index("ode", "method"),
                     "the matrix limit process draws its replicas' matrices itself",
@@ -783,9 +790,21 @@ int aim_config_validate(aim_config *cfg, aim_config_error *err)
 
     if (validate_starts(cfg, err) || validate_save_state(cfg, err))
         return -1;
+    /* the informed start: a construction for this student and teacher
+     * that reaches the overlap (src/inform.h) */
+    if (cfg->student.overlap != 0.0) {
+        double mixing;
+        char reason[AIM_CONFIG_WHY];
+        if (aim_inform_mixing(cfg, &mixing, reason, sizeof reason)) {
+            combo_error(cfg, err, aim_config_key_index("student", "overlap"), k_tdec, reason,
+                        aim_config_keys[aim_config_key_index("student", "overlap")].allowed);
+            return -1;
+        }
+    }
 
     cfg->student.decomposition = cfg->decomposition;
     cfg->student.mean = 0.0;
+    cfg->teacher.overlap = 0.0;
     memset(cfg->cov, 0, sizeof cfg->cov);
     memcpy(cfg->cov, cov, sizeof(double) * (size_t)(cfg->tokens * cfg->tokens));
     if (cfg->source[0] == '\0')

@@ -66,6 +66,8 @@ typedef struct {
     double scale_v; /* untied: init scale of the second factor V (0: the
                        same as scale) */
     double mean;   /* teacher only, raw centring: adds (mean/sqrt d) I */
+    double overlap; /* student only: teacher overlap of the informed start
+                       (0: the random start; src/inform.h) */
 } aim_matrix_spec;
 
 typedef struct {

@@ -812,6 +812,11 @@ const aim_config_key aim_config_keys[] = {
          "0 (the same as student.scale) or a real number in (0, 1e6] (" SCALE_WHY ")",
          "untied: init scale v_V of V (U uses student.scale); unequal scales "
          "make the balance condition of hierarchy.balance hold"),
+    REAL("student", "overlap", student.overlap, "0", 0, 1, HI_OPEN,
+         "a real number in [0, 1), at most the largest overlap the student and teacher "
+         "families reach (theory/model.md sec. 4)",
+         "informed start: teacher overlap at tau = 0 (0: the random start); the student's "
+         "matrices mix the teacher's with fresh Gaussian ones"),
 
     /* [teacher] */
     ENUM("teacher", "decomposition", teacher.decomposition, "direct",

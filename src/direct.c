@@ -1,4 +1,5 @@
 #include "direct.h"
+#include "inform.h"
 
 #include <math.h>
 #include <stdio.h>
@@ -16,8 +17,8 @@ struct aim_direct {
     double eta, gamma;
     /* teacher order parameters (fixed during training) */
     double omega_t, psi_t, trace_t, mean_t;
-    /* student order parameters at the Gaussian start */
-    double omega_s0, psi_s0;
+    /* student order parameters at the start (random or informed) */
+    double omega_s0, psi_s0, omega_st0, psi_st0;
     char error[320];
 };
 
@@ -44,8 +45,24 @@ aim_direct *aim_direct_create(const aim_config *cfg, double d,
     m->eta = cfg->eta;
     m->gamma = cfg->gamma;
     aim_overlaps_family(&cfg->teacher, &m->omega_t, &m->psi_t, &m->trace_t);
-    double trace_s0;
+    double trace_s0, mixing;
     aim_overlaps_family(&cfg->student, &m->omega_s0, &m->psi_s0, &trace_s0);
+    if (cfg->student.overlap > 0.0) {
+        /* informed start (src/inform.h); the configuration was validated,
+         * so a failure here is a configuration that bypassed it */
+        char err[512];
+        aim_inform_direct_start start;
+        if (aim_inform_mixing(cfg, &mixing, err, sizeof err) ||
+            aim_inform_direct(cfg, mixing, &start, err, sizeof err)) {
+            fprintf(stderr, "aim_direct: %s\n", err);
+            aim_direct_free(m);
+            return NULL;
+        }
+        m->omega_s0 = start.omega_ss;
+        m->psi_s0 = start.psi_ss;
+        m->omega_st0 = start.omega_st;
+        m->psi_st0 = start.psi_st;
+    }
     if (m->raw) {
         m->mean_t = cfg->teacher.mean;
         /* The teacher mean term m_t I / sqrt d adds m_t^2 / d to the
@@ -76,8 +93,9 @@ void aim_direct_initial(const aim_direct *m, double y[AIM_DIRECT_SIZE])
 {
     y[Q_SS] = m->omega_s0;
     y[P_SS] = m->psi_s0;
-    y[Q_ST] = y[P_ST] = 0.0; /* independent, traceless student */
-    y[TRACE_OR_MEAN] = 0.0;
+    y[Q_ST] = m->omega_st0; /* 0 for the random start: independent */
+    y[P_ST] = m->psi_st0;
+    y[TRACE_OR_MEAN] = 0.0; /* a traceless student (informed: by construction) */
 }
 
 void aim_direct_state_from(aim_direct *m, const aim_overlaps *q,

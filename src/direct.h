@@ -25,8 +25,9 @@ aim_gauss *aim_direct_gauss(aim_direct *m);
 /* Names of the state components, for output headers. */
 const char *aim_direct_state_name(void *ctx, int i);
 
-/* Exact large-d initial state of independent Gaussian student and
- * teacher (teacher order parameters from its family). */
+/* Exact large-d initial state: independent Gaussian student and teacher,
+ * or the informed start of student.overlap > 0 (src/inform.h; teacher
+ * order parameters from its family). */
 void aim_direct_initial(const aim_direct *m, double y[AIM_DIRECT_SIZE]);
 
 /* State measured from given order parameters (e.g. an SGD seed). The

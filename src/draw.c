@@ -1,5 +1,6 @@
 /* aim_draw: initial matrices (see draw.h). */
 #include "draw.h"
+#include "inform.h"
 
 #include <math.h>
 #include <stdio.h>
@@ -118,4 +119,76 @@ void aim_draw_student(const aim_config *cfg, gsl_rng *r, int d, int p, int facto
         const double sv = s->scale_v != 0.0 ? s->scale_v : s->scale;
         aim_draw_gauss(r, second, (size_t)d * p, sqrt(sv / d));
     }
+}
+
+/* Columns 0 .. q-1 of the d x p student factor X mixed with those of the
+ * d x pt teacher factor F: X <- a F + b X. */
+static void mix_columns(double *X, int p, const double *F, int pt, int d, int q, double a,
+                        double b)
+{
+    for (int i = 0; i < d; i++)
+        for (int c = 0; c < q; c++)
+            X[(size_t)i * p + c] = a * F[(size_t)i * pt + c] + b * X[(size_t)i * p + c];
+}
+
+static int inform_direct(const aim_config *cfg, double c, int d, const double *St, double *S)
+{
+    aim_inform_direct_start start;
+    char err[512];
+    if (aim_inform_direct(cfg, c, &start, err, sizeof err)) {
+        fprintf(stderr, "aim_draw: %s\n", err);
+        return -1;
+    }
+    /* S*_0 = St minus the teacher's large-d trace and raw mean on the
+     * diagonal; a symmetric student takes its symmetric part */
+    const double shift = aim_inform_teacher_trace(cfg) +
+                         (cfg->centring == AIM_RAW ? cfg->teacher.mean / sqrt((double)d) : 0.0);
+    const int sym = cfg->student.symmetric;
+    for (int i = 0; i < d; i++)
+        for (int j = 0; j < d; j++) {
+            const size_t ij = (size_t)i * d + j;
+            double t = sym ? 0.5 * (St[ij] + St[(size_t)j * d + i]) : St[ij];
+            if (i == j)
+                t -= shift;
+            S[ij] = start.alpha * t + start.beta * S[ij];
+        }
+    return 0;
+}
+
+int aim_draw_inform(const aim_config *cfg, uint64_t seed, int d, int p, int factors,
+                    const double *St, double *first, double *second)
+{
+    if (cfg->student.overlap == 0.0)
+        return 0;
+    double c;
+    char err[512];
+    if (aim_inform_mixing(cfg, &c, err, sizeof err)) {
+        fprintf(stderr, "aim_draw: %s\n", err);
+        return -1;
+    }
+    if (factors == 0)
+        return inform_direct(cfg, c, d, St, first);
+    /* the teacher's factors, drawn again as aim_draw_teacher drew them */
+    const aim_matrix_spec *t = &cfg->teacher;
+    const int pt = aim_config_columns(t, d), q = p < pt ? p : pt;
+    const int two = t->decomposition == AIM_UNTIED;
+    const size_t n = (size_t)d * (size_t)pt;
+    double *F = malloc(n * sizeof *F * (two ? 2 : 1));
+    gsl_rng *r = aim_draw_rng(seed, AIM_DRAW_TEACHER);
+    if (!F || !r) {
+        fprintf(stderr, "aim_draw: out of memory (the informed start)\n");
+        free(F);
+        gsl_rng_free(r);
+        return -1;
+    }
+    aim_draw_gauss(r, F, n * (two ? 2 : 1), sqrt(t->scale / d));
+    gsl_rng_free(r);
+    const double b = sqrt(1.0 - c * c), vs = cfg->student.scale;
+    const double vv = cfg->student.scale_v != 0.0 ? cfg->student.scale_v : vs;
+    /* W <- W*; U <- U*, V <- V* (untied teacher) or U, V <- W* (tied) */
+    mix_columns(first, p, F, pt, d, q, c * sqrt(vs / t->scale), b);
+    if (factors > 1)
+        mix_columns(second, p, two ? F + n : F, pt, d, q, c * sqrt(vv / t->scale), b);
+    free(F);
+    return 0;
 }

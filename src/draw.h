@@ -56,4 +56,18 @@ int aim_draw_teacher(const aim_config *cfg, gsl_rng *r, double *St, int d);
 void aim_draw_student(const aim_config *cfg, gsl_rng *r, int d, int p, int factors,
                       double *first, double *second);
 
+/* The informed start (student.overlap > 0; src/inform.h, theory/model.md
+ * sec. 4): mixes the student just drawn by aim_draw_student (its fresh
+ * Gaussian part) with the teacher of the same seed, in place. A direct
+ * student S (first, d x d) takes alpha P(St - (t* + m* / sqrt d) I) +
+ * sqrt(1 - c^2) S from the teacher St drawn by aim_draw_teacher; a
+ * factored one takes c sqrt(v_X/v*) times the first min(p, p*) columns
+ * of its teacher factor plus sqrt(1 - c^2) times its own, the teacher's
+ * factors drawn again from the seed's teacher stream (the same numbers
+ * aim_draw_teacher drew). Nothing changes when student.overlap = 0.
+ * Returns 0, or -1 with a message on stderr (out of memory, or a
+ * configuration that bypassed aim_config_validate). */
+int aim_draw_inform(const aim_config *cfg, uint64_t seed, int d, int p, int factors,
+                    const double *St, double *first, double *second);
+
 #endif

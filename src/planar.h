@@ -6,7 +6,8 @@
  * untied one (A = U U^T, B = V V^T, K = U V^T, k = V U^T), and direct,
  * Wigner, tied or untied teachers, in any combination of independent
  * factors, including letters that share a factor (A and K share U), where
- * the letters are not free and aim_freecum cannot be used alone.
+ * the letters are not free and aim_freecum cannot be used alone, and of
+ * factors linked on shared columns (the informed start; *_linked).
  *
  * Dimensions are multiples of d: every letter is d x d, and each factor
  * has d rows and rho d columns. */
@@ -41,6 +42,21 @@ typedef struct {
     int transpose[2];
 } aim_planar_letter;
 
+/* At most this many factors in one description. */
+#define AIM_PLANAR_FACTORS_MAX 8
+
+/* A correlation between two distinct factors f and g of one kind (both
+ * non-symmetric, or both Wigner with shared = 1): they share their d rows
+ * and their first shared d columns (0 < shared <= both widths), where
+ * E F_f[r, c] F_g[r, c] = cov/d (|cov| <= sqrt(scale_f scale_g)); every
+ * other pair of entries is independent. The informed start
+ * (theory/model.md sec. 4, src/inform.h) mixes student and teacher
+ * factors this way. */
+typedef struct {
+    int f, g;
+    double cov, shared;
+} aim_planar_link;
+
 /* moments[i] = m(w_i) for every word i of ws of length <= max_len
  * (moments[0] = 1; entries of longer words are left untouched).
  * letters[k] describes letter k of the wordset's alphabet (all of them,
@@ -63,5 +79,20 @@ int aim_planar_word(const aim_alphabet *ab, const char *w,
                     const aim_planar_factor *factors, int n_factors,
                     const aim_planar_letter *letters,
                     double *moment, char *err, size_t n);
+
+/* The same two with linked factors (links[0 .. n_links), each pair of
+ * factors linked at most once; n_links = 0: the independent factors of
+ * the functions above). Returns 0, or -1 with a message in err as above,
+ * also for a bad link or out of memory. */
+int aim_planar_moments_linked(const aim_wordset *ws, int max_len,
+                              const aim_planar_factor *factors, int n_factors,
+                              const aim_planar_link *links, int n_links,
+                              const aim_planar_letter *letters,
+                              double *moments, char *err, size_t n);
+int aim_planar_word_linked(const aim_alphabet *ab, const char *w,
+                           const aim_planar_factor *factors, int n_factors,
+                           const aim_planar_link *links, int n_links,
+                           const aim_planar_letter *letters,
+                           double *moment, char *err, size_t n);
 
 #endif

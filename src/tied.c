@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "inform.h"
 #include "truncation.h"
 
 struct aim_tied {
@@ -70,6 +71,22 @@ static double teacher_cumulant(const aim_config *cfg, int n)
     return n == 2 ? t->scale : 0.0; /* symmetric Wigner: semicircle */
 }
 
+/* The informed start (src/inform.h): the student's W shares columns with
+ * the teacher's W*, so mixed words have non-zero cumulants; the planar
+ * expansion with linked factors gives every moment up to M + 1. */
+static int informed_start(aim_tied *m, char *err, size_t n)
+{
+    double c;
+    aim_inform_planar p;
+    if (aim_inform_mixing(&m->cfg, &c, err, n) || aim_inform_describe(&m->cfg, c, &p, err, n) ||
+        aim_planar_moments_linked(m->hm.words, m->cfg.order + 1, p.factors, p.n_factors,
+                                  p.links, p.n_links, p.letters, m->hm.start, err, n))
+        return -1;
+    m->hm.start[0] = 1.0;
+    aim_truncation_cumulants_from_start(m->hm.trunc);
+    return 0;
+}
+
 aim_tied *aim_tied_create(const aim_config *cfg, aim_gauss_rule rule,
                           char *err, size_t n)
 {
@@ -109,6 +126,10 @@ aim_tied *aim_tied_create(const aim_config *cfg, aim_gauss_rule rule,
             start_cum[i] = teacher_cumulant(cfg, len);
     }
     aim_truncation_start_from_cumulants(m->hm.trunc);
+    if (cfg->student.overlap > 0.0 && informed_start(m, err, n)) {
+        aim_tied_free(m);
+        return NULL;
+    }
     /* the closure (theory/tied.md sec. 6): the student's S^(M+1) extends
      * its free cumulants geometrically, kappa_(M+1) = kappa_M kappa_1 /
      * rho, exact for the free Poisson law of the start (kappa_n = rho v^n),

@@ -11,6 +11,7 @@
 #include <gsl/gsl_errno.h>
 #include <gsl/gsl_roots.h>
 
+#include "inform.h"
 #include "planar.h"
 #include "truncation.h"
 
@@ -93,7 +94,8 @@ static void untied_dynamics(const aim_config *cfg, aim_dynamics *dyn)
     r[3].second[0] = (aim_second_term){1.0, "", 1, "K", 1, ""};
 }
 
-/* Exact large-d moments of the independent Gaussian start through the
+/* Exact large-d moments of the independent Gaussian start (or of the
+ * informed one, src/inform.h) through the
  * planar (non-crossing pairing) expansion in the factors U, V and the
  * teacher's own factors (theory/untied.md sec. 6). */
 static double sv_of(const aim_config *cfg)
@@ -104,6 +106,15 @@ static double sv_of(const aim_config *cfg)
 static int planar_start(aim_untied *m, char *err, size_t n)
 {
     const aim_config *cfg = &m->cfg;
+    if (cfg->student.overlap > 0.0) { /* informed: linked factors (src/inform.h) */
+        double c;
+        aim_inform_planar p;
+        if (aim_inform_mixing(cfg, &c, err, n) || aim_inform_describe(cfg, c, &p, err, n))
+            return -1;
+        return aim_planar_moments_linked(m->hm.words, aim_hierarchy_order(m->hm.h) + 1,
+                                         p.factors, p.n_factors, p.links, p.n_links,
+                                         p.letters, m->hm.start, err, n);
+    }
     const double sv = sv_of(cfg);
     aim_planar_factor f[4] = {{cfg->student.rho, cfg->student.scale, 0},
                               {cfg->student.rho, sv, 0}};
@@ -345,6 +356,7 @@ const char *aim_untied_moment_name(void *m, int i)
 int aim_untied_k_slot(const aim_untied *m) { return m->slot_k; }
 int aim_untied_left_valid(const aim_untied *m) { return m->invalid; }
 double aim_untied_start_mean(const aim_untied *m) { return m->mean0; }
+const double *aim_untied_start_moments(const aim_untied *m) { return m->hm.start; }
 
 void aim_untied_set_start(aim_untied *m, const double *moments, double mean)
 {

@@ -59,6 +59,9 @@ int aim_untied_order_parameters(const aim_untied *m);
  * indexing) and, in raw centring, the student mean measured with them. */
 void aim_untied_set_start(aim_untied *m, const double *moments, double mean);
 void aim_untied_initial(const aim_untied *m, double *y);
+/* The start's moments of every word up to M + 1 (the exact large-d ones,
+ * or those set by aim_untied_set_start; indexed like the word set). */
+const double *aim_untied_start_moments(const aim_untied *m);
 /* The student mean at the start (raw centring; 0 when centred). */
 double aim_untied_start_mean(const aim_untied *m);
 

@@ -1048,5 +1048,22 @@ expect_exit "--set repeats, the last for a key wins" 0 "$exe" ode --out "$work/t
     --set training.eta=0.3 --set training.eta=0.2
 contains "--set repeated: the last value recorded" "$work/tw3/aimdyn-ode.tsv" "^# config training.eta = 0.2$"
 
+# the informed start (student.overlap): range, reach and families refused
+# with the key named, nothing written
+expect_exit "student.overlap out of range" 1 "$exe" ode --set student.overlap=1 --out "$work/ov1"
+contains "student.overlap range named" "$work/err" "student.overlap"
+contains "student.overlap range allowed" "$work/err" "\[0, 1)"
+expect_exit "student.overlap beyond a symmetric student's reach" 1 "$exe" ode \
+    --set student.symmetric=true --set student.overlap=0.8 --out "$work/ov1"
+contains "student.overlap reach named" "$work/err" "student.overlap = 0.8 is above 0.707107"
+expect_exit "student.overlap with a tied student and a direct teacher" 1 "$exe" sgd \
+    --set model.decomposition=tied --set teacher.symmetric=true --set student.overlap=0.3 \
+    --out "$work/ov1"
+contains "student.overlap family named" "$work/err" "tied student has an informed start with a tied"
+[ ! -e "$work/ov1" ]
+check "no output after a refused student.overlap" $?
+expect_exit "student.overlap listed by keys" 0 "$exe" keys
+contains "keys lists student.overlap" "$work/out" "student.overlap"
+
 echo "$passes passed, $failures failed"
 [ "$failures" -eq 0 ]

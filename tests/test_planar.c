@@ -205,8 +205,10 @@ static void test_freeness(void **state)
  * of the occurrences (crossing and twisted ones included): the power of d
  * must never exceed 0, and the coefficient of d^0 must be the planar
  * moment. */
-static void check_brute(const aim_alphabet *ab, int max_len, const aim_planar_factor *fac,
-                        int nf, const aim_planar_letter *let)
+static void check_brute_linked(const aim_alphabet *ab, int max_len,
+                               const aim_planar_factor *fac, int nf,
+                               const aim_planar_link *links, int n_links,
+                               const aim_planar_letter *let)
 {
     aim_wordset *ws = aim_wordset_create(ab, max_len);
     assert_non_null(ws);
@@ -214,14 +216,16 @@ static void check_brute(const aim_alphabet *ab, int max_len, const aim_planar_fa
     double *planar = malloc(sizeof(double) * (size_t)count);
     assert_non_null(planar);
     char err[256];
-    assert_int_equal(aim_planar_moments(ws, max_len, fac, nf, let, planar, err, sizeof err), 0);
+    if (aim_planar_moments_linked(ws, max_len, fac, nf, links, n_links, let, planar, err,
+                                  sizeof err))
+        fail_msg("%s", err);
     int nonzero = 0, subleading = 0;
     assert_close(planar[0], 1.0, "empty word");
     for (int i = 1; i < count; i++) {
         const char *w = aim_wordset_word(ws, i);
         wick_word o = {0};
         wick_add(&o, ab, w, fac, let);
-        const wick_sum b = wick_expect(&o, fac, 0.0, 0);
+        const wick_sum b = wick_expect_linked(&o, fac, links, n_links, 0.0, 0);
         if (b.pairings && b.max_power > 0)
             fail_msg("%s: a pairing of order d^%d", w, b.max_power);
         assert_close(planar[i], b.leading, w);
@@ -233,6 +237,12 @@ static void check_brute(const aim_alphabet *ab, int max_len, const aim_planar_fa
                   subleading);
     free(planar);
     aim_wordset_free(ws);
+}
+
+static void check_brute(const aim_alphabet *ab, int max_len, const aim_planar_factor *fac,
+                        int nf, const aim_planar_letter *let)
+{
+    check_brute_linked(ab, max_len, fac, nf, NULL, 0, let);
 }
 
 /* the untied student and teacher of the hierarchy */
@@ -255,6 +265,38 @@ static void test_brute_force(void **state)
     const aim_alphabet Rr = {"ARr", "ArR"};
     const aim_planar_letter rl[] = {free_letters[0], {2, {3, 2}, {0, 0}}, {2, {2, 3}, {0, 1}}};
     check_brute(&Rr, 5, free_factors, 4, rl);
+}
+
+/* Linked factors (the informed start, src/inform.h): columns shared by
+ * factors of different widths, against the brute force. */
+static void test_brute_force_linked(void **state)
+{
+    (void)state;
+    /* tied student W (rho 0.5) sharing its columns with W* (rho* 1.5) */
+    const aim_alphabet ST = {"ST", "ST"};
+    const aim_planar_factor tied[] = {{0.5, 0.3, 0}, {1.5, 1.2, 0}};
+    const aim_planar_link tied_link = {0, 1, 0.4, 0.5};
+    const aim_planar_letter tied_letters[] = {{2, {0, 0}, {0, 1}}, {2, {1, 1}, {0, 1}}};
+    check_brute_linked(&ST, 6, tied, 2, &tied_link, 1, tied_letters);
+    /* untied U, V (rho 1.5) on a tied teacher W* (rho* 0.5): U and V
+     * share their first 0.5 d columns with W* and with each other */
+    const aim_alphabet ut = {"ABKkT", "ABkKT"};
+    const aim_planar_factor uv[] = {{1.5, 0.25, 0}, {1.5, 0.4, 0}, {0.5, 2.0, 0}};
+    const aim_planar_link uv_links[] = {{0, 2, 0.3, 0.5}, {1, 2, 0.5, 0.5}, {0, 1, 0.1, 0.5}};
+    const aim_planar_letter uv_letters[] = {{2, {0, 0}, {0, 1}}, {2, {1, 1}, {0, 1}},
+                                            {2, {0, 1}, {0, 1}}, {2, {1, 0}, {0, 1}},
+                                            {2, {2, 2}, {0, 1}}};
+    check_brute_linked(&ut, 4, uv, 3, uv_links, 3, uv_letters);
+    /* the recursion of linked factors (planar.c sec. 6) on independent
+     * ones (a link of covariance 0): the untied start of test_brute_force */
+    const aim_planar_link none = {0, 2, 0.0, 0.5};
+    check_brute_linked(&untied, 5, untied_factors, 4, &none, 1, untied_letters);
+    /* two linked Wigner matrices */
+    const aim_alphabet HJ = {"HJ", "HJ"};
+    const aim_planar_factor wig[] = {{0.0, 0.5, 1}, {0.0, 1.5, 1}};
+    const aim_planar_link wig_link = {0, 1, -0.6, 1.0};
+    const aim_planar_letter wig_letters[] = {{1, {0}, {0}}, {1, {1}, {0}}};
+    check_brute_linked(&HJ, 6, wig, 2, &wig_link, 1, wig_letters);
 }
 
 static void expect_error(const aim_alphabet *ab, const char *w, const aim_planar_factor *fac,
@@ -359,6 +401,7 @@ int main(void)
         cmocka_unit_test(test_wishart),     cmocka_unit_test(test_wigner),
         cmocka_unit_test(test_circular),    cmocka_unit_test(test_untied),
         cmocka_unit_test(test_freeness),    cmocka_unit_test(test_brute_force),
+        cmocka_unit_test(test_brute_force_linked),
         cmocka_unit_test(test_refused),     cmocka_unit_test(test_speed),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

@@ -25,7 +25,17 @@
  * standard errors at d = 1000 (tests/mutants: the tied teacher's third
  * cumulant -6.1 in m(TTT), the raw teacher mean 7.0, the V scale -24 in
  * m(B), Omega of a direct matrix -70; printed per case: 5 % of each
- * non-zero start value in standard errors, smallest and largest). */
+ * non-zero start value in standard errors, smallest and largest).
+ *
+ * Informed starts (student.overlap > 0; test_informed): the same
+ * comparison with the student's factors linked to the teacher's
+ * (wick.h's links, built here from the construction of theory/model.md
+ * sec. 4 and the mixing coefficient of src/inform.c), for tied, untied
+ * and direct (general and symmetric) students, rho != rho* both ways, a
+ * traceful teacher and a raw teacher mean; the built start's overlap must
+ * be student.overlap to 1e-9, which catches a wrong mixing coefficient.
+ * Words of length M + 1 are compared as the start's moments: the
+ * closures are exact at the random start only. */
 #include <stdarg.h>
 #include <stddef.h>
 #include <setjmp.h>
@@ -41,6 +51,7 @@
 
 #include "compare.h"
 #include "direct.h"
+#include "inform.h"
 #include "sgd.h"
 #include "tied.h"
 #include "untied.h"
@@ -59,12 +70,38 @@ typedef struct {
 
 /* The Gaussian factors and letters of a configuration's matrices (the
  * definition of the SGD draws, validate/sgd.c), for Wick's theorem. */
+/* A measured letter as a sum of coefficients times letters of the Wick
+ * alphabet (sub = 0: the identity). */
 typedef struct {
-    aim_alphabet ab;
+    int n;
+    double coef[4];
+    char sub[4];
+} letter_terms;
+
+typedef struct {
+    aim_alphabet ab; /* the Wick alphabet of the factors' letters */
     aim_planar_factor fac[4];
     aim_planar_letter let[AIM_ALPHABET_MAX];
+    aim_planar_link links[3]; /* the informed start's correlations */
+    int n_links;
     double eps; /* raw teacher mean over sqrt d: T -> T + eps I */
+    /* the measured words' letters (src) in terms of the Wick alphabet:
+     * the identity, plus eps I for a teacher letter, unless set */
+    char src[AIM_ALPHABET_MAX + 1];
+    letter_terms terms[AIM_ALPHABET_MAX];
 } wick_model;
+
+/* Every measured letter as itself (plus eps I for T and t). */
+static void plain_terms(wick_model *w)
+{
+    snprintf(w->src, sizeof w->src, "%s", w->ab.letters);
+    for (int k = 0; w->src[k]; k++) {
+        const char c = w->src[k];
+        w->terms[k] = (letter_terms){1, {1.0}, {c}};
+        if ((c == 'T' || c == 't') && w->eps != 0.0)
+            w->terms[k] = (letter_terms){2, {1.0, w->eps}, {c, 0}};
+    }
+}
 
 static double columns_over_d(const aim_matrix_spec *s)
 {
@@ -102,31 +139,31 @@ static void teacher_letters(const aim_config *cfg, wick_model *w, int nf)
     w->eps = cfg->centring == AIM_RAW ? t->mean / sqrt((double)D) : 0.0;
 }
 
-/* The words of w with some of its teacher letters dropped (each replaced
- * by eps I), from position `from` on: appends (word, coefficient). */
+/* The words over the Wick alphabet of a measured word, with their
+ * coefficients: appends (word, coefficient). */
 typedef struct {
-    char word[16][AIM_WORD_MAX + 1];
-    double coef[16];
+    char word[64][AIM_WORD_MAX + 1];
+    double coef[64];
     int n;
 } expansion;
 
-static void expand(const char *w, int from, double coef, double eps, expansion *out)
+static void expand(const wick_model *w, const char *word, char *built, int len, double coef,
+                   expansion *out)
 {
-    int p = from;
-    while (w[p] && w[p] != 'T' && w[p] != 't')
-        p++;
-    if (!w[p]) {
-        assert_true(out->n < 16);
-        snprintf(out->word[out->n], sizeof out->word[0], "%s", w);
+    if (!*word) {
+        assert_true(out->n < 64);
+        memcpy(out->word[out->n], built, (size_t)len);
+        out->word[out->n][len] = '\0';
         out->coef[out->n++] = coef;
         return;
     }
-    expand(w, p + 1, coef, eps, out);
-    if (eps != 0.0) {
-        char dropped[AIM_WORD_MAX + 1];
-        memcpy(dropped, w, (size_t)p);
-        strcpy(dropped + p, w + p + 1);
-        expand(dropped, p, coef * eps, eps, out);
+    const char *at = strchr(w->src, *word);
+    assert_non_null(at);
+    const letter_terms *t = &w->terms[at - w->src];
+    for (int i = 0; i < t->n; i++) {
+        if (t->sub[i])
+            built[len] = t->sub[i];
+        expand(w, word + 1, built, len + (t->sub[i] != 0), coef * t->coef[i], out);
     }
 }
 
@@ -139,7 +176,7 @@ static void word_mean(const wick_model *w, const char *word, double *exact, doub
     }
     wick_word o = {0};
     wick_add(&o, &w->ab, word, w->fac, w->let);
-    const wick_sum s = wick_expect(&o, w->fac, D, 0);
+    const wick_sum s = wick_expect_linked(&o, w->fac, w->links, w->n_links, D, 0);
     *exact = s.exact;
     *limit = s.leading;
 }
@@ -149,7 +186,8 @@ static void word_mean(const wick_model *w, const char *word, double *exact, doub
 static void word_stats(const wick_model *w, const char *word, double *bias, double *sd)
 {
     expansion x = {0};
-    expand(word, 0, 1.0, w->eps, &x);
+    char built[AIM_WORD_MAX + 1];
+    expand(w, word, built, 0, 1.0, &x);
     double var = 0.0;
     *bias = 0.0;
     for (int i = 0; i < x.n; i++) {
@@ -162,7 +200,8 @@ static void word_stats(const wick_model *w, const char *word, double *bias, doub
             wick_word o = {0};
             wick_add(&o, &w->ab, x.word[i], w->fac, w->let);
             wick_add(&o, &w->ab, x.word[j], w->fac, w->let);
-            var += x.coef[i] * x.coef[j] * wick_expect(&o, w->fac, D, 1).exact;
+            var += x.coef[i] * x.coef[j] *
+                   wick_expect_linked(&o, w->fac, w->links, w->n_links, D, 1).exact;
         }
     }
     *sd = sqrt(fmax(var, 0.0));
@@ -219,6 +258,51 @@ static int compare(const start_case *sc, const wick_model *w, quantity *q, int n
     return bad;
 }
 
+/* The informed start's links (theory/model.md sec. 4), from its mixing
+ * coefficient c: each student factor X of scale v_X shares its first
+ * min(p, p*) columns with its teacher factor, covariance c sqrt(v_X v*);
+ * U and V on one tied W* also share them with each other, c^2 sqrt(v v_V). */
+static void inform_links(const aim_config *cfg, wick_model *w)
+{
+    double c;
+    char err[512];
+    if (aim_inform_mixing(cfg, &c, err, sizeof err))
+        fail_msg("%s", err);
+    const aim_matrix_spec *s = &cfg->student, *t = &cfg->teacher;
+    const double q = fmin(columns_over_d(s), columns_over_d(t));
+    const double v = s->scale, vv = s->scale_v > 0.0 ? s->scale_v : v, vt = t->scale;
+    if (cfg->decomposition == AIM_TIED) {
+        w->links[0] = (aim_planar_link){0, 1, c * sqrt(v * vt), q};
+        w->n_links = 1;
+    } else if (t->decomposition == AIM_UNTIED) {
+        w->links[0] = (aim_planar_link){0, 2, c * sqrt(v * vt), q};
+        w->links[1] = (aim_planar_link){1, 3, c * sqrt(vv * vt), q};
+        w->n_links = 2;
+    } else {
+        w->links[0] = (aim_planar_link){0, 2, c * sqrt(v * vt), q};
+        w->links[1] = (aim_planar_link){1, 2, c * sqrt(vv * vt), q};
+        w->links[2] = (aim_planar_link){0, 1, c * c * sqrt(v * vv), q};
+        w->n_links = 3;
+    }
+}
+
+/* The words of Omega(S, S), Tr(S)/d, Omega(S, S*), Omega(S*, S*), Tr(S*)/d. */
+static const char *const tied_overlap_words[5] = {"SS", "S", "ST", "TT", "T"};
+static const char *const untied_overlap_words[5] = {"Kk", "K", "Kt", "Tt", "T"};
+static const char *const untied_tied_overlap_words[5] = {"Kk", "K", "KT", "TT", "T"};
+
+/* The built start's teacher overlap (theory/model.md sec. 6) is the
+ * requested one, to round-off. */
+static void check_overlap(const start_case *sc, const aim_config *cfg, const double *b)
+{
+    const double o = (b[2] - b[1] * b[4]) / sqrt((b[0] - b[1] * b[1]) * (b[3] - b[4] * b[4]));
+    print_message("%s: built overlap %.12f (student.overlap %g)\n", sc->label, o,
+                  cfg->student.overlap);
+    if (!(fabs(o - cfg->student.overlap) <= 1e-9))
+        fail_msg("%s: the start's overlap is %.12g, not student.overlap = %g", sc->label, o,
+                 cfg->student.overlap);
+}
+
 /* A tied or untied student: every word up to LEN. */
 static void check_hierarchy(const start_case *sc)
 {
@@ -269,10 +353,34 @@ static void check_hierarchy(const start_case *sc)
         w.let[3] = (aim_planar_letter){2, {1, 0}, {0, 1}}; /* k = V U^T */
         teacher_letters(&cfg, &w, 2);
     }
+    plain_terms(&w);
+    if (cfg.student.overlap > 0.0) {
+        inform_links(&cfg, &w);
+        /* the ODE starts at the requested overlap */
+        const char *const *ow = tied ? tied_overlap_words
+                                     : cfg.teacher.decomposition == AIM_TIED
+                                           ? untied_tied_overlap_words
+                                           : untied_overlap_words;
+        double b[5];
+        for (int i = 0; i < 5; i++)
+            b[i] = built[aim_wordset_find(ws, ow[i])];
+        check_overlap(sc, &cfg, b);
+    }
+    /* An informed student is not a multiple of the teacher plus a free
+     * part, so the closure of the words of length M + 1 is not exact at
+     * an informed start (theory/model.md sec. 4): there the start's own
+     * moments are compared, and the closure's printed beside them. */
+    const double *start = tied ? aim_tied_start_moments(mt) : aim_untied_start_moments(mu);
     for (int i = 1; i < count; i++) {
-        snprintf(q[i - 1].word, sizeof q[0].word, "%s", aim_wordset_word(ws, i));
+        const char *wi = aim_wordset_word(ws, i);
+        snprintf(q[i - 1].word, sizeof q[0].word, "%s", wi);
         q[i - 1].factor = 1.0;
         q[i - 1].built = built[i];
+        if (cfg.student.overlap > 0.0 && (int)strlen(wi) == LEN) {
+            print_message("  m(%s): the closure reads %g, the start is %g\n", wi, built[i],
+                          start[i]);
+            q[i - 1].built = start[i];
+        }
     }
     const int bad = compare(sc, &w, q, count - 1);
     free(y);
@@ -323,11 +431,40 @@ static void check_direct(const start_case *sc)
         q[i].factor = i >= 8 ? sqrt((double)D) : 1.0;
         q[i].built = v[i];
     }
-    wick_model w = {.ab = {"KkTt", "kKtT"}};
+    /* the Wick alphabet: G the student's fresh draw, T the teacher */
+    wick_model w = {.ab = {"GgTt", "gGtT"}};
     w.fac[0] = (aim_planar_factor){1.0, cfg.student.scale, cfg.student.symmetric};
     w.let[0] = (aim_planar_letter){1, {0}, {0}};
     w.let[1] = (aim_planar_letter){1, {0}, {1}};
     teacher_letters(&cfg, &w, 1);
+    plain_terms(&w);
+    w.src[0] = 'K'; /* S = G ... */
+    w.src[1] = 'k';
+    if (cfg.student.overlap > 0.0) {
+        /* ... or S = alpha P(S* - (t* + eps) I) + beta G = alpha P(T) - alpha t* I +
+         * beta G (theory/model.md sec. 4) */
+        double c;
+        aim_inform_direct_start st;
+        char err[512];
+        if (aim_inform_mixing(&cfg, &c, err, sizeof err) ||
+            aim_inform_direct(&cfg, c, &st, err, sizeof err))
+            fail_msg("%s", err);
+        const double a = st.alpha, shift = -st.alpha * aim_inform_teacher_trace(&cfg);
+        for (int k = 0; k < 2; k++) {
+            const char self = k ? 'g' : 'G', same = k ? 't' : 'T', other = k ? 'T' : 't';
+            letter_terms *t = &w.terms[k];
+            *t = cfg.student.symmetric
+                     ? (letter_terms){3, {st.beta, a / 2, a / 2}, {self, same, other}}
+                     : (letter_terms){2, {st.beta, a}, {self, same}};
+            if (shift != 0.0) {
+                t->coef[t->n] = shift;
+                t->sub[t->n++] = 0;
+            }
+        }
+        const double bo[5] = {b.omega[0][0], b.trace[0], b.omega[0][1], b.omega[1][1],
+                              b.trace[1]};
+        check_overlap(sc, &cfg, bo);
+    }
     const int bad = compare(sc, &w, q, nq);
     aim_direct_free(model);
     if (bad)
@@ -392,6 +529,50 @@ static void test_direct(void **state)
         check_direct(&cases[i]);
 }
 
+/* Informed starts (student.overlap > 0, theory/model.md sec. 4): the
+ * student's factors share columns with the teacher's, for every
+ * decomposition, rho != rho* both ways, scale_v != scale, symmetric and
+ * general direct students, a traceful teacher and a raw teacher mean. */
+static void test_informed(void **state)
+{
+    (void)state;
+    const start_case hierarchy[] = {
+        {"informed 0.4: tied student (rho 0.5, v 0.3), tied teacher (rho* 1.5, v* 1.2)",
+         {"model.decomposition=tied", "teacher.decomposition=tied", "student.rho=0.5",
+          "student.scale=0.3", "teacher.rho=1.5", "teacher.scale=1.2", "student.overlap=0.4",
+          NULL},
+         2},
+        {"informed 0.3: untied student (rho 1.5, v 0.25, v_V 0.4), untied teacher (rho* "
+         "0.5), raw, teacher mean 2",
+         {"model.decomposition=untied", "student.rho=1.5", "student.scale_v=0.4",
+          "teacher.decomposition=untied", "teacher.rho=0.5", "model.centring=raw",
+          "model.activation=he1", "teacher.mean=2", "student.overlap=0.3", NULL},
+         1},
+        {"informed 0.5: untied student (rho 0.5, v 0.3, v_V 0.2), tied teacher (rho* 1, v* 2)",
+         {"model.decomposition=untied", "student.rho=0.5", "student.scale=0.3",
+          "student.scale_v=0.2", "teacher.decomposition=tied", "teacher.scale=2",
+          "student.overlap=0.5", NULL},
+         1},
+    };
+    for (size_t i = 0; i < sizeof hierarchy / sizeof hierarchy[0]; i++)
+        check_hierarchy(&hierarchy[i]);
+    const start_case direct[] = {
+        {"informed 0.6: direct student (v 0.25), direct teacher, raw, teacher mean -2",
+         {"student.overlap=0.6", "model.centring=raw", "teacher.mean=-2", NULL},
+         4},
+        {"informed 0.5: symmetric direct student (v 0.5), direct teacher (v* 1.5)",
+         {"student.symmetric=true", "student.scale=0.5", "teacher.scale=1.5",
+          "student.overlap=0.5", NULL},
+         4},
+        {"informed 0.7: direct student (v 0.4), tied teacher (rho* 0.5, v* 1.5)",
+         {"student.scale=0.4", "teacher.decomposition=tied", "teacher.rho=0.5",
+          "teacher.scale=1.5", "student.overlap=0.7", NULL},
+         4},
+    };
+    for (size_t i = 0; i < sizeof direct / sizeof direct[0]; i++)
+        check_direct(&direct[i]);
+}
+
 int main(void)
 {
     gsl_set_error_handler_off();
@@ -399,6 +580,7 @@ int main(void)
         cmocka_unit_test(test_tied),
         cmocka_unit_test(test_untied),
         cmocka_unit_test(test_direct),
+        cmocka_unit_test(test_informed),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -169,6 +169,9 @@ expect_exit "hierarchy.start = file without a file" 1 "$exe" ode "$work/tied.ini
 contains "file start needs a file" "$work/err" "training.start_file = a state saved"
 expect_exit "start file with the matrix process" 1 "$exe" ode $D --start "$st" \
     --set ode.method=matrix --out "$work/x"
+expect_exit "start file with an informed start" 1 "$exe" ode $D --start "$st" \
+    --set student.overlap=0.3 --out "$work/x"
+contains "informed start refusal named" "$work/err" "student.overlap = 0 with training.start_file"
 expect_exit "recovery does not read a state" 1 "$exe" recovery --set "training.start_file=$st" \
     --out "$work/x"
 contains "recovery refusal named" "$work/err" "recovery does not start from a saved state"

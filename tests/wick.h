@@ -4,7 +4,10 @@
  * with its index classes found by union-find straight from the
  * covariances E F[r,c] F[r',c'] = s/d [r = r'][c = c'] of a factor F with
  * i.i.d. N(0, s/d) entries (plus [r = c'][c = r'] for a symmetric Wigner
- * factor, whose diagonal has variance 2 s/d, as SGD draws it). A pairing
+ * factor, whose diagonal has variance 2 s/d, as SGD draws it), and those
+ * of linked factors (planar.h's aim_planar_link: cov/d on their first
+ * shared columns; a class then ranges over the columns all its entries
+ * have). A pairing
  * of the occurrences of n cycles (words) with P pairs and V index classes
  * contributes prod_pairs s * prod_classes (range/d) * d^(V - P - n), so
  *     E prod_cycles Tr(w_c)/d = sum over pairings of that,
@@ -95,13 +98,32 @@ static int wick_after(const wick_word *o, int x)
 typedef struct {
     const wick_word *o;
     const aim_planar_factor *fac;
+    const aim_planar_link *links; /* correlated factor pairs (planar.h) */
+    int n_links;
     double d;
     int connected; /* 1: only pairings that join every cycle (two cycles) */
     wick_sum *out;
 } wick_state;
 
+/* The covariance and shared width (INFINITY: the factor's own) of an
+ * entry pair of factors f and g; 0 when independent. */
+static double wick_cov(const wick_state *s, int f, int g, double *shared)
+{
+    *shared = INFINITY;
+    if (f == g)
+        return s->fac[f].scale;
+    for (int i = 0; i < s->n_links; i++) {
+        const aim_planar_link *k = &s->links[i];
+        if ((k->f == f && k->g == g) || (k->f == g && k->g == f)) {
+            *shared = k->shared;
+            return k->cov;
+        }
+    }
+    return 0.0;
+}
+
 static void wick_pairings(const wick_state *s, unsigned long long used, const int *parent,
-                          double weight, int pairs, int cross)
+                          const double *cap, double weight, int pairs, int cross)
 {
     const wick_word *o = s->o;
     int p = 0;
@@ -112,15 +134,23 @@ static void wick_pairings(const wick_state *s, unsigned long long used, const in
             return;
         int pr[WICK_MAX], classes = 0;
         memcpy(pr, parent, sizeof pr);
-        double w = weight;
+        double w = weight, range[WICK_MAX];
+        /* a class ranges over the columns all its entries have: the
+         * smallest of its indices' ranges and of its linked pairs' shared
+         * widths (without links every class has one range) */
+        for (int x = 0; x < o->m; x++)
+            range[x] = INFINITY;
         for (int x = 0; x < o->m; x++) {
-            if (o->range[wick_find(pr, x)] != o->range[x])
+            const int r = wick_find(pr, x);
+            if (s->n_links == 0 && o->range[r] != o->range[x])
                 fail_msg("wick: a class mixes index ranges");
+            range[r] = fmin(range[r], fmin(o->range[x], cap[x]));
+        }
+        for (int x = 0; x < o->m; x++)
             if (wick_find(pr, x) == x) {
                 classes++;
-                w *= o->range[x];
+                w *= range[x];
             }
-        }
         const int power = classes - pairs - o->cycles;
         s->out->pairings++;
         if (power > s->out->max_power)
@@ -135,15 +165,22 @@ static void wick_pairings(const wick_state *s, unsigned long long used, const in
 #define WICK_ROW(x) (o->transposed[x] ? wick_after(o, x) : (x))
 #define WICK_COL(x) (o->transposed[x] ? (x) : wick_after(o, x))
     for (int q = p + 1; q < o->m; q++) {
-        if ((used >> q & 1) || o->factor[q] != o->factor[p])
+        double shared;
+        const double cv = (used >> q & 1) ? 0.0 : wick_cov(s, o->factor[p], o->factor[q], &shared);
+        if (cv == 0.0)
             continue;
         const aim_planar_factor *f = &s->fac[o->factor[p]];
         for (int term = 0; term < (f->symmetric ? 2 : 1); term++) {
             int pr[WICK_MAX];
+            double cp[WICK_MAX];
             memcpy(pr, parent, sizeof pr);
+            memcpy(cp, cap, sizeof cp);
+            /* the pair's column index runs over the shared columns only
+             * (capped on an index of the class; applied at the end) */
+            cp[WICK_COL(p)] = fmin(cp[WICK_COL(p)], shared);
             pr[wick_find(pr, WICK_ROW(p))] = wick_find(pr, term ? WICK_COL(q) : WICK_ROW(q));
             pr[wick_find(pr, WICK_COL(p))] = wick_find(pr, term ? WICK_ROW(q) : WICK_COL(q));
-            wick_pairings(s, used | 1ull << p | 1ull << q, pr, weight * f->scale, pairs + 1,
+            wick_pairings(s, used | 1ull << p | 1ull << q, pr, cp, weight * cv, pairs + 1,
                           cross || wick_cycle_of(o, p) != wick_cycle_of(o, q));
         }
     }
@@ -154,16 +191,26 @@ static void wick_pairings(const wick_state *s, unsigned long long used, const in
 /* The sum over the pairings of o's occurrences at dimension d (d = 0: the
  * leading order and the largest power only); connected: only pairings
  * with a pair across the two cycles (the covariance of two traces). */
-static wick_sum wick_expect(const wick_word *o, const aim_planar_factor *fac, double d,
-                            int connected)
+static inline wick_sum wick_expect_linked(const wick_word *o, const aim_planar_factor *fac,
+                                   const aim_planar_link *links, int n_links, double d,
+                                   int connected)
 {
     wick_sum out = {0.0, 0.0, -1000, 0};
     int parent[WICK_MAX];
-    for (int x = 0; x < o->m; x++)
+    double cap[WICK_MAX];
+    for (int x = 0; x < o->m; x++) {
         parent[x] = x;
-    const wick_state s = {o, fac, d, connected, &out};
-    wick_pairings(&s, 0, parent, 1.0, 0, 0);
+        cap[x] = INFINITY;
+    }
+    const wick_state s = {o, fac, links, n_links, d, connected, &out};
+    wick_pairings(&s, 0, parent, cap, 1.0, 0, 0);
     return out;
+}
+
+static inline wick_sum wick_expect(const wick_word *o, const aim_planar_factor *fac, double d,
+                            int connected)
+{
+    return wick_expect_linked(o, fac, NULL, 0, d, connected);
 }
 
 #endif

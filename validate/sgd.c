@@ -260,6 +260,11 @@ aim_sgd *aim_sgd_create(const aim_config *cfg, int d, uint64_t seed)
     }
     int st = aim_draw_teacher(cfg, rt, s->St, d);
     s->student->draw(s, rs);
+    /* the informed start (student.overlap > 0; nothing otherwise) */
+    const int nf = s->student->factors;
+    double *first = nf == 0 ? s->S : nf == 1 ? s->W : s->U;
+    if (!st)
+        st = aim_draw_inform(cfg, seed, d, s->p, nf, s->St, first, s->V);
     if (st == 0 && cfg->start_file[0])
         st = load_state(s, seed);
     if (s->student->refresh)

@@ -153,6 +153,19 @@ MUTANTS = [
            "W[a][b] = sum * 1.05 * f->scale * o[a].rho_after;",
            ["test_planar", "test_start"], "planar pairing weight of an arc"),
 
+    # ---- the informed start: src/inform.c (ODE side), src/draw.c (SGD side)
+    Mutant("inform-tied-link-x0.95", "src/inform.c",
+           "out->links[out->n_links++] = (aim_planar_link){0, 1, c * sqrt(vs * vt), q};",
+           "out->links[out->n_links++] = (aim_planar_link){0, 1, 0.95 * c * sqrt(vs * vt), q};",
+           ["test_start"], "informed start: the tied student-teacher covariance of the ODE"),
+    Mutant("inform-direct-alpha-x1.05", "src/inform.c",
+           "out->alpha = c * sqrt(v / omega1);", "out->alpha = 1.05 * c * sqrt(v / omega1);",
+           ["test_start"], "informed start: the direct student's teacher share"),
+    Mutant("draw-inform-mix-x1.05", "src/draw.c",
+           "mix_columns(first, p, F, pt, d, q, c * sqrt(vs / t->scale), b);",
+           "mix_columns(first, p, F, pt, d, q, 1.05 * c * sqrt(vs / t->scale), b);",
+           ["test_start"], "informed start: SGD's teacher share of W or U"),
+
     # ---- the expectation engine and the observables
     Mutant("gauss-label-noise-x1.05", "src/gauss.c",
            "self[p] = acc[SUM_EE] + g->noise * acc[SUM_DD];",
