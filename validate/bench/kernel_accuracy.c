@@ -15,8 +15,9 @@
  *   at a state of an ODE result file (its configuration from its
  *   "# config" lines, the student's order parameters from the row ROW:
  *   "first", "last" or a tau of the file, the teacher's from its family),
- *   one line per point count: the estimate made at that state and the
- *   actual error there (validate/bench/kernel_tolerance.sh). */
+ *   one line per point count: the estimate made at that state, the
+ *   actual error there and that of each group
+ *   (validate/bench/kernel_tolerance.sh). */
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -68,16 +69,25 @@ static int kernels(aim_gauss *g, const aim_overlaps *q, double v[NVAL])
     return 0;
 }
 
-static double actual_error(const double v[NVAL], const double ref[NVAL])
+/* The actual error of each group: the risk, K_omega, K_psi, the drift
+ * kernels. */
+static void group_errors(const double v[NVAL], const double ref[NVAL], double err[4])
 {
-    double drift_scale = 0.0, drift_err = 0.0, worst = 0.0;
+    double drift_scale = 0.0, drift_err = 0.0;
     for (int j = 0; j < 3; j++)
-        worst = fmax(worst, fabs(v[j] - ref[j]) / fabs(ref[j]));
+        err[j] = fabs(v[j] - ref[j]) / fabs(ref[j]);
     for (int j = 3; j < NVAL; j++) {
         drift_scale = fmax(drift_scale, fabs(ref[j]));
         drift_err = fmax(drift_err, fabs(v[j] - ref[j]));
     }
-    return fmax(worst, drift_err / drift_scale);
+    err[3] = drift_err / drift_scale;
+}
+
+static double actual_error(const double v[NVAL], const double ref[NVAL])
+{
+    double err[4];
+    group_errors(v, ref, err);
+    return fmax(fmax(err[0], err[1]), fmax(err[2], err[3]));
 }
 
 /* The engine at q for a rule of points (kernel_tol 0) or for kernel_tol:
@@ -212,7 +222,9 @@ static int at_file_state(int nref, const char *path, const char *row, int ncount
         return 1;
     printf("# %s at tau = %.9g (teacher overlap %.6f); reference: %d points\n", path, tau,
            aim_overlaps_teacher_overlap(&q), nref);
-    printf("%10s %12s %14s\n", "points", "estimated", "actual");
+    printf("# the kernels there: risk %.4g, K_omega %.4g, K_psi %.4g\n", ref[0], ref[1], ref[2]);
+    printf("%10s %12s %14s %10s %10s %10s %10s\n", "points", "estimated", "actual", "risk",
+           "K_omega", "K_psi", "drift");
     for (int i = 0; i < ncounts; i++) {
         char *end;
         long n = strtol(counts[i], &end, 10);
@@ -225,7 +237,10 @@ static int at_file_state(int nref, const char *path, const char *row, int ncount
         }
         if (measure(&cfg, &q, (int)n, 0.0, v, &est, &used))
             return 1;
-        printf("%10d %12.3g %14.3g\n", used, est, actual_error(v, ref));
+        double err[4];
+        group_errors(v, ref, err);
+        printf("%10d %12.3g %14.3g %10.2g %10.2g %10.2g %10.2g\n", used, est, actual_error(v, ref),
+               err[0], err[1], err[2], err[3]);
     }
     return 0;
 }
