@@ -614,7 +614,8 @@ static double *new_rule(const aim_gauss *g, int npts, const double *shift)
  * estimate. Each entry is the point set qmc_rule made for its key, so
  * that a shared set is bit for bit the one an engine would make; entries
  * no engine uses are kept (at most RULE_SLOTS entries in all, the least
- * recently used unused one replaced first). */
+ * recently used unused one replaced first, and at most MAX_STORED numbers
+ * in the unused ones: ode.kernel_tol's sets can be that large). */
 typedef struct {
     int T, npts;
     double L[MAXT2];
@@ -662,6 +663,16 @@ static const double *shared_rule(const aim_gauss *g, int npts)
     return yc;
 }
 
+/* The numbers held by the unused shared point sets. */
+static long unused_numbers(void)
+{
+    long n = 0;
+    for (int i = 0; i < RULE_SLOTS; i++)
+        if (rule_slots[i].yc && !rule_slots[i].users)
+            n += (long)rule_slots[i].npts * 2 * rule_slots[i].T * rule_slots[i].T;
+    return n;
+}
+
 /* Gives back a point set from shared_rule (NULL: nothing). One in no slot
  * (made when every slot was in use) is freed. */
 static void release_rule(const double *yc)
@@ -675,6 +686,14 @@ static void release_rule(const double *yc)
             rule_slots[i].users--;
             shared = 1;
         }
+    while (unused_numbers() > MAX_STORED) { /* the least recently used go */
+        rule_slot *old = NULL;
+        for (int i = 0; i < RULE_SLOTS; i++)
+            if (rule_slots[i].yc && !rule_slots[i].users && (!old || rule_slots[i].used < old->used))
+                old = &rule_slots[i];
+        free(old->yc);
+        *old = (rule_slot){0};
+    }
     pthread_mutex_unlock(&rule_lock);
     if (!shared)
         free((double *)yc);
