@@ -3,6 +3,7 @@
 #include "gauss.h"
 
 #include <math.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -51,6 +52,10 @@
  * stored point set (points x 2 T^2 doubles: 256 MiB). */
 #define TOL_FIRST_POINTS 1024
 #define MAX_STORED (1L << 25)
+/* Point sets kept for reuse by later engines of the process (see
+ * shared_rule), and kernel error estimates (see kernel_error_cache). */
+#define RULE_SLOTS 8
+#define ERROR_SLOTS 16
 
 struct aim_gauss {
     int T, T2;
@@ -72,7 +77,7 @@ struct aim_gauss {
      * is yc[sym_at[q]] (k = 0, 1, plus k nsym) or anti_sign[q] times
      * yc[2 nsym + k' nanti + anti_at[q]] (k = 2 + k'). */
     int npts, nlat, nsym, nanti;
-    double *yc;                   /* npts x nlat */
+    const double *yc;             /* npts x nlat, shared (shared_rule) */
     double *pack;                 /* nlat x nlat: z -> packed Y (qmc_rule) */
     int sym_at[MAXT2], anti_at[MAXT2];
     double anti_sign[MAXT2];
@@ -90,6 +95,9 @@ struct aim_gauss {
     double kernel_tol, kernel_err;
     aim_overlaps first; /* the first state evaluated */
     int have_first;
+    /* what, beside the point set and the state, the kernels depend on:
+     * the key of the kernel error cache */
+    double integrand[AIM_MAX_HERMITE + 4 + MAXT2];
 
     /* Results of the last evaluation. */
     double risk, k_omega, k_psi;
@@ -202,6 +210,7 @@ static int polynomial_nodes(const aim_config *cfg)
 }
 
 static int generic_setup(aim_gauss *g, int npts);
+static void release_rule(const double *yc);
 static int thread_work(aim_gauss *g, int threads);
 static int first_points(const aim_gauss *g);
 
@@ -227,6 +236,13 @@ aim_gauss *aim_gauss_create(const aim_config *cfg, aim_gauss_rule rule)
     g->map = aim_outmap_create(cfg);
     if (!g->map)
         goto fail;
+    double *key = g->integrand;
+    key[0] = (double)cfg->output;
+    key[1] = (double)cfg->activation;
+    key[2] = cfg->beta;
+    key[3] = cfg->noise;
+    memcpy(key + 4, cfg->hermite, sizeof cfg->hermite);
+    memcpy(key + 4 + AIM_MAX_HERMITE, cfg->cov, sizeof(double) * MAXT2);
     /* relu's kink defeats Gauss-Hermite (errors of order 1e-2 at 48
      * nodes); the quasi-random rule handles it. */
     g->elementwise = aim_outmap_is_elementwise(g->map) && rule == AIM_RULE_AUTO &&
@@ -260,7 +276,7 @@ void aim_gauss_free(aim_gauss *g)
     free(g->w2);
     free(g->x4);
     free(g->w4);
-    free(g->yc);
+    release_rule(g->yc);
     free(g->pack);
     free(g->ey);
     free(g->work);
@@ -590,6 +606,170 @@ static double *new_rule(const aim_gauss *g, int npts, const double *shift)
     return yc;
 }
 
+/* The point sets are the same for every engine of the same tokens, token
+ * covariance (its Cholesky factor L) and point count, and making one
+ * (npts x 2 T^2 normal quantiles, whitening, one dgemm) costs about ten
+ * engine evaluations. The engines of one process share them: the runs of
+ * a sweep, the orders of a compare, a truncated hierarchy's order M - 1
+ * estimate. Each entry is the point set qmc_rule made for its key, so
+ * that a shared set is bit for bit the one an engine would make; entries
+ * no engine uses are kept (at most RULE_SLOTS entries in all, the least
+ * recently used unused one replaced first, and at most MAX_STORED numbers
+ * in the unused ones: ode.kernel_tol's sets can be that large). */
+typedef struct {
+    int T, npts;
+    double L[MAXT2];
+    double *yc; /* NULL: a free slot */
+    int users;
+    unsigned long used; /* when last handed out */
+} rule_slot;
+static rule_slot rule_slots[RULE_SLOTS];
+static unsigned long rule_clock;
+static pthread_mutex_t rule_lock = PTHREAD_MUTEX_INITIALIZER;
+
+/* The point set of npts points for g (qmc_rule, unshifted): a shared one
+ * of the same key, or a new one, shared if a slot is free or unused.
+ * Release it with release_rule. NULL when out of memory. */
+static const double *shared_rule(const aim_gauss *g, int npts)
+{
+    pthread_mutex_lock(&rule_lock);
+    rule_slot *spare = NULL;
+    for (int i = 0; i < RULE_SLOTS; i++) {
+        rule_slot *r = &rule_slots[i];
+        if (r->yc && r->T == g->T && r->npts == npts &&
+            memcmp(r->L, g->L, sizeof(double) * (size_t)g->T2) == 0) {
+            r->users++;
+            r->used = ++rule_clock;
+            pthread_mutex_unlock(&rule_lock);
+            return r->yc;
+        }
+        if (!r->yc) { /* a free slot first, */
+            if (!spare || spare->yc)
+                spare = r;
+        } else if (!r->users && (!spare || (spare->yc && r->used < spare->used))) {
+            spare = r; /* else the least recently used unused one */
+        }
+    }
+    /* made under the lock: another engine asking for the same set waits
+     * for it instead of making it again */
+    double *yc = new_rule(g, npts, NULL);
+    if (yc && spare) {
+        free(spare->yc);
+        *spare = (rule_slot){.T = g->T, .npts = npts, .yc = yc, .users = 1,
+                             .used = ++rule_clock};
+        memcpy(spare->L, g->L, sizeof(double) * (size_t)g->T2);
+    }
+    pthread_mutex_unlock(&rule_lock);
+    return yc;
+}
+
+/* The numbers held by the unused shared point sets. */
+static long unused_numbers(void)
+{
+    long n = 0;
+    for (int i = 0; i < RULE_SLOTS; i++)
+        if (rule_slots[i].yc && !rule_slots[i].users)
+            n += (long)rule_slots[i].npts * 2 * rule_slots[i].T * rule_slots[i].T;
+    return n;
+}
+
+/* Gives back a point set from shared_rule (NULL: nothing). One in no slot
+ * (made when every slot was in use) is freed. */
+static void release_rule(const double *yc)
+{
+    if (!yc)
+        return;
+    pthread_mutex_lock(&rule_lock);
+    int shared = 0;
+    for (int i = 0; i < RULE_SLOTS; i++)
+        if (rule_slots[i].yc == yc) {
+            rule_slots[i].users--;
+            shared = 1;
+        }
+    while (unused_numbers() > MAX_STORED) { /* the least recently used go */
+        rule_slot *old = NULL;
+        for (int i = 0; i < RULE_SLOTS; i++)
+            if (rule_slots[i].yc && !rule_slots[i].users && (!old || rule_slots[i].used < old->used))
+                old = &rule_slots[i];
+        free(old->yc);
+        *old = (rule_slot){0};
+    }
+    pthread_mutex_unlock(&rule_lock);
+    if (!shared)
+        free((double *)yc);
+}
+
+/* The kernel error estimate (aim_gauss_kernel_error: REPLICATES
+ * evaluations, each on its own point set) is a function of the point
+ * set's key, the integrand and the first state: kept for the engines of
+ * the process that meet the same (the orders of a compare start from the
+ * same state), at most ERROR_SLOTS, the oldest replaced first. */
+typedef struct {
+    int T, npts;
+    double L[MAXT2];
+    double integrand[AIM_MAX_HERMITE + 4 + MAXT2];
+    aim_overlaps first;
+} error_key;
+typedef struct {
+    error_key key;
+    double err;
+    int set;
+} error_slot;
+static error_slot error_slots[ERROR_SLOTS];
+static int error_next;
+
+static void kernel_error_key(const aim_gauss *g, error_key *k)
+{
+    memset(k, 0, sizeof *k); /* the padding too: keys are compared by memcmp */
+    k->T = g->T;
+    k->npts = g->npts;
+    memcpy(k->L, g->L, sizeof k->L);
+    memcpy(k->integrand, g->integrand, sizeof k->integrand);
+    k->first = g->first;
+}
+
+/* 1 and the cached estimate in *err when there is one for k, else 0. */
+static int cached_kernel_error(const error_key *k, double *err)
+{
+    pthread_mutex_lock(&rule_lock);
+    int found = 0;
+    for (int i = 0; i < ERROR_SLOTS && !found; i++)
+        if (error_slots[i].set && memcmp(&error_slots[i].key, k, sizeof *k) == 0) {
+            *err = error_slots[i].err;
+            found = 1;
+        }
+    pthread_mutex_unlock(&rule_lock);
+    return found;
+}
+
+static void keep_kernel_error(const error_key *k, double err)
+{
+    pthread_mutex_lock(&rule_lock);
+    error_slots[error_next] = (error_slot){.key = *k, .err = err, .set = 1};
+    error_next = (error_next + 1) % ERROR_SLOTS;
+    pthread_mutex_unlock(&rule_lock);
+}
+
+static void clear_kernel_errors(void)
+{
+    pthread_mutex_lock(&rule_lock);
+    memset(error_slots, 0, sizeof error_slots);
+    error_next = 0;
+    pthread_mutex_unlock(&rule_lock);
+}
+
+void aim_gauss_cache_clear(void)
+{
+    pthread_mutex_lock(&rule_lock);
+    for (int i = 0; i < RULE_SLOTS; i++)
+        if (rule_slots[i].yc && !rule_slots[i].users) {
+            free(rule_slots[i].yc);
+            rule_slots[i] = (rule_slot){0};
+        }
+    pthread_mutex_unlock(&rule_lock);
+    clear_kernel_errors();
+}
+
 /* g->pack: row j is the packed Y of the unit latent vector e_j. */
 static int packing_matrix(aim_gauss *g)
 {
@@ -649,7 +829,7 @@ static int generic_setup(aim_gauss *g, int npts)
         return -1;
     if (packing_matrix(g))
         return -1;
-    g->yc = new_rule(g, npts, NULL);
+    g->yc = shared_rule(g, npts);
     return g->yc ? 0 : -1;
 }
 
@@ -997,10 +1177,10 @@ static int choose_points(aim_gauss *g, const aim_overlaps *q, qmc_estimate *est)
     if (kernel_spread(g, g->npts, q, g->Fs, g->Fa, est, &err))
         return -1;
     while (err > g->kernel_tol && 4L * g->npts * g->nlat <= MAX_STORED) {
-        double *yc = new_rule(g, 4 * g->npts, NULL);
+        const double *yc = shared_rule(g, 4 * g->npts);
         if (!yc)
             return -1;
-        free(g->yc);
+        release_rule(g->yc);
         g->yc = yc;
         g->npts *= 4;
         if (qmc_sum(g, g->yc, g->npts, q, g->Fs, g->Fa, est) ||
@@ -1116,7 +1296,9 @@ int aim_gauss_kernel_error(aim_gauss *g, double *err)
     *err = NAN;
     if (g->elementwise || !g->have_first)
         return 0;
-    if (isnan(g->kernel_err)) {
+    error_key key;
+    kernel_error_key(g, &key);
+    if (isnan(g->kernel_err) && !cached_kernel_error(&key, &g->kernel_err)) {
         double Fs[4], Fa[4];
         qmc_estimate ref = {.eyc = malloc(sizeof(double) * (size_t)g->T2 * g->nlat)};
         const int rc = !ref.eyc || state_factors(&g->first, Fs, Fa) ||
@@ -1128,6 +1310,7 @@ int aim_gauss_kernel_error(aim_gauss *g, double *err)
             snprintf(g->error, sizeof g->error, "out of memory for the kernel error estimate");
             return -1;
         }
+        keep_kernel_error(&key, g->kernel_err);
     }
     *err = g->kernel_err;
     return 0;

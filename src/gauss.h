@@ -62,6 +62,13 @@ int aim_gauss_threads(void);
  * else 0. */
 int aim_gauss_after_fork(void);
 
+/* The engines of a process share their quasi-random point sets (one per
+ * tokens, token covariance and point count) and their kernel error
+ * estimates (per point set, integrand and first state), bit for bit what
+ * each would compute alone. This frees the point sets no engine holds
+ * and forgets the estimates (memory back; the tests start afresh). */
+void aim_gauss_cache_clear(void);
+
 /* The quasi-random rule's point count (0 for Gauss-Hermite), fixed at
  * the first evaluation. */
 int aim_gauss_points(const aim_gauss *g);

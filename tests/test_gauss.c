@@ -669,10 +669,12 @@ static void test_threads_same_numbers(void **state)
         }
         double one[THREAD_VALUES];
         assert_int_equal(aim_gauss_set_threads(1), 0);
+        aim_gauss_cache_clear(); /* each count makes its own point set and estimate */
         engine_values(&cfg, AIM_RULE_AUTO, one);
         for (int threads = 2; threads <= 3; threads++) {
             double many[THREAD_VALUES];
             assert_int_equal(aim_gauss_set_threads(threads), 0);
+            aim_gauss_cache_clear();
             engine_values(&cfg, AIM_RULE_AUTO, many);
             for (int i = 0; i < THREAD_VALUES; i++)
                 if (memcmp(&one[i], &many[i], sizeof one[i]) != 0)
@@ -692,6 +694,112 @@ static void test_threads_same_numbers(void **state)
     assert_int_equal(aim_gauss_threads(), 1);
 }
 
+/* ---- shared point sets and kernel error estimates ---------------------- */
+
+enum { SHARED_CONFIGS = 6 };
+
+/* Configuration k of test_shared_rules: softmax at T = 4 and 3000 points
+ * (0); correlated tokens (1: another point set); beta = 2 (2: the same
+ * point set, another integrand); label noise (3: another integrand); T = 3
+ * (4); 4000 points (5). */
+static void shared_config(aim_config *cfg, int k)
+{
+    base_config(cfg, k == 4 ? 3 : 4);
+    cfg->output = AIM_SOFTMAX;
+    cfg->qmc_points = k == 5 ? 4000 : 3000;
+    if (k == 1)
+        equicorrelated(cfg, 0.3);
+    if (k == 2)
+        cfg->beta = 2.0;
+    if (k == 3)
+        cfg->noise = 0.1;
+}
+
+static void same_values(const double *want, const double *got, int n, const char *what, int k)
+{
+    for (int i = 0; i < n; i++)
+        if (memcmp(&want[i], &got[i], sizeof want[i]) != 0)
+            fail_msg("%s, configuration %d, value %d: %.17g alone, %.17g after others", what,
+                     k, i, want[i], got[i]);
+}
+
+/* The kernel error estimate of an engine of cfg whose first state is q. */
+static double first_state_error(const aim_config *cfg, const aim_overlaps *q)
+{
+    aim_gauss *g = aim_gauss_create(cfg, AIM_RULE_AUTO);
+    assert_non_null(g);
+    double err;
+    assert_int_equal(aim_gauss_eval(g, q), 0);
+    assert_int_equal(aim_gauss_kernel_error(g, &err), 0);
+    aim_gauss_free(g);
+    return err;
+}
+
+/* The engines of a process share point sets and kernel error estimates:
+ * every value of an engine made after engines of other tokens, token
+ * covariances, point counts, output maps or label noise (which fill the
+ * caches, more of them than the caches hold) must be bit for bit that of
+ * an engine made alone (after aim_gauss_cache_clear), and so must the
+ * kernel error estimate of an engine whose first state differs. Two
+ * engines alive at once share a point set, and the one left must still
+ * work when the other is freed (ASan catches a set freed too early). */
+static void test_shared_rules(void **state)
+{
+    (void)state;
+    double alone[SHARED_CONFIGS][THREAD_VALUES];
+    aim_config cfg;
+    for (int k = 0; k < SHARED_CONFIGS; k++) {
+        shared_config(&cfg, k);
+        aim_gauss_cache_clear();
+        engine_values(&cfg, AIM_RULE_AUTO, alone[k]);
+    }
+    /* the configurations' values differ (each of 1..5 from 0's) */
+    for (int k = 1; k < SHARED_CONFIGS; k++)
+        assert_true(memcmp(alone[k], alone[0], sizeof alone[0]) != 0);
+    aim_gauss_cache_clear();
+    for (int round = 0; round < 2; round++)
+        for (int k = 0; k < SHARED_CONFIGS; k++) {
+            double after[THREAD_VALUES];
+            shared_config(&cfg, k);
+            engine_values(&cfg, AIM_RULE_AUTO, after);
+            same_values(alone[k], after, THREAD_VALUES, "shared caches", k);
+        }
+    /* more point sets than the cache keeps, then the first again */
+    for (int n = 1000; n < 1000 + 12 * 100; n += 100) {
+        shared_config(&cfg, 4);
+        cfg.qmc_points = n;
+        double v[THREAD_VALUES];
+        engine_values(&cfg, AIM_RULE_AUTO, v);
+    }
+    double again[THREAD_VALUES];
+    shared_config(&cfg, 0);
+    engine_values(&cfg, AIM_RULE_AUTO, again);
+    same_values(alone[0], again, THREAD_VALUES, "after eviction", 0);
+    /* another first state: its own estimate */
+    const aim_overlaps other = some_state(0);
+    aim_gauss_cache_clear();
+    const double fresh = first_state_error(&cfg, &other);
+    aim_gauss_cache_clear();
+    assert_true(first_state_error(&cfg, &(aim_overlaps){.omega = {{0.8, 0.3}, {0.3, 1.0}},
+                                                       .psi = {{0.2, 0.1}, {0.1, -0.3}},
+                                                       .mean = {0.4, -0.5}}) != fresh);
+    const double later = first_state_error(&cfg, &other);
+    assert_memory_equal(&fresh, &later, sizeof fresh);
+    /* two engines on one point set */
+    aim_gauss *a = aim_gauss_create(&cfg, AIM_RULE_AUTO), *b = aim_gauss_create(&cfg, AIM_RULE_AUTO);
+    assert_non_null(a);
+    assert_non_null(b);
+    const aim_overlaps q = some_state(1);
+    assert_int_equal(aim_gauss_eval(a, &q), 0);
+    aim_gauss_free(a);
+    aim_gauss_cache_clear(); /* b still holds the set: kept */
+    assert_int_equal(aim_gauss_eval(b, &q), 0);
+    const double risk_b = aim_gauss_risk(b);
+    assert_memory_equal(&risk_b, &alone[0][0], sizeof risk_b);
+    aim_gauss_free(b);
+    aim_gauss_cache_clear();
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -705,6 +813,7 @@ int main(void)
         cmocka_unit_test(test_kernel_error_estimate),
         cmocka_unit_test(test_risk_alone),
         cmocka_unit_test(test_threads_same_numbers),
+        cmocka_unit_test(test_shared_rules),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -4,9 +4,15 @@
 #   - one softmax engine call at T = 2, 3, 4, 6, 8 (build/bench_engine,
 #     cases "tied" and "general"), with the largest relative difference
 #     of the engine's values between the two builds;
-#   - a whole `aimdyn ode examples/tied_softmax_T4.ini --order 4` run,
+#   - three whole runs (issue 15's targets):
+#       ode examples/tied_softmax_T4.ini --order 4;
+#       compare examples/tied_softmax_T4.ini --order 1 ... --order 5,
+#         its ODE side: one SGD seed at d = 20 (--seeds 1 --d 20), so that
+#         the SGD side is a small part of the time;
+#       ode examples/tied_softmax_T4.ini --order 4 --set model.tokens=8
+#         (a T = 8 softmax tied run at M = 4);
 #     with the largest relative difference of the -ode.tsv columns both
-#     files have.
+#     files have (both ode runs).
 # CPU time (user + system), one BLAS thread; the builds run interleaved,
 # ROUNDS times each, and the smallest time of each counts (the least
 # disturbed by other load on the machine). Nothing here is a test.
@@ -47,15 +53,29 @@ ninja -C "$build" aimdyn bench_engine > "$tmp/ninja.log"
 new_bench=$build/bench_engine
 old_bench=$tmp/ref/build/bench_engine
 example=$root/examples/tied_softmax_T4.ini
+orders="--order 1 --order 2 --order 3 --order 4 --order 5"
+# one whole run: CPU seconds of build TAG (old, new) on run NAME into
+# $tmp/NAME-TAG-ROUND, its files in $tmp/NAME-TAG
+whole() {
+    tag=$1 name=$2
+    shift 2
+    if [ "$tag" = old ]; then bench=$old_bench bin=$tmp/ref/build/aimdyn; else bench=$new_bench bin=$build/aimdyn; fi
+    rm -rf "$tmp/$name-$tag"
+    # shellcheck disable=SC2086 # the options are words
+    "$bench" --run "$bin" "$@" --out "$tmp/$name-$tag" > "$tmp/$name-$tag-$r" \
+        2> "$tmp/$name-$tag.err" || { cat "$tmp/$name-$tag.err" >&2; exit 1; }
+}
 r=1
 while [ "$r" -le "$rounds" ]; do
     echo "bench_engine: round $r of $rounds" >&2
     "$old_bench" "$seconds" > "$tmp/calls-old-$r"
     "$new_bench" "$seconds" > "$tmp/calls-new-$r"
-    "$old_bench" --run "$tmp/ref/build/aimdyn" ode "$example" --order 4 \
-        --out "$tmp/ode-old" > "$tmp/ode-old-$r" 2> "$tmp/ode-old.err"
-    "$new_bench" --run "$build/aimdyn" ode "$example" --order 4 \
-        --out "$tmp/ode-new" > "$tmp/ode-new-$r" 2> "$tmp/ode-new.err"
+    for tag in old new; do
+        whole $tag ode4 ode "$example" --order 4
+        # shellcheck disable=SC2086
+        whole $tag compare compare "$example" $orders --seeds 1 --d 20
+        whole $tag ode8 ode "$example" --order 4 --set model.tokens=8
+    done
     r=$((r + 1))
 done
 
@@ -97,14 +117,11 @@ END {
     }
 }' "$tmp/calls"
 
-old_ode=$(sort -g "$tmp"/ode-old-* | head -n 1)
-new_ode=$(sort -g "$tmp"/ode-new-* | head -n 1)
-echo
-echo "aimdyn ode examples/tied_softmax_T4.ini --order 4: $old_ode s ($ref), $new_ode s (this" \
-     "tree), ratio $(awk -v a="$old_ode" -v b="$new_ode" 'BEGIN { printf "%.2f", a / b }')"
-# the -ode.tsv columns both files have (a newer tree may add some; an
-# older one names the moments m(w), now m_w: docs/tables.md)
-awk '
+# the largest relative difference of the -ode.tsv columns both files
+# have (a newer tree may add some; an older one names the moments m(w),
+# now m_w: docs/tables.md)
+columns() {
+    awk '
 function abs(x) { return x < 0 ? -x : x }
 function safe(n) { if (n ~ /^m\(.*\)$/) { sub(/^m\(/, "m_", n); sub(/\)$/, "", n) }; return n }
 FNR == 1 { file++ }
@@ -121,6 +138,23 @@ file == 1 { for (i = 1; i <= NF; i++) old[row, name[1, i]] = $i; next }
         if (s > 0 && abs(a - b) / s > worst) { worst = abs(a - b) / s; at = name[2, i] }
     }
 }
-END { printf "largest relative difference of the -ode.tsv columns: %.2e%s\n", worst,
-      (worst > 0 ? " (" at ")" : "") }' \
-    "$tmp/ode-old/tied_softmax_T4-ode.tsv" "$tmp/ode-new/tied_softmax_T4-ode.tsv"
+END { printf "%.2e%s", worst, (worst > 0 ? " (" at ")" : "") }' "$1" "$2"
+}
+# run NAME, its title: best CPU seconds of each build and their ratio
+report() {
+    name=$1 title=$2
+    old_t=$(sort -g "$tmp/$name"-old-* | head -n 1)
+    new_t=$(sort -g "$tmp/$name"-new-* | head -n 1)
+    printf '%-62s %8.2f %8.2f %7.2f\n' "$title" "$old_t" "$new_t" \
+        "$(awk -v a="$old_t" -v b="$new_t" 'BEGIN { printf "%.2f", a / b }')"
+}
+echo
+printf '%-62s %8s %8s %7s\n' "whole run (CPU seconds)" "$ref" "this" "ratio"
+report ode4 "ode tied_softmax_T4.ini --order 4"
+report compare "compare tied_softmax_T4.ini --order 1..5 --seeds 1 --d 20"
+report ode8 "ode tied_softmax_T4.ini --order 4 --set model.tokens=8"
+echo
+echo "largest relative difference of the -ode.tsv columns, T = 4:" \
+    "$(columns "$tmp/ode4-old/tied_softmax_T4-ode.tsv" "$tmp/ode4-new/tied_softmax_T4-ode.tsv")"
+echo "largest relative difference of the -ode.tsv columns, T = 8:" \
+    "$(columns "$tmp/ode8-old/tied_softmax_T4-ode.tsv" "$tmp/ode8-new/tied_softmax_T4-ode.tsv")"
