@@ -89,19 +89,28 @@ double aim_outmap_dsigma(const aim_outmap *map, double x)
     return s;
 }
 
+/* x_c = beta (row_c - max row): the exponents of a row softmax, whose
+ * largest is 0 so that no exponential overflows. */
+static void shifted_row(const aim_outmap *map, const double *row, double *x)
+{
+    const int T = map->tokens;
+    double top = row[0];
+    for (int c = 1; c < T; c++)
+        if (row[c] > top)
+            top = row[c];
+    for (int c = 0; c < T; c++)
+        x[c] = map->beta * (row[c] - top);
+}
+
 /* Row softmax: f_ac = exp(beta h_ac) / sum_c' exp(beta h_ac'). */
 static void softmax_forward(const aim_outmap *map, const double *h, double *f)
 {
     const int T = map->tokens;
     for (int a = 0; a < T; a++) {
-        const double *row = h + a * T;
-        double top = row[0];
-        for (int c = 1; c < T; c++)
-            if (row[c] > top)
-                top = row[c];
+        shifted_row(map, h + a * T, f + a * T);
         double norm = 0.0;
         for (int c = 0; c < T; c++) {
-            f[a * T + c] = exp(map->beta * (row[c] - top));
+            f[a * T + c] = exp(f[a * T + c]);
             norm += f[a * T + c];
         }
         const double inv = 1.0 / norm;
@@ -127,10 +136,9 @@ __attribute__((target("avx2"))) static void exp_avx2(double *x, int n)
 static void exp_block(double *x, int n)
 {
 #ifdef AIM_HAVE_MVEC
-    static int avx2 = -1;
-    if (avx2 < 0)
-        avx2 = __builtin_cpu_supports("avx2") ? 1 : 0;
-    if (avx2) {
+    /* asked at every call (a read of what the loader recorded): a static
+     * flag set lazily would be a data race between the engine's threads */
+    if (__builtin_cpu_supports("avx2")) {
         exp_avx2(x, n);
         return;
     }
@@ -149,15 +157,8 @@ static void softmax_forward_block(const aim_outmap *map, const double *h, double
 {
     const int T = map->tokens, n = T * T;
     double x[AIM_MAX_TOKENS * AIM_MAX_TOKENS + 3];
-    for (int a = 0; a < T; a++) {
-        const double *row = h + a * T;
-        double top = row[0];
-        for (int c = 1; c < T; c++)
-            if (row[c] > top)
-                top = row[c];
-        for (int c = 0; c < T; c++)
-            x[a * T + c] = map->beta * (row[c] - top);
-    }
+    for (int a = 0; a < T; a++)
+        shifted_row(map, h + a * T, x + a * T);
     for (int i = n; i < ((n + 3) & ~3); i++)
         x[i] = 0.0;
     exp_block(x, n);
