@@ -16,7 +16,10 @@
  * AIM_OBS_COUNT; NaN past a blow-up) with the expectation rule
  * cfg->rule. d is the dimension used by the
  * raw-mode mean equation when cfg->ode_d is 0. Returns the status; the
- * report says where and why it stopped. */
+ * report says where and why it stopped. It starts from the exact large-d
+ * start whatever hierarchy.start and training.start_file say: a measured
+ * start (a seed's or a saved state's, aim_compare_measure_start) goes
+ * through aim_trajectory_run_full. */
 aim_ode_status aim_trajectory_run(const aim_config *cfg, int d,
                                   const double *tau, double *obs,
                                   aim_ode_report *report);
