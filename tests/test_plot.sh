@@ -84,7 +84,7 @@ refused "--panels moments of a direct run" "^aimdyn plot: --panels moments: --od
 expect_exit "refused: a --figure in a missing folder" 1 "$exe" plot --ode "$ode" \
     --figure "$work/none/x"
 contains "refused: a --figure in a missing folder: said" "$work/err" \
-    "^aimdyn plot: --figure '$work/none/x': not allowed; allowed: a file stem on one line in an existing writable directory"
+    "^aimdyn plot: --figure '$work/none/x': not allowed (its directory '$work/none': No such file or directory); allowed: a file stem on one line in an existing writable directory"
 refused "an unknown --format" "^aimdyn plot: --format png,gif: 'gif' unknown; allowed: png, svg, pdf, comma-separated, each at most once$" \
     --ode "$ode" --format png,gif
 refused "a --format given twice" "^aimdyn plot: --format pdf,png,pdf: 'pdf' given twice; allowed: png, svg, pdf" \

@@ -1,6 +1,7 @@
 /* aim_cli: configuration loading and checks shared by the commands. */
 #define _POSIX_C_SOURCE 200809L
 
+#include <errno.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -126,30 +127,44 @@ static int runs_as_command(const char *cmd, const char *opt, const char *value)
     return 1;
 }
 
-/* The directory of stem ("." without one) exists and is writable. */
-static int figure_dir_usable(const char *stem)
+/* Why stem cannot name a figure (into why, n bytes), or 0 when it can:
+ * one line, a file name after the last '/', a directory that exists and
+ * is writable. */
+static int figure_stem_refused(const char *stem, char *why, size_t n)
 {
+    const size_t len = strlen(stem);
+    if (len == 0 || stem[len - 1] == '/') {
+        snprintf(why, n, "no file name after the directory part");
+        return 1;
+    }
+    if (strpbrk(stem, "\r\n")) {
+        snprintf(why, n, "a line break in the name");
+        return 1;
+    }
     const char *slash = strrchr(stem, '/');
-    if (!slash)
-        return access(".", W_OK) == 0;
-    if (slash == stem)
-        return access("/", W_OK) == 0;
-    char *dir = strndup(stem, (size_t)(slash - stem));
-    const int ok = dir && access(dir, W_OK) == 0;
+    char *dir = !slash ? strdup(".") : slash == stem ? strdup("/")
+                                                     : strndup(stem, (size_t)(slash - stem));
+    if (!dir) {
+        snprintf(why, n, "out of memory");
+        return 1;
+    }
+    const int refused = access(dir, W_OK) != 0;
+    if (refused)
+        snprintf(why, n, "its directory '%s': %s", dir, strerror(errno));
     free(dir);
-    return ok;
+    return refused;
 }
 
 int aim_cli_check_figure(const char *cmd, const char *opt, const char *stem)
 {
     if (runs_as_command(cmd, opt, stem))
         return -1;
-    const size_t n = strlen(stem);
-    if (n == 0 || stem[n - 1] == '/' || strpbrk(stem, "\r\n") || !figure_dir_usable(stem)) {
-        fprintf(stderr, "aimdyn %s: %s '%s': not allowed; allowed: a file stem on one line in "
-                        "an existing writable directory, a directory part and a file name "
-                        "(STEM.png, STEM.svg and its gnuplot script STEM.gp are written)\n",
-                cmd, opt, stem);
+    char why[600];
+    if (figure_stem_refused(stem, why, sizeof why)) {
+        fprintf(stderr, "aimdyn %s: %s '%s': not allowed (%s); allowed: a file stem on one "
+                        "line in an existing writable directory, a directory part and a file "
+                        "name (STEM.png, STEM.svg and its gnuplot script STEM.gp are written)\n",
+                cmd, opt, stem, why);
         return -1;
     }
     return 0;
