@@ -377,8 +377,9 @@ static aim_ode_status run_matrix(const aim_config *cfg, int d, const double *tau
         goto done;
     }
     for (int k = 0; k < width; k++)
-        odd[k] = k < AIM_OBS_COUNT ? aim_fold_obs_odd(k)
-                                   : aim_fold_word_odd(aim_wordset_word(ws, tracked[k - AIM_OBS_COUNT]));
+        odd[k] = k < AIM_OBS_COUNT
+                     ? aim_fold_obs_odd(k)
+                     : aim_fold_word_odd(aim_wordset_word(ws, tracked[k - AIM_OBS_COUNT]));
     for (int r = 0; r < R; r++) {
         char err[256];
         aim_mlimit *m =
