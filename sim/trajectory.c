@@ -5,6 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "fold.h"
 #include "mlimit.h"
 #include "model.h"
 
@@ -172,6 +173,7 @@ void aim_trajectory_moments_free(aim_trajectory_moments *m)
     free(m->values);
     free(m->obs_se);
     free(m->trunc);
+    free(m->fold_sign);
     memset(m, 0, sizeof *m);
 }
 
@@ -349,7 +351,8 @@ static void accumulate(double *acc, const double *row, int width)
 /* ode.method = matrix: the limit process at dimension matrix.d, replicas
  * averaged (theory/matrix.md). A replica that blows up ends the run at the
  * last point every replica reached (a mean over survivors would be
- * biased). */
+ * biased). With output.fold, a replica is folded by its sign at the last
+ * point it reached (src/fold.h): its rows are kept until it ends. */
 static aim_ode_status run_matrix(const aim_config *cfg, int d, const double *tau, double *obs,
                                  aim_trajectory_moments *moments, aim_ode_report *report)
 {
@@ -363,12 +366,20 @@ static aim_ode_status run_matrix(const aim_config *cfg, int d, const double *tau
     double *acc = calloc((size_t)points * 2 * width, sizeof *acc);
     double *all = malloc(sizeof *all * ((size_t)nw + 1));
     double *row = malloc(sizeof *row * (size_t)width);
+    double *rows = malloc(sizeof *rows * (size_t)points * width); /* one replica's */
+    int *odd = malloc(sizeof *odd * (size_t)width);
+    int *sign = calloc((size_t)R, sizeof *sign);
     int reached = points, crossed = 0;
     double twr_sum = 0.0, twr_sq = 0.0;
-    if ((aim_model_ops_of(cfg)->hierarchy && !ws) || !acc || !all || !row) {
+    if ((aim_model_ops_of(cfg)->hierarchy && !ws) || !acc || !all || !row || !rows || !odd ||
+        !sign) {
         snprintf(report->message, sizeof report->message, "out of memory");
         goto done;
     }
+    for (int k = 0; k < width; k++)
+        odd[k] = k < AIM_OBS_COUNT
+                     ? aim_fold_obs_odd(k)
+                     : aim_fold_word_odd(aim_wordset_word(ws, tracked[k - AIM_OBS_COUNT]));
     for (int r = 0; r < R; r++) {
         char err[256];
         aim_mlimit *m =
@@ -389,7 +400,15 @@ static aim_ode_status run_matrix(const aim_config *cfg, int d, const double *tau
             }
             for (int k = 0; k < count; k++)
                 row[AIM_OBS_COUNT + k] = all[tracked[k]];
-            accumulate(acc + (size_t)i * 2 * width, row, width);
+            memcpy(rows + (size_t)i * width, row, sizeof *row * (size_t)width);
+        }
+        /* rows 0 .. i - 1 are the replica's, folded by the last of them */
+        sign[r] = i > 0 ? aim_fold_sign(cfg, rows + (size_t)(i - 1) * width) : 1;
+        for (int j = 0; j < i; j++) {
+            double *x = rows + (size_t)j * width;
+            for (int k = 0; k < width && sign[r] < 0; k++)
+                x[k] = odd[k] ? -x[k] : x[k];
+            accumulate(acc + (size_t)j * 2 * width, x, width);
         }
         const double twr = aim_mlimit_recovery_time(m);
         crossed += !isnan(twr);
@@ -430,6 +449,10 @@ static aim_ode_status run_matrix(const aim_config *cfg, int d, const double *tau
         report->status = AIM_ODE_FAILED;
         snprintf(report->message, sizeof report->message, "out of memory");
         goto done;
+    }
+    if (moments && cfg->fold != AIM_FOLD_NONE) {
+        moments->fold_sign = sign;
+        sign = NULL;
     }
     if (moments) {
         moments->count = count;
@@ -472,6 +495,9 @@ done:
     free(acc);
     free(all);
     free(row);
+    free(rows);
+    free(odd);
+    free(sign);
     return report->status;
 }
 

@@ -41,6 +41,10 @@ typedef struct {
     double *trunc;
     double trunc_stop; /* tau where the order M - 1 run stopped, NAN if it
                           ran through */
+    /* ode.method = matrix with output.fold: each replica's sign (matrix.replicas
+     * entries: -1 mirrored, +1 not, 0 not run after an earlier replica blew
+     * up); NULL otherwise */
+    int *fold_sign;
 } aim_trajectory_moments;
 
 void aim_trajectory_moments_free(aim_trajectory_moments *m);

@@ -599,6 +599,52 @@ int aim_config_saves_state(const aim_config *cfg, int point)
     return saved;
 }
 
+/* output.fold needs S and -S to be equivalent students: an output map
+ * even in the index (elementwise, a Hermite series of even degrees only;
+ * tanh, erf, relu and softmax are not even), a student of which -S is
+ * again a student (not tied: W W^T is positive semi-definite), and for
+ * fold = mean a student mean that can have a sign (raw centring). */
+static int validate_fold(const aim_config *cfg, aim_config_error *err)
+{
+    if (cfg->fold == AIM_FOLD_NONE)
+        return 0;
+    const int k_fold = aim_config_key_index("output", "fold");
+    int odd = -1;
+    for (int k = 1; k < AIM_MAX_HERMITE && odd < 0; k += 2)
+        if (cfg->hermite[k] != 0.0)
+            odd = k;
+    char reason[AIM_CONFIG_WHY];
+    int other = -1;
+    if (cfg->output != AIM_ELEMENTWISE) {
+        snprintf(reason, sizeof reason, "a row softmax is not even in the index, so S and -S "
+                 "are not equivalent students");
+        other = aim_config_key_index("model", "output");
+    } else if (cfg->activation != AIM_ACT_HERMITE) {
+        snprintf(reason, sizeof reason, "tanh, erf and relu are not even, so S and -S are not "
+                 "equivalent students");
+        other = aim_config_key_index("model", "activation");
+    } else if (odd >= 0) {
+        snprintf(reason, sizeof reason, "the Hermite series has an odd part (c%d = %g), so S "
+                 "and -S are not equivalent students", odd, cfg->hermite[odd]);
+        other = aim_config_key_index("model", "hermite");
+    } else if (cfg->decomposition == AIM_TIED) {
+        snprintf(reason, sizeof reason, "a tied student W W^T is positive semi-definite: -S "
+                 "is not a tied student");
+        other = aim_config_key_index("model", "decomposition");
+    } else if (cfg->fold == AIM_FOLD_MEAN && cfg->centring != AIM_RAW) {
+        snprintf(reason, sizeof reason, "centred indices have no student mean to fold by");
+        other = aim_config_key_index("model", "centring");
+    }
+    if (other < 0)
+        return 0;
+    combo_error(cfg, err, k_fold, other, reason,
+                "output.fold = none, or an even output map (model.output = elementwise with "
+                "only even Hermite coefficients, e.g. model.activation = he2), a direct or "
+                "untied student, and for fold = mean model.centring = raw (fold = overlap for "
+                "centred indices)");
+    return -1;
+}
+
 int aim_config_validate(aim_config *cfg, aim_config_error *err)
 {
     if (err)
@@ -788,7 +834,7 @@ int aim_config_validate(aim_config *cfg, aim_config_error *err)
         return -1;
     }
 
-    if (validate_starts(cfg, err) || validate_save_state(cfg, err))
+    if (validate_starts(cfg, err) || validate_save_state(cfg, err) || validate_fold(cfg, err))
         return -1;
     /* the informed start: a construction for this student and teacher
      * that reaches the overlap (src/inform.h) */

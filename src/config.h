@@ -57,6 +57,8 @@ typedef enum { AIM_METHOD_AUTO = 0, AIM_METHOD_MATRIX } aim_method;
  * finite-difference Jacobian, or matrix-free GMRES; auto picks by the
  * size of the system (sim/ode.c, aim_ode_uses_krylov). */
 typedef enum { AIM_SOLVER_AUTO = 0, AIM_SOLVER_DENSE, AIM_SOLVER_KRYLOV } aim_linear_solver;
+/* output.fold: mirror-image runs folded by the sign of (src/fold.h) */
+typedef enum { AIM_FOLD_NONE = 0, AIM_FOLD_MEAN, AIM_FOLD_OVERLAP } aim_fold_kind;
 
 typedef struct {
     aim_decomposition decomposition;
@@ -137,6 +139,7 @@ typedef struct {
     double checkpoint; /* CPU seconds between the checkpoints of an SGD seed */
     char save_state[512]; /* grid points whose SGD states are saved:
                              "none", "all" or a list of tau */
+    aim_fold_kind fold; /* SGD seeds and matrix replicas folded (src/fold.h) */
 
     /* provenance */
     char source[512]; /* config file path or "built-in default" */

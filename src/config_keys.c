@@ -367,6 +367,8 @@ static const aim_config_enum_name centring_names[] = {
     {"centred", AIM_CENTRED}, {"raw", AIM_RAW}, {NULL, 0}};
 static const aim_config_enum_name output_names[] = {
     {"elementwise", AIM_ELEMENTWISE}, {"softmax", AIM_SOFTMAX}, {NULL, 0}};
+static const aim_config_enum_name fold_names[] = {
+    {"none", AIM_FOLD_NONE}, {"mean", AIM_FOLD_MEAN}, {"overlap", AIM_FOLD_OVERLAP}, {NULL, 0}};
 static const aim_config_enum_name grid_names[] = {
     {"linear", AIM_GRID_LINEAR}, {"log", AIM_GRID_LOG}, {NULL, 0}};
 static const aim_config_enum_name rule_names[] = {
@@ -983,6 +985,11 @@ const aim_config_key aim_config_keys[] = {
      "DIR/NAME-sgd-dD-seedK-tauX.state (docs/tables.md), for training.start_file",
      set_save_state, get_string, offsetof(aim_config, save_state),
      sizeof(((aim_config *)0)->save_state), 0, 0, 0, NULL},
+    ENUM("output", "fold", fold, "none", fold_names, "none | mean | overlap",
+         "sgd, compare and ode.method = matrix, for an even output map (sigma(-h) = "
+         "sigma(h)): every seed or replica whose final student mean (mean) or teacher "
+         "overlap (overlap) is negative is mirrored, S -> -S (the columns odd in S change "
+         "sign), before the mean and standard error are taken (theory/matrix.md sec. 3)"),
 };
 
 const int aim_config_nkeys = (int)(sizeof aim_config_keys / sizeof aim_config_keys[0]);

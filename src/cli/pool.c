@@ -304,14 +304,16 @@ int aim_pool_run(const aim_pool_spec *spec)
 
 /* output.dir and output.name say where the files go, output.checkpoint
  * how often a seed's state is kept, output.save_state which states are
- * saved beside them, not what is in them; every other key
+ * saved beside them, output.fold how the seeds are averaged (a seed's
+ * file is unfolded), not what is in them; every other key
  * may decide a result (output.recovery_threshold decides tau_wr). */
 static int result_config_line(const char *line)
 {
     return !strncmp(line, "# config ", 9) && strncmp(line + 9, "output.dir ", 11) != 0 &&
            strncmp(line + 9, "output.name ", 12) != 0 &&
            strncmp(line + 9, "output.checkpoint ", 18) != 0 &&
-           strncmp(line + 9, "output.save_state ", 18) != 0;
+           strncmp(line + 9, "output.save_state ", 18) != 0 &&
+           strncmp(line + 9, "output.fold ", 12) != 0;
 }
 
 char *aim_pool_config_lines(const aim_config *cfg)

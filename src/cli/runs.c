@@ -7,6 +7,7 @@
 
 #include "cli.h"
 #include "compare.h"
+#include "fold.h"
 #include "grid.h"
 #include "model.h"
 #include "ode.h"
@@ -138,7 +139,21 @@ int aim_cli_write_ode_file(const aim_config *cfg, int d, const double *tau,
                 cfg->matrix_d, cfg->replicas, (unsigned long long)cfg->seed,
                 cfg->matrix_dtau > 0.0 ? cfg->matrix_dtau : cfg->horizon / 512.0,
                 mom && mom->obs_se ? ", X_se their standard errors" : "");
-    else
+    if (matrix && mom && mom->fold_sign) {
+        int mirrored = 0;
+        for (int r = 0; r < cfg->replicas; r++)
+            mirrored += mom->fold_sign[r] < 0;
+        fprintf(f, "# folded (output.fold = %s): %d of %d replicas mirrored (S -> -S: the "
+                   "columns odd in S negated) before the mean and standard error, those whose "
+                   "%s at their last grid point is negative (seeds):",
+                cfg->fold == AIM_FOLD_MEAN ? "mean" : "overlap", mirrored, cfg->replicas,
+                aim_fold_what(cfg));
+        for (int r = 0; r < cfg->replicas; r++)
+            if (mom->fold_sign[r] < 0)
+                fprintf(f, " %llu", (unsigned long long)(cfg->seed + (uint64_t)r));
+        fputs(mirrored ? "\n" : " none\n", f);
+    }
+    if (!matrix)
         fprintf(f, "# ode: %s; n = tau d^2 / eta and t = tau d for d = %d\n",
                 aim_model_limit_text(cfg), d);
     aim_model_describe(cfg, mom ? mom->count : 0, rep->start_mean, matrix, f);
@@ -227,6 +242,64 @@ double aim_cli_median_recovery(const aim_config *cfg, const double *tau, const d
     return med;
 }
 
+/* output.fold: each seed's sign (aim_fold_sign at the last grid point
+ * it reached: a seed that blew up is folded by its last finite row),
+ * and the seeds' observables and moments with the mirrored seeds' odd
+ * columns negated, into fobs and fmom (the seeds' own arrays stay as
+ * measured: the per-seed table is written unfolded). */
+static void fold_seeds(const aim_config *cfg, int points, const int *reached,
+                       const double *obs, const aim_sgd_moments *mom, int *sign, double *fobs,
+                       double *fmom)
+{
+    const int seeds = cfg->seeds, M = mom ? mom->count : 0;
+    for (int s = 0; s < seeds; s++) {
+        const int last = reached[s] > 0 ? reached[s] - 1 : 0;
+        sign[s] = aim_fold_sign(cfg, obs + ((size_t)s * points + last) * AIM_OBS_COUNT);
+        for (int i = 0; i < points; i++) {
+            const size_t o = ((size_t)s * points + i) * AIM_OBS_COUNT;
+            for (int k = 0; k < AIM_OBS_COUNT; k++)
+                fobs[o + k] = sign[s] < 0 && aim_fold_obs_odd(k) ? -obs[o + k] : obs[o + k];
+            const size_t m = ((size_t)s * points + i) * M;
+            for (int k = 0; k < M; k++) {
+                const int odd = aim_fold_word_odd(aim_wordset_word(mom->ws, mom->words[k]));
+                fmom[m + k] = sign[s] < 0 && odd ? -mom->values[m + k] : mom->values[m + k];
+            }
+        }
+    }
+}
+
+/* The "# fold" line of the SGD files: the seeds' signs (seeds file) or
+ * the mirrored seeds (summary). */
+static void put_fold_line(FILE *f, const aim_config *cfg, const int *sign, int summary)
+{
+    if (cfg->fold == AIM_FOLD_NONE)
+        return;
+    int mirrored = 0;
+    for (int s = 0; s < cfg->seeds; s++)
+        mirrored += sign[s] < 0;
+    if (summary)
+        fprintf(f, "# folded (output.fold = %s): %d of %d seeds mirrored (S -> -S: the "
+                   "columns odd in S negated) before the mean and standard error, those whose "
+                   "%s at their last grid point is negative:",
+                cfg->fold == AIM_FOLD_MEAN ? "mean" : "overlap", mirrored, cfg->seeds,
+                aim_fold_what(cfg));
+    else
+        fprintf(f, "# fold (output.fold = %s): each seed's sign, -1 for the seeds the summary "
+                   "mirrors (%s at their last grid point negative); these rows are unfolded:",
+                cfg->fold == AIM_FOLD_MEAN ? "mean" : "overlap", aim_fold_what(cfg));
+    for (int s = 0; s < cfg->seeds; s++) {
+        if (summary && sign[s] > 0)
+            continue;
+        if (summary)
+            fprintf(f, " %llu", (unsigned long long)(cfg->seed + (uint64_t)s));
+        else
+            fprintf(f, " %llu %+d", (unsigned long long)(cfg->seed + (uint64_t)s), sign[s]);
+    }
+    if (summary && !mirrored)
+        fputs(" none", f);
+    fputc('\n', f);
+}
+
 int aim_cli_run_sgd(const char *cmd, int jobs, const aim_config *cfg, int d, const double *tau,
                     double *mean,
                    double *se, double *xmean, double *xse, double *median_wr,
@@ -243,8 +316,9 @@ int aim_cli_run_sgd(const char *cmd, int jobs, const aim_config *cfg, int d, con
     aim_sgd_moments mom = {0};
     aim_wordset *ws = NULL;
     int *words = NULL;
-    double *mmean = NULL, *mse = NULL;
-    if (!obs || !extra || !reached) {
+    double *mmean = NULL, *mse = NULL, *fobs = NULL, *fmom = NULL;
+    int *sign = malloc(sizeof(int) * (size_t)seeds);
+    if (!obs || !extra || !reached || !sign) {
         fprintf(stderr, "aimdyn sgd: out of memory\n");
         goto done;
     }
@@ -278,10 +352,17 @@ int aim_cli_run_sgd(const char *cmd, int jobs, const aim_config *cfg, int d, con
         rc = seeds_status > 0 ? AIM_CLI_SGD_ELSEWHERE : -1;
         goto done;
     }
-    aim_compare_stats(seeds, points, obs, mean, se);
+    fobs = malloc(sizeof(double) * (size_t)seeds * points * AIM_OBS_COUNT);
+    fmom = malloc(sizeof(double) * ((size_t)seeds * points * mom.count + 1));
+    if (!fobs || !fmom) {
+        fprintf(stderr, "aimdyn sgd: out of memory\n");
+        goto done;
+    }
+    fold_seeds(cfg, points, reached, obs, ws ? &mom : NULL, sign, fobs, fmom);
+    aim_compare_stats(seeds, points, fobs, mean, se);
     aim_compare_stats_n(seeds, points, X, extra, xmean, xse);
     if (ws)
-        aim_compare_stats_n(seeds, points, mom.count, mom.values, mmean, mse);
+        aim_compare_stats_n(seeds, points, mom.count, fmom, mmean, mse);
     double wr_error[2] = {NAN, NAN};
     *median_wr = aim_cli_median_recovery(cfg, tau, obs, reached, recovered, wr_error);
     int all_reached = points;
@@ -306,6 +387,7 @@ int aim_cli_run_sgd(const char *cmd, int jobs, const aim_config *cfg, int d, con
     fprintf(f, "# risk: measured on %d held-out samples per seed; risk_holdout_se: its "
                "standard error over them; risk_gauss: the Gaussian formula on the seed's "
                "order parameters (theory/measurement.md)\n", cfg->holdout);
+    put_fold_line(f, cfg, sign, 0);
     fputs("seed\ttau\tn", f);
     for (int k = 0; k < AIM_OBS_COUNT; k++)
         fprintf(f, "\t%s", aim_obs_names[k]);
@@ -355,6 +437,7 @@ int aim_cli_run_sgd(const char *cmd, int jobs, const aim_config *cfg, int d, con
         if (reached[s] < points)
             fprintf(f, "# seed %llu blew up after tau = %g\n",
                     (unsigned long long)(cfg->seed + (uint64_t)s), tau[reached[s] - 1]);
+    put_fold_line(f, cfg, sign, 1);
     fputs("tau\tn", f);
     for (int k = 0; k < AIM_OBS_COUNT; k++)
         fprintf(f, "\t%s_mean\t%s_se", aim_obs_names[k], aim_obs_names[k]);
@@ -387,6 +470,9 @@ done:
     free(obs);
     free(extra);
     free(reached);
+    free(sign);
+    free(fobs);
+    free(fmom);
     free(mom.values);
     free(mmean);
     free(mse);

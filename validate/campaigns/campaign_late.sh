@@ -97,6 +97,9 @@ run() { # exit 3 (a stop) is a result, recorded in the file
 # The replicas of the matrix process, one file each (matrix.replicas = 1,
 # replica r from the start of SGD seed r), folded like SGD's seeds: the
 # summary NAME-folded.tsv and its means as the ODE file NAME-ode.tsv.
+# Not one run with output.fold = mean: its ODE file has the standard errors
+# of the observables only, and the reference agreement tables compare every
+# moment m_w against m_w_mean, m_w_se.
 fold_replicas() { # NAME FILE...
     name=$1
     shift

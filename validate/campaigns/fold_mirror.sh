@@ -14,6 +14,9 @@
 # seed must reach every grid point (no blow-up). --by overlap folds by
 # the sign of the final teacher overlap instead (centred indices, where
 # the mean is 0: a direct He2 student escapes towards +S* or -S*).
+# The tool folds its own summaries with output.fold = mean | overlap
+# (docs/config.md); this script, written apart from it, is what
+# tests/test_fold.sh checks it against.
 set -eu
 by=mean
 if [ $# -eq 3 ] && [ "$1" = --by ]; then
