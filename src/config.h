@@ -12,7 +12,7 @@
 
 #define AIM_MAX_TOKENS 8
 #define AIM_MAX_HERMITE 9 /* coefficients c_0 .. c_8 */
-#define AIM_CONFIG_MAX_KEYS 64 /* room for the key table (config.c) */
+#define AIM_CONFIG_MAX_KEYS 96 /* room for the key table (config.c) */
 
 typedef enum { AIM_DIRECT = 0, AIM_TIED, AIM_UNTIED } aim_decomposition;
 typedef enum { AIM_CENTRED = 0, AIM_RAW } aim_centring;
