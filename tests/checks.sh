@@ -16,6 +16,18 @@ begin_test() {
     export OPENBLAS_NUM_THREADS=1
 }
 
+# Prints a python3 with numpy (the one on PATH, else Debian's, for which
+# scripts/setup.sh installs python3-numpy); fails when there is none.
+numpy_python() {
+    for p in python3 /usr/bin/python3; do
+        if "$p" -c 'import numpy' 2>/dev/null; then
+            echo "$p"
+            return 0
+        fi
+    done
+    return 1
+}
+
 check() { # name, condition-result
     if [ "$2" -eq 0 ]; then
         passes=$((passes + 1))

@@ -89,14 +89,8 @@ for a in "$@"; do sets="$sets --set $a"; done
 
 # Python: the interpreter meson found, else Debian's (scripts/setup.sh
 # installs python3-numpy for it).
-py=""
-for p in python3 /usr/bin/python3; do
-    if "$p" -c 'import numpy' 2>/dev/null; then
-        py=$p
-        break
-    fi
-done
-[ -n "$py" ] || fail "no python3 with numpy (Debian: python3-numpy; sh scripts/setup.sh installs it)"
+. "$(dirname "$0")/checks.sh"
+py=$(numpy_python) || fail "no python3 with numpy (Debian: python3-numpy; sh scripts/setup.sh installs it)"
 export PYTHONPATH="$(dirname "$module")"
 "$py" "$top/share/doc/aimdyn/examples/python/predict.py" "$@" >"$tmp/py.txt" ||
     fail "the Python example failed"

@@ -12,14 +12,7 @@ expect_exit "tied sgd --save-state" 0 "$exe" sgd "$work/tied.ini" $T --seeds 1 -
     --save-state 0.001 --out "$work/t"
 expect_exit "tied ode from the state" 0 "$exe" ode "$work/tied.ini" $T \
     --start "$work/t/aimdyn-sgd-d40-seed1-tau0.001.state" --out "$work/t/g"
-py=""
-for p in python3 /usr/bin/python3; do
-    if "$p" -c 'import numpy' 2>/dev/null; then
-        py=$p
-        break
-    fi
-done
-[ -n "$py" ]
+py=$(numpy_python)
 check "a python3 with numpy (Debian: python3-numpy; sh scripts/setup.sh installs it)" $?
 AIMDYN_LIBRARY="$(dirname "$exe")/libaimdyn.so.0" PYTHONPATH="$(dirname "$exe")" "${py:-python3}" -c '
 import sys, aimdyn
