@@ -28,8 +28,10 @@ flags="-std=c17 -g -O1 -Wall -Wextra -Werror -D_XOPEN_SOURCE=700 -I$root/src -I$
 -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=all"
 libs="$(pkg-config --libs gsl inih jansson) -lsundials_cvode -lm"
 # tsv.c writes through atomic.c, which registers its files with guard.c,
-# and writes the tables' sidecars with sidecar.c
-sources="$root/src/config.c $root/src/grid.c $root/src/config_keys.c $root/src/config_write.c $root/src/lines.c $root/src/tsv.c $root/src/atomic.c $root/src/guard.c $root/src/sidecar.c"
+# and writes the tables' sidecars with sidecar.c; config.c checks an
+# informed start's reach with inform.c (its moments from planar.c, the
+# untied alphabet from untied.c, words from words.c)
+sources="$root/src/config.c $root/src/grid.c $root/src/config_keys.c $root/src/config_write.c $root/src/lines.c $root/src/tsv.c $root/src/atomic.c $root/src/guard.c $root/src/sidecar.c $root/src/inform.c $root/src/planar.c $root/src/words.c $root/src/untied.c"
 status=0
 for target in config table state; do
     # the state reader (validate/state.c) apart from SGD: its writer,
