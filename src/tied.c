@@ -293,8 +293,8 @@ static const char *const margin_texts[MARGINS] = {
     [MARGIN_MEAN] = "m(S) >= 0",
     [MARGIN_VARIANCE] = "m(SS) >= m(S)^2",
     [MARGIN_HANKEL3] = "m(SS)^2 <= m(S) m(SSS)",
-    [MARGIN_OVERLAP] = "kappa_2(S,S*)^2 <= kappa_2(S,S) kappa_2(S*,S*) (the teacher overlap "
-                       "within [-1, 1])"};
+    [MARGIN_OVERLAP] = ("kappa_2(S,S*)^2 <= kappa_2(S,S) kappa_2(S*,S*) (the teacher overlap "
+                        "within [-1, 1])")};
 
 /* The margin behind slot k of aim_tied_margins at order M. */
 static int margin_kind(int M, int k)

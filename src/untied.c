@@ -698,8 +698,8 @@ const char *aim_untied_margin_text(const aim_untied *m, int k)
     static const char *const texts[MARGINS] = {
         [MARGIN_A] = "m(A) >= 0", [MARGIN_B] = "m(B) >= 0",
         [MARGIN_AA] = "m(AA) >= m(A)^2", [MARGIN_BB] = "m(BB) >= m(B)^2",
-        [MARGIN_OVERLAP] = "kappa_2(S,S*)^2 <= kappa_2(S,S) kappa_2(S*,S*) (the teacher "
-                           "overlap within [-1, 1])"};
+        [MARGIN_OVERLAP] = ("kappa_2(S,S*)^2 <= kappa_2(S,S) kappa_2(S*,S*) (the teacher "
+                            "overlap within [-1, 1])")};
     return texts[k];
 }
 
