@@ -113,6 +113,44 @@ int aim_cli_get_integrations(const aim_table *t, const char *cmd, const char *pa
     return n;
 }
 
+/* The "# folded" line of a folded average of n runs (SGD seeds, matrix
+ * replicas; run r has seed cfg->seed + r): how many were mirrored, and
+ * their seeds (after the label, e.g. " (seeds)"). */
+static void put_folded_line(FILE *f, const aim_config *cfg, int n, const int *sign,
+                            const char *runs, const char *label)
+{
+    int mirrored = 0;
+    for (int r = 0; r < n; r++)
+        mirrored += sign[r] < 0;
+    fprintf(f, "# folded (output.fold = %s): %d of %d %s mirrored (S -> -S: the columns odd "
+               "in S negated) before the mean and standard error, those whose %s at their "
+               "last grid point is negative%s:",
+            cfg->fold == AIM_FOLD_MEAN ? "mean" : "overlap", mirrored, n, runs,
+            aim_fold_what(cfg), label);
+    for (int r = 0; r < n; r++)
+        if (sign[r] < 0)
+            fprintf(f, " %llu", (unsigned long long)(cfg->seed + (uint64_t)r));
+    fputs(mirrored ? "\n" : " none\n", f);
+}
+
+/* The "# fold" line of the SGD files: the seeds' signs (seeds file) or
+ * the mirrored seeds (summary). */
+static void put_fold_line(FILE *f, const aim_config *cfg, const int *sign, int summary)
+{
+    if (cfg->fold == AIM_FOLD_NONE)
+        return;
+    if (summary) {
+        put_folded_line(f, cfg, cfg->seeds, sign, "seeds", "");
+        return;
+    }
+    fprintf(f, "# fold (output.fold = %s): each seed's sign, -1 for the seeds the summary "
+               "mirrors (%s at their last grid point negative); these rows are unfolded:",
+            cfg->fold == AIM_FOLD_MEAN ? "mean" : "overlap", aim_fold_what(cfg));
+    for (int s = 0; s < cfg->seeds; s++)
+        fprintf(f, " %llu %+d", (unsigned long long)(cfg->seed + (uint64_t)s), sign[s]);
+    fputc('\n', f);
+}
+
 /* Writes DIR/NAME-ode.tsv into path: renamed into place now (set NULL)
  * or with set. */
 int aim_cli_write_ode_file(const aim_config *cfg, int d, const double *tau,
@@ -139,20 +177,8 @@ int aim_cli_write_ode_file(const aim_config *cfg, int d, const double *tau,
                 cfg->matrix_d, cfg->replicas, (unsigned long long)cfg->seed,
                 cfg->matrix_dtau > 0.0 ? cfg->matrix_dtau : cfg->horizon / 512.0,
                 mom && mom->obs_se ? ", X_se their standard errors" : "");
-    if (matrix && mom && mom->fold_sign) {
-        int mirrored = 0;
-        for (int r = 0; r < cfg->replicas; r++)
-            mirrored += mom->fold_sign[r] < 0;
-        fprintf(f, "# folded (output.fold = %s): %d of %d replicas mirrored (S -> -S: the "
-                   "columns odd in S negated) before the mean and standard error, those whose "
-                   "%s at their last grid point is negative (seeds):",
-                cfg->fold == AIM_FOLD_MEAN ? "mean" : "overlap", mirrored, cfg->replicas,
-                aim_fold_what(cfg));
-        for (int r = 0; r < cfg->replicas; r++)
-            if (mom->fold_sign[r] < 0)
-                fprintf(f, " %llu", (unsigned long long)(cfg->seed + (uint64_t)r));
-        fputs(mirrored ? "\n" : " none\n", f);
-    }
+    if (matrix && mom && mom->fold_sign)
+        put_folded_line(f, cfg, cfg->replicas, mom->fold_sign, "replicas", " (seeds)");
     if (!matrix)
         fprintf(f, "# ode: %s; n = tau d^2 / eta and t = tau d for d = %d\n",
                 aim_model_limit_text(cfg), d);
@@ -266,38 +292,6 @@ static void fold_seeds(const aim_config *cfg, int points, const int *reached,
             }
         }
     }
-}
-
-/* The "# fold" line of the SGD files: the seeds' signs (seeds file) or
- * the mirrored seeds (summary). */
-static void put_fold_line(FILE *f, const aim_config *cfg, const int *sign, int summary)
-{
-    if (cfg->fold == AIM_FOLD_NONE)
-        return;
-    int mirrored = 0;
-    for (int s = 0; s < cfg->seeds; s++)
-        mirrored += sign[s] < 0;
-    if (summary)
-        fprintf(f, "# folded (output.fold = %s): %d of %d seeds mirrored (S -> -S: the "
-                   "columns odd in S negated) before the mean and standard error, those whose "
-                   "%s at their last grid point is negative:",
-                cfg->fold == AIM_FOLD_MEAN ? "mean" : "overlap", mirrored, cfg->seeds,
-                aim_fold_what(cfg));
-    else
-        fprintf(f, "# fold (output.fold = %s): each seed's sign, -1 for the seeds the summary "
-                   "mirrors (%s at their last grid point negative); these rows are unfolded:",
-                cfg->fold == AIM_FOLD_MEAN ? "mean" : "overlap", aim_fold_what(cfg));
-    for (int s = 0; s < cfg->seeds; s++) {
-        if (summary && sign[s] > 0)
-            continue;
-        if (summary)
-            fprintf(f, " %llu", (unsigned long long)(cfg->seed + (uint64_t)s));
-        else
-            fprintf(f, " %llu %+d", (unsigned long long)(cfg->seed + (uint64_t)s), sign[s]);
-    }
-    if (summary && !mirrored)
-        fputs(" none", f);
-    fputc('\n', f);
 }
 
 int aim_cli_run_sgd(const char *cmd, int jobs, const aim_config *cfg, int d, const double *tau,
