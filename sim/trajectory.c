@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "fold.h"
+#include "mconv.h"
 #include "mlimit.h"
 #include "model.h"
 
@@ -501,16 +502,25 @@ done:
     return report->status;
 }
 
-/* The last hierarchy run's observables before its own truncation cut, and
- * what identifies that run bit for bit: its configuration (config_key), d,
- * grid and start. */
-struct aim_trajectory_reuse {
-    int have, reused;
+/* One hierarchy run's observables before its own truncation cut, and what
+ * identifies that run bit for bit: its configuration (config_key), d, grid
+ * and start. key NULL: an empty slot. */
+typedef struct {
     char *key;
     size_t key_len;
     int d, count; /* count: start moments kept (0: the exact start) */
     double *tau, *start, *obs;
     aim_ode_report report;
+} kept_run;
+
+/* An order-M estimate reads orders M - 1 .. M - 3; they, and the order-M
+ * run itself, are the next order's: twice that, so that no run the next
+ * order reads is dropped before it does. */
+enum { REUSE_KEPT = 8 };
+
+struct aim_trajectory_reuse {
+    int reused, next; /* next: the slot the next run kept takes */
+    kept_run runs[REUSE_KEPT];
 };
 
 /* cfg as the text of every key (aim_config_write: reals at 17 digits, so
@@ -542,22 +552,21 @@ aim_trajectory_reuse *aim_trajectory_reuse_create(void)
     return calloc(1, sizeof(aim_trajectory_reuse));
 }
 
-static void reuse_clear(aim_trajectory_reuse *r)
+static void kept_clear(kept_run *k)
 {
-    free(r->key);
-    free(r->tau);
-    free(r->start);
-    free(r->obs);
-    r->key = NULL;
-    r->tau = r->start = r->obs = NULL;
-    r->have = 0;
+    free(k->key);
+    free(k->tau);
+    free(k->start);
+    free(k->obs);
+    memset(k, 0, sizeof *k);
 }
 
 void aim_trajectory_reuse_free(aim_trajectory_reuse *r)
 {
     if (!r)
         return;
-    reuse_clear(r);
+    for (int i = 0; i < REUSE_KEPT; i++)
+        kept_clear(&r->runs[i]);
     free(r);
 }
 
@@ -576,101 +585,186 @@ static int start_count(const aim_config *cfg)
     return count;
 }
 
-/* 1 when r holds the run of cfg at d on tau from start. */
-static int reuse_matches(const aim_trajectory_reuse *r, const aim_config *cfg, int d,
-                         const double *tau, const aim_measured_start *start)
+/* 1 when k holds the run of cfg (whose key is key, len) at d on tau from
+ * start. */
+static int kept_matches(const kept_run *k, const char *key, size_t len, const aim_config *cfg,
+                        int d, const double *tau, const aim_measured_start *start)
+{
+    if (!k->key || d != k->d || len != k->key_len || memcmp(key, k->key, len) != 0 ||
+        memcmp(tau, k->tau, sizeof *tau * (size_t)cfg->points) != 0)
+        return 0;
+    if (!start || !start->moments)
+        return k->count == 0 && !(start && start->q);
+    return k->count > 0 && !start->q &&
+           memcmp(start->moments, k->start, sizeof *k->start * (size_t)k->count) == 0;
+}
+
+/* The run of cfg at d on tau from start kept in r, or NULL. */
+static const kept_run *reuse_find(const aim_trajectory_reuse *r, const aim_config *cfg, int d,
+                                  const double *tau, const aim_measured_start *start)
 {
     char *key;
     size_t len;
-    if (!r->have || d != r->d || config_key(cfg, &key, &len))
-        return 0;
-    const int same = len == r->key_len && memcmp(key, r->key, len) == 0;
+    if (!r || config_key(cfg, &key, &len))
+        return NULL;
+    const kept_run *found = NULL;
+    for (int i = 0; i < REUSE_KEPT && !found; i++)
+        if (kept_matches(&r->runs[i], key, len, cfg, d, tau, start))
+            found = &r->runs[i];
     free(key);
-    if (!same || memcmp(tau, r->tau, sizeof *tau * (size_t)cfg->points) != 0)
-        return 0;
-    if (!start || !start->moments)
-        return r->count == 0 && !(start && start->q);
-    return r->count > 0 && !start->q &&
-           memcmp(start->moments, r->start, sizeof *r->start * (size_t)r->count) == 0;
+    return found;
 }
 
 /* Keeps the run of cfg (observables obs before its truncation cut, its
- * report) in r; a start with direct order parameters is not kept. */
+ * report) in r (NULL: nowhere), in place of the oldest one kept; a start
+ * with direct order parameters is not kept. */
 static void reuse_keep(aim_trajectory_reuse *r, const aim_config *cfg, int d, const double *tau,
                        const aim_measured_start *start, const double *obs,
                        const aim_ode_report *report)
 {
-    reuse_clear(r);
+    if (!r || reuse_find(r, cfg, d, tau, start))
+        return;
+    kept_run *k = &r->runs[r->next];
+    kept_clear(k);
     const int points = cfg->points;
     const int count = start && start->moments ? start_count(cfg) : 0;
-    if ((start && start->q) || count < 0 || config_key(cfg, &r->key, &r->key_len))
+    if ((start && start->q) || count < 0 || config_key(cfg, &k->key, &k->key_len))
         return;
-    r->d = d;
-    r->count = count;
-    r->tau = malloc(sizeof *r->tau * (size_t)points);
-    r->obs = malloc(sizeof *r->obs * (size_t)points * AIM_OBS_COUNT);
-    r->start = count > 0 ? malloc(sizeof *r->start * (size_t)count) : NULL;
-    if (!r->tau || !r->obs || (count > 0 && !r->start)) {
-        reuse_clear(r); /* nothing kept: the next order integrates its own */
+    k->d = d;
+    k->count = count;
+    k->tau = malloc(sizeof *k->tau * (size_t)points);
+    k->obs = malloc(sizeof *k->obs * (size_t)points * AIM_OBS_COUNT);
+    k->start = count > 0 ? malloc(sizeof *k->start * (size_t)count) : NULL;
+    if (!k->tau || !k->obs || (count > 0 && !k->start)) {
+        kept_clear(k); /* nothing kept: the next order integrates its own */
         return;
     }
-    memcpy(r->tau, tau, sizeof *tau * (size_t)points);
-    memcpy(r->obs, obs, sizeof *obs * (size_t)points * AIM_OBS_COUNT);
+    memcpy(k->tau, tau, sizeof *tau * (size_t)points);
+    memcpy(k->obs, obs, sizeof *obs * (size_t)points * AIM_OBS_COUNT);
     if (count > 0)
-        memcpy(r->start, start->moments, sizeof *r->start * (size_t)count);
-    r->report = *report;
-    r->have = 1;
+        memcpy(k->start, start->moments, sizeof *k->start * (size_t)count);
+    k->report = *report;
+    r->next = (r->next + 1) % REUSE_KEPT;
+}
+
+/* The lower orders an order-M estimate reads: M - 1 down to M - 3, but
+ * not below 2 (order 1 tracks no student-teacher word). */
+enum { LOWER_ORDERS = 3 };
+
+/* A step between orders smaller than RESOLUTION_RTOLS ode.rtol (or than
+ * the quasi-random rule's kernel error) may be the integrator's own: the
+ * runs resolve no smaller difference (theory/matrix.md sec. 6). */
+#define RESOLUTION_RTOLS 100.0
+
+/* The lower-order runs of cfg's estimate into low[k] (order M - 1 - k,
+ * points x AIM_OBS_COUNT) with their reports, taken from reuse where it
+ * holds them and kept there; the count of runs made, or -1 with report's
+ * message set when one failed. */
+static int lower_runs(const aim_config *cfg, int d, const double *tau,
+                      const aim_measured_start *start, aim_trajectory_reuse *reuse,
+                      double *low[LOWER_ORDERS], aim_ode_report rep[LOWER_ORDERS],
+                      aim_ode_report *report)
+{
+    const int points = cfg->points;
+    int runs = 0;
+    for (int order = cfg->order - 1; order >= 2 && runs < LOWER_ORDERS; order--, runs++) {
+        aim_config lower = *cfg;
+        lower.order = order;
+        double *obs = low[runs] = malloc(sizeof *obs * (size_t)points * AIM_OBS_COUNT);
+        const kept_run *kept = obs ? reuse_find(reuse, &lower, d, tau, start) : NULL;
+        if (kept) {
+            memcpy(obs, kept->obs, sizeof *obs * (size_t)points * AIM_OBS_COUNT);
+            rep[runs] = kept->report;
+            reuse->reused++;
+        } else if (!obs || run_model(&lower, d, tau, start, obs, NULL, 0, &rep[runs]) ==
+                               AIM_ODE_FAILED) {
+            snprintf(report->message, sizeof report->message,
+                     "the order-%d run for the truncation error estimate failed: %.600s", order,
+                     obs ? rep[runs].message : "out of memory");
+            return -1;
+        } else {
+            reuse_keep(reuse, &lower, d, tau, start, obs, &rep[runs]);
+        }
+        char what[64];
+        snprintf(what, sizeof what, "truncation estimate (order %d)", order);
+        aim_ode_stats_append(report, &rep[runs], what);
+    }
+    return runs;
+}
+
+/* The truncation error estimate of row i (theory/matrix.md sec. 6) from
+ * the order-M observables a and the lower orders' low[k] (order
+ * M - 1 - k) that reached the row: est[0] overlap, est[1] risk; 1 when
+ * the orders do not converge in M there. */
+static int row_estimate(const double *a, double *const low[LOWER_ORDERS], int runs, size_t row,
+                        double resolution, double est[2])
+{
+    int stalled = 0;
+    for (int o = 0; o < 2; o++) {
+        const int col = o == 0 ? AIM_OBS_OVERLAP : AIM_OBS_RISK;
+        /* the risk relative to the order-M risk, the overlap absolute */
+        const double unit = o == 0 ? 1.0 : fabs(a[col]);
+        double steps[LOWER_ORDERS];
+        double upper = a[col];
+        for (int k = 0; k < runs; k++) {
+            const double x = low[k][row * AIM_OBS_COUNT + col];
+            steps[runs - 1 - k] = (upper - x) / unit; /* oldest step first */
+            upper = x;
+        }
+        stalled |= aim_mconv_estimate(steps, runs, resolution, &est[o]) == AIM_MCONV_STALLED;
+    }
+    return stalled;
 }
 
 /* The truncation error estimate (theory/matrix.md sec. 6): the same run at
- * order M - 1, whose words are the first of the order-M word set (words
- * are ordered by length), so the same start serves. Where successive
- * orders alternate about the limit, as they do before the truncation
- * breaks down, |x_M - x_(M-1)| bounds the error of x_M; where they stop
- * alternating it grows, and the run is cut at the first grid point whose
- * estimate passes hierarchy.tol (0: never). The order M - 1 run is taken
- * from reuse when it holds that very run. */
+ * orders M - 1, M - 2, M - 3 (not below 2), whose words are the first of
+ * the order-M word set (words are ordered by length), so the same start
+ * serves. Per row, the steps between consecutive orders say how the
+ * truncations converge there: alternating and shrinking, the last step
+ * bounds the error; shrinking from one side, the geometric tail; not
+ * shrinking (beyond the runs' numerical resolution), nothing bounds it.
+ * The run is cut at the first row whose estimate passes hierarchy.tol or
+ * whose orders do not converge (hierarchy.tol = 0: never). Where a lower
+ * order had stopped, the orders above it serve; where order M - 1 had,
+ * there is no estimate (NaN). Lower runs are taken from reuse when it
+ * holds that very run, and kept there. */
 static void truncation_estimate(const aim_config *cfg, int d, const double *tau,
                                 const aim_measured_start *start, aim_trajectory_reuse *reuse,
                                 double *obs, aim_trajectory_moments *moments,
                                 aim_ode_report *report)
 {
     const int points = cfg->points;
-    aim_config lower = *cfg;
-    lower.order = cfg->order - 1;
-    double *low = malloc(sizeof *low * (size_t)points * AIM_OBS_COUNT);
+    double *low[LOWER_ORDERS] = {NULL};
+    aim_ode_report rep[LOWER_ORDERS];
     double *est = malloc(sizeof *est * (size_t)points * 2);
-    aim_ode_report rep;
-    const int kept = low && est && reuse && reuse_matches(reuse, &lower, d, tau, start);
-    if (kept) {
-        memcpy(low, reuse->obs, sizeof *low * (size_t)points * AIM_OBS_COUNT);
-        rep = reuse->report;
-        reuse->reused++;
-    }
-    if (!low || !est ||
-        (!kept && run_model(&lower, d, tau, start, low, NULL, 0, &rep) == AIM_ODE_FAILED)) {
-        free(low);
-        free(est);
+    const int runs = est ? lower_runs(cfg, d, tau, start, reuse, low, rep, report) : -1;
+    if (runs < 0) {
+        if (!est)
+            snprintf(report->message, sizeof report->message, "out of memory");
         report->status = AIM_ODE_FAILED;
-        snprintf(report->message, sizeof report->message,
-                 "the order-%d run for the truncation error estimate failed: %.600s",
-                 lower.order, low && est ? rep.message : "out of memory");
+        free(est);
+        for (int k = 0; k < LOWER_ORDERS; k++)
+            free(low[k]);
         return;
     }
-    char what[64];
-    snprintf(what, sizeof what, "truncation estimate (order %d)", lower.order);
-    aim_ode_stats_append(report, &rep, what);
-    int cut = -1;
+    double resolution = RESOLUTION_RTOLS * cfg->rtol;
+    if (isfinite(report->kernel_error))
+        resolution = fmax(resolution, report->kernel_error);
+    int cut = -1, stall = -1;
     for (int i = 0; i < report->reached; i++) {
-        const double *a = obs + (size_t)i * AIM_OBS_COUNT, *b = low + (size_t)i * AIM_OBS_COUNT;
+        int reached = 0; /* lower orders, from M - 1 down, that reached row i */
+        while (reached < runs && i < rep[reached].reached)
+            reached++;
         double *e = est + 2 * (size_t)i;
-        if (i >= rep.reached) {
+        if (reached == 0) {
             e[0] = e[1] = NAN;
             continue;
         }
-        e[0] = fabs(a[AIM_OBS_OVERLAP] - b[AIM_OBS_OVERLAP]);
-        e[1] = fabs(a[AIM_OBS_RISK] - b[AIM_OBS_RISK]) / fabs(a[AIM_OBS_RISK]);
-        if (cut < 0 && cfg->tol > 0.0 && (e[0] > cfg->tol || e[1] > cfg->tol))
+        const int stalled =
+            row_estimate(obs + (size_t)i * AIM_OBS_COUNT, low, reached, (size_t)i, resolution, e);
+        if (stalled && stall < 0)
+            stall = i;
+        if (cut < 0 && cfg->tol > 0.0 && (stalled || e[0] > cfg->tol || e[1] > cfg->tol))
             cut = i;
     }
     if (cut >= 0) {
@@ -678,10 +772,17 @@ static void truncation_estimate(const aim_config *cfg, int d, const double *tau,
         report->status = AIM_ODE_BLOWUP;
         report->stop = AIM_STOP_TRUNCATION;
         report->tau = tau[cut];
-        snprintf(report->reason, sizeof report->reason,
-                 "the truncation error estimate (order %d against %d) is %.3g in the overlap "
-                 "and %.3g in the relative risk, above hierarchy.tol = %g",
-                 cfg->order, lower.order, e[0], e[1], cfg->tol);
+        if (cut == stall)
+            snprintf(report->reason, sizeof report->reason,
+                     "the orders %d to %d do not converge in M (the step from order %d to %d, "
+                     "%.3g in the overlap and %.3g in the relative risk, is no smaller than "
+                     "the one before), so nothing bounds the truncation error",
+                     cfg->order - runs, cfg->order, cfg->order - 1, cfg->order, e[0], e[1]);
+        else
+            snprintf(report->reason, sizeof report->reason,
+                     "the truncation error estimate (orders %d to %d) is %.3g in the overlap "
+                     "and %.3g in the relative risk, above hierarchy.tol = %g",
+                     cfg->order - runs, cfg->order, e[0], e[1], cfg->tol);
         snprintf(report->message, sizeof report->message,
                  "the order-%d hierarchy stopped at tau = %.6g: %s; raise hierarchy.order, "
                  "or use ode.method = matrix (no truncation)",
@@ -698,11 +799,14 @@ static void truncation_estimate(const aim_config *cfg, int d, const double *tau,
     }
     if (moments) {
         moments->trunc = est;
-        moments->trunc_stop = rep.status == AIM_ODE_OK ? NAN : rep.tau;
+        moments->trunc_orders = runs;
+        moments->trunc_stop = rep[0].status == AIM_ODE_OK ? NAN : rep[0].tau;
+        moments->trunc_stall = stall >= 0 && stall < report->reached ? tau[stall] : NAN;
     } else {
         free(est);
     }
-    free(low);
+    for (int k = 0; k < LOWER_ORDERS; k++)
+        free(low[k]);
 }
 
 void aim_trajectory_kernel_line(FILE *f, const aim_config *cfg, int points, double error)
@@ -772,8 +876,6 @@ aim_ode_status aim_trajectory_run_reusing(const aim_config *cfg, int d, const do
         truncation_estimate(cfg, d, tau, start, reuse, obs, moments, report);
     if (raw && report->status != AIM_ODE_FAILED)
         reuse_keep(reuse, cfg, d, tau, start, raw, &raw_report);
-    else
-        reuse_clear(reuse);
     free(raw);
     return report->status;
 }

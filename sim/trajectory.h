@@ -35,12 +35,17 @@ typedef struct {
      * otherwise */
     double *obs_se;
     /* tied and untied hierarchies of order M >= 3: the truncation error
-     * estimate per grid point, |overlap_M - overlap_(M-1)| and
-     * |risk_M - risk_(M-1)| / risk_M (points x 2; NaN where the order M - 1
-     * run had stopped); NULL otherwise */
+     * estimate per grid point from orders M - trunc_orders .. M
+     * (theory/matrix.md sec. 6), of the overlap and of the risk relative
+     * to risk_M (points x 2; NaN where the order M - 1 run had stopped);
+     * NULL otherwise */
     double *trunc;
+    int trunc_orders;  /* lower orders read: 1 (M = 3), 2 (M = 4), 3 */
     double trunc_stop; /* tau where the order M - 1 run stopped, NAN if it
                           ran through */
+    double trunc_stall; /* first tau of a row written where the orders do
+                           not converge in M (hierarchy.tol = 0 keeps it;
+                           its estimate is no bound), NAN if none */
     /* ode.method = matrix with output.fold: each replica's sign (matrix.replicas
      * entries: -1 mirrored, +1 not, 0 not run after an earlier replica blew
      * up); NULL otherwise */
@@ -60,17 +65,17 @@ aim_ode_status aim_trajectory_run_full(const aim_config *cfg, int d,
                                        aim_ode_report *report);
 
 /* Successive orders of one hierarchy (compare --order 1 ... 5): the
- * order-M run's truncation error estimate integrates the order M - 1 run
- * again, which the previous order has just made. A reuse keeps the last
- * run's observables (before its own truncation cut) with what identifies
- * it bit for bit (configuration but its name, d, grid, start moments), and
- * the next run's estimate takes them instead of integrating them again:
- * the same numbers, one integration less per order. */
+ * order-M run's truncation error estimate integrates orders M - 1 .. M - 3
+ * again, which the previous orders have just made. A reuse keeps the last
+ * runs' observables (before their own truncation cut) with what identifies
+ * each bit for bit (configuration but its name, d, grid, start moments),
+ * and the next run's estimate takes them instead of integrating them
+ * again: the same numbers, fewer integrations per order. */
 typedef struct aim_trajectory_reuse aim_trajectory_reuse;
 /* NULL when out of memory */
 aim_trajectory_reuse *aim_trajectory_reuse_create(void);
 void aim_trajectory_reuse_free(aim_trajectory_reuse *r);
-/* how many estimates took their order M - 1 run from r */
+/* how many lower-order runs the estimates took from r */
 int aim_trajectory_reused(const aim_trajectory_reuse *r);
 /* aim_trajectory_run_full with a reuse (NULL: none). */
 aim_ode_status aim_trajectory_run_reusing(const aim_config *cfg, int d, const double *tau,
