@@ -656,12 +656,29 @@ enum { LOWER_ORDERS = 3 };
  * runs resolve no smaller difference (theory/matrix.md sec. 6). */
 #define RESOLUTION_RTOLS 100.0
 
+/* The lower orders' quasi-random rule has COARSE_DIVISOR times fewer
+ * points than the run's: they only resolve steps between orders, far
+ * above the kernel error (theory/matrix.md sec. 6, measured there). */
+enum { COARSE_DIVISOR = 4, COARSE_LEAST = 256 };
+
+/* The quasi-random points of the lower orders' runs: 0 when they use the
+ * run's own rule (exact Gauss-Hermite kernels, or points chosen by
+ * ode.kernel_tol). */
+static int coarse_points(const aim_config *cfg, const aim_ode_report *report)
+{
+    if (report->kernel_points == 0 || cfg->kernel_tol > 0.0)
+        return 0;
+    const int points = cfg->qmc_points / COARSE_DIVISOR;
+    return points < COARSE_LEAST ? COARSE_LEAST : points;
+}
+
 /* The lower-order runs of cfg's estimate into low[k] (order M - 1 - k,
- * points x AIM_OBS_COUNT) with their reports, taken from reuse where it
- * holds them and kept there; the count of runs made, or -1 with report's
- * message set when one failed. */
+ * points x AIM_OBS_COUNT) with their reports (their kernel error
+ * estimated when on a coarse rule, qmc > 0 points), taken from reuse
+ * where it holds them and kept there; the count of runs made, or -1 with
+ * report's message set when one failed. */
 static int lower_runs(const aim_config *cfg, int d, const double *tau,
-                      const aim_measured_start *start, aim_trajectory_reuse *reuse,
+                      const aim_measured_start *start, int qmc, aim_trajectory_reuse *reuse,
                       double *low[LOWER_ORDERS], aim_ode_report rep[LOWER_ORDERS],
                       aim_ode_report *report)
 {
@@ -670,13 +687,15 @@ static int lower_runs(const aim_config *cfg, int d, const double *tau,
     for (int order = cfg->order - 1; order >= 2 && runs < LOWER_ORDERS; order--, runs++) {
         aim_config lower = *cfg;
         lower.order = order;
+        if (qmc > 0)
+            lower.qmc_points = qmc;
         double *obs = low[runs] = malloc(sizeof *obs * (size_t)points * AIM_OBS_COUNT);
         const kept_run *kept = obs ? reuse_find(reuse, &lower, d, tau, start) : NULL;
         if (kept) {
             memcpy(obs, kept->obs, sizeof *obs * (size_t)points * AIM_OBS_COUNT);
             rep[runs] = kept->report;
             reuse->reused++;
-        } else if (!obs || run_model(&lower, d, tau, start, obs, NULL, 0, &rep[runs]) ==
+        } else if (!obs || run_model(&lower, d, tau, start, obs, NULL, qmc > 0, &rep[runs]) ==
                                AIM_ODE_FAILED) {
             snprintf(report->message, sizeof report->message,
                      "the order-%d run for the truncation error estimate failed: %.600s", order,
@@ -737,7 +756,8 @@ static void truncation_estimate(const aim_config *cfg, int d, const double *tau,
     double *low[LOWER_ORDERS] = {NULL};
     aim_ode_report rep[LOWER_ORDERS];
     double *est = malloc(sizeof *est * (size_t)points * 2);
-    const int runs = est ? lower_runs(cfg, d, tau, start, reuse, low, rep, report) : -1;
+    const int qmc = coarse_points(cfg, report);
+    const int runs = est ? lower_runs(cfg, d, tau, start, qmc, reuse, low, rep, report) : -1;
     if (runs < 0) {
         if (!est)
             snprintf(report->message, sizeof report->message, "out of memory");
@@ -750,7 +770,10 @@ static void truncation_estimate(const aim_config *cfg, int d, const double *tau,
     double resolution = RESOLUTION_RTOLS * cfg->rtol;
     if (isfinite(report->kernel_error))
         resolution = fmax(resolution, report->kernel_error);
-    int cut = -1, stall = -1;
+    for (int k = 0; k < runs; k++)
+        if (isfinite(rep[k].kernel_error))
+            resolution = fmax(resolution, rep[k].kernel_error);
+    int cut = -1, stall = -1, cut_runs = 0; /* cut_runs: lower orders read at the cut */
     for (int i = 0; i < report->reached; i++) {
         int reached = 0; /* lower orders, from M - 1 down, that reached row i */
         while (reached < runs && i < rep[reached].reached)
@@ -764,25 +787,30 @@ static void truncation_estimate(const aim_config *cfg, int d, const double *tau,
             row_estimate(obs + (size_t)i * AIM_OBS_COUNT, low, reached, (size_t)i, resolution, e);
         if (stalled && stall < 0)
             stall = i;
-        if (cut < 0 && cfg->tol > 0.0 && (stalled || e[0] > cfg->tol || e[1] > cfg->tol))
+        if (cut < 0 && cfg->tol > 0.0 && (stalled || e[0] > cfg->tol || e[1] > cfg->tol)) {
             cut = i;
+            cut_runs = reached;
+        }
     }
     if (cut >= 0) {
         const double *e = est + 2 * (size_t)cut;
         report->status = AIM_ODE_BLOWUP;
         report->stop = AIM_STOP_TRUNCATION;
         report->tau = tau[cut];
-        if (cut == stall)
+        if (cut == stall) {
+            const int from = cfg->order - (cut_runs > 2 ? 3 : 2); /* aim_mconv_estimate */
             snprintf(report->reason, sizeof report->reason,
-                     "the orders %d to %d do not converge in M (the step from order %d to %d, "
-                     "%.3g in the overlap and %.3g in the relative risk, is no smaller than "
-                     "the one before), so nothing bounds the truncation error",
-                     cfg->order - runs, cfg->order, cfg->order - 1, cfg->order, e[0], e[1]);
-        else
+                     "the orders %d to %d do not converge in M: the step from order %d to %d "
+                     "(%.3g in the overlap, %.3g in the relative risk) is no smaller than the "
+                     "step from %d to %d in one of them, so nothing bounds the truncation error",
+                     cfg->order - cut_runs, cfg->order, cfg->order - 1, cfg->order, e[0], e[1],
+                     from, from + 1);
+        } else {
             snprintf(report->reason, sizeof report->reason,
                      "the truncation error estimate (orders %d to %d) is %.3g in the overlap "
                      "and %.3g in the relative risk, above hierarchy.tol = %g",
-                     cfg->order - runs, cfg->order, e[0], e[1], cfg->tol);
+                     cfg->order - cut_runs, cfg->order, e[0], e[1], cfg->tol);
+        }
         snprintf(report->message, sizeof report->message,
                  "the order-%d hierarchy stopped at tau = %.6g: %s; raise hierarchy.order, "
                  "or use ode.method = matrix (no truncation)",
@@ -800,6 +828,7 @@ static void truncation_estimate(const aim_config *cfg, int d, const double *tau,
     if (moments) {
         moments->trunc = est;
         moments->trunc_orders = runs;
+        moments->trunc_points = qmc;
         moments->trunc_stop = rep[0].status == AIM_ODE_OK ? NAN : rep[0].tau;
         moments->trunc_stall = stall >= 0 && stall < report->reached ? tau[stall] : NAN;
     } else {

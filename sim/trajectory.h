@@ -41,6 +41,7 @@ typedef struct {
      * NULL otherwise */
     double *trunc;
     int trunc_orders;  /* lower orders read: 1 (M = 3), 2 (M = 4), 3 */
+    int trunc_points;  /* their quasi-random points, 0: the run's own rule */
     double trunc_stop; /* tau where the order M - 1 run stopped, NAN if it
                           ran through */
     double trunc_stall; /* first tau of a row written where the orders do

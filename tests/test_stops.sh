@@ -4,7 +4,8 @@
 # and the weak-recovery time do not depend on the output grid; the noise
 # terms are named only for a noise blow-up; values the ranges allow do not
 # fail at run time; one failed seed does not sink `recovery`; the
-# weak-recovery threshold is a configuration key.
+# weak-recovery threshold is a configuration key; a truncation whose
+# orders stop converging in M is stopped.
 . "$(dirname "$0")/checks.sh"
 begin_test "$@"
 root="${AIMDYN_SOURCE_ROOT:-$(dirname "$0")/..}"
@@ -180,6 +181,25 @@ contains "scaling: the interpolation error" "$work/s7/sc-scaling.tsv" \
 expect_exit "scaling refuses two thresholds" 1 "$exe" scaling --sgd "$work/s7/t-sgd-d40-seeds.tsv" \
     --sgd "$work/s5/sgd-sgd-d40-seeds.tsv" --out "$work/s7" --name sc2
 contains "scaling: two thresholds named" "$work/err" "records output.recovery_threshold = 0.1, an earlier --sgd file 0.3"
+
+# 8. The truncation error estimate sees a stall (theory/matrix.md sec. 6):
+# Figure 1 with the quadrature closure at M = 9. From tau = 0.66 the step
+# from order 8 to 9 is no smaller than the one from 6 to 7 (the risk of
+# orders 7..10 ends up oscillating about a value 8 % below the limit,
+# validate/results/RESULTS_late.md sec. 1), while the last step is still
+# below hierarchy.tol = 0.05: order 9 against 8 alone would have passed
+# every row to tau = 0.7. The run stops there, as not converging in M.
+expect_exit "a stall in M stops the run" 3 "$exe" ode "$root/examples/tied_softmax_T4.ini" \
+    --set hierarchy.closure=quadrature --set training.horizon=0.7 --set training.points=36 \
+    --order 9 --out "$work/s8" --name stall
+f="$work/s8/stall-ode.tsv"
+contains "stall: the file says why" "$f" \
+    "^# status: the order-9 hierarchy stopped at tau = 0.66: the orders 6 to 9 do not converge in M"
+# the last row written, below hierarchy.tol in both estimates (the last two
+# columns): only the stall stops the run
+awk -F'\t' '!/^#/ && $1 != "tau" { t = $1; o = $(NF - 1); r = $NF }
+    END { exit !(t < 0.7 && o < 0.05 && r < 0.05) }' "$f"
+check "stall: rows to tau < 0.7 written, their estimates below 0.05 ($(tail -n 1 "$f" | cut -f 1))" $?
 
 echo "stops: $passes passed, $failures failed"
 [ "$failures" -eq 0 ]

@@ -191,22 +191,26 @@ int aim_cli_write_ode_file(const aim_config *cfg, int d, const double *tau,
         fprintf(f, "# status: %s\n", rep->message);
     else
         fprintf(f, "# status: complete\n");
-    if (mom && mom->trunc)
+    if (mom && mom->trunc) {
         fprintf(f, "# truncation error estimate from orders %d to %d (theory/matrix.md sec. 6): "
                    "overlap_trunc absolute, risk_trunc relative to risk; the last step "
                    "|x_M - x_(M-1)| where the orders alternate, the geometric tail where they "
                    "converge from one side; the run stops where one passes hierarchy.tol = %g "
-                   "or where the orders do not converge in M (0: never)\n",
+                   "or where the orders do not converge in M (0: never)",
                 cfg->order - mom->trunc_orders, cfg->order, cfg->tol);
-    if (mom && mom->trunc && !isnan(mom->trunc_stall))
-        fprintf(f, "# truncation error estimate: the orders do not converge in M at tau = %.6g "
-                   "(first such row): there and at rows like it the estimate is the last step, "
-                   "a lower bound, not a bound\n",
-                mom->trunc_stall);
-    if (mom && mom->trunc && !isnan(mom->trunc_stop))
-        fprintf(f, "# truncation error estimate: the order-%d run stopped at tau = %.6g (NaN "
-                   "from there: no estimate)\n",
-                cfg->order - 1, mom->trunc_stop);
+        if (mom->trunc_points > 0)
+            fprintf(f, "; the lower orders on %d quasi-random points", mom->trunc_points);
+        fputc('\n', f);
+        if (!isnan(mom->trunc_stall))
+            fprintf(f, "# truncation error estimate: the orders do not converge in M at tau = "
+                       "%.6g (first such row): there and at rows like it the estimate is the "
+                       "last step, a lower bound, not a bound\n",
+                    mom->trunc_stall);
+        if (!isnan(mom->trunc_stop))
+            fprintf(f, "# truncation error estimate: the order-%d run stopped at tau = %.6g "
+                       "(NaN from there: no estimate)\n",
+                    cfg->order - 1, mom->trunc_stop);
+    }
     char twr[32];
     if (isnan(rep->tau_wr_se))
         fprintf(f, "# weak recovery (|overlap| >= %g) at tau = %s\n", cfg->recovery_threshold,
