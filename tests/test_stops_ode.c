@@ -235,24 +235,30 @@ static void test_blowup_cause(void **state)
     assert_null(strstr(rep.message, "noise terms outgrow"));
 }
 
-/* One run of the tied He2 hierarchy at order M (reuse may be NULL): its
- * observables, moments (with the truncation estimate) and report. */
+/* One run of the tied He2 hierarchy (softmax: Figure 1's softmax on 1024
+ * quasi-random points) at order M (reuse may be NULL): its observables,
+ * moments (with the truncation estimate) and report. */
 typedef struct {
     double obs[21 * AIM_OBS_COUNT];
     aim_trajectory_moments mom;
     aim_ode_report rep;
 } tied_run;
 
-static void run_tied(double tol, double eta, int order, aim_trajectory_reuse *reuse,
+static void run_tied(double tol, double eta, int order, int softmax, aim_trajectory_reuse *reuse,
                      tied_run *out)
 {
     aim_config cfg;
     aim_config_error err;
     aim_config_defaults(&cfg);
-    const char *sets[] = {"model.decomposition=tied", "teacher.decomposition=tied",
-                          "model.activation=he2", "training.horizon=0.03",
-                          "training.points=21", "student.scale=0.25", "teacher.scale=0.5"};
-    for (size_t i = 0; i < sizeof sets / sizeof *sets; i++)
+    const char *he2[] = {"model.decomposition=tied", "teacher.decomposition=tied",
+                         "model.activation=he2", "training.horizon=0.03",
+                         "training.points=21", "student.scale=0.25", "teacher.scale=0.5"};
+    const char *soft[] = {"model.decomposition=tied", "teacher.decomposition=tied",
+                          "model.tokens=4", "model.output=softmax", "training.horizon=0.3",
+                          "training.points=21", "student.scale=0.25", "ode.qmc_points=1024"};
+    const char **sets = softmax ? soft : he2;
+    const size_t n = softmax ? sizeof soft / sizeof *soft : sizeof he2 / sizeof *he2;
+    for (size_t i = 0; i < n; i++)
         assert_int_equal(aim_config_set(&cfg, sets[i], &err), 0);
     assert_int_equal(aim_config_validate(&cfg, &err), 0);
     cfg.order = order;
@@ -282,14 +288,19 @@ static void same_run(const tied_run *a, const tied_run *b)
     if (a->mom.trunc) /* the rows reached (the writer reads no others) */
         assert_memory_equal(a->mom.trunc, b->mom.trunc, sizeof(double) * 2 * a->rep.reached);
     assert_memory_equal(&a->mom.trunc_stop, &b->mom.trunc_stop, sizeof a->mom.trunc_stop);
+    assert_memory_equal(&a->mom.trunc_stall, &b->mom.trunc_stall, sizeof a->mom.trunc_stall);
+    assert_int_equal(a->mom.trunc_orders, b->mom.trunc_orders);
+    assert_int_equal(a->mom.trunc_points, b->mom.trunc_points);
 }
 
-/* compare --order 2 3 4: each order's run serves the next one's
- * truncation error estimate (aim_trajectory_run_reusing); every number is
- * the one the estimate's own order M - 1 run gives, without a cut and with
- * hierarchy.tol = 0.01, which stops the order-3 run at tau = 0.02 but not
- * the order-4 run, whose estimate reads the order-3 rows past that cut;
- * and a run of another configuration is not taken. */
+/* compare --order 2 3 4: each order's run serves the later ones'
+ * truncation error estimates (aim_trajectory_run_reusing): order 3 takes
+ * order 2, order 4 takes orders 3 and 2 (exact kernels: the lower orders
+ * run on the run's own rule); every number is the one the estimate's own
+ * lower runs give, without a cut and with hierarchy.tol = 0.01, which
+ * stops the order-3 run at tau = 0.02 but not the order-4 run, whose
+ * estimate reads the order-3 rows past that cut; and a run of another
+ * configuration is not taken. */
 static void test_truncation_reuse(void **state)
 {
     (void)state;
@@ -300,24 +311,46 @@ static void test_truncation_reuse(void **state)
         static tied_run fresh, kept;
         int cut = 0;
         for (int order = 2; order <= 4; order++) {
-            run_tied(tols[k], 0.01, order, NULL, &fresh);
-            run_tied(tols[k], 0.01, order, reuse, &kept);
+            run_tied(tols[k], 0.01, order, 0, NULL, &fresh);
+            run_tied(tols[k], 0.01, order, 0, reuse, &kept);
             same_run(&fresh, &kept);
             cut |= fresh.rep.stop == AIM_STOP_TRUNCATION;
             aim_trajectory_moments_free(&fresh.mom);
             aim_trajectory_moments_free(&kept.mom);
         }
-        assert_int_equal(aim_trajectory_reused(reuse), 2);
+        assert_int_equal(aim_trajectory_reused(reuse), 3);
         assert_int_equal(cut, k == 1);
         /* another eta at order 5: the order-4 run kept is not its estimate's */
-        run_tied(tols[k], 0.02, 5, NULL, &fresh);
-        run_tied(tols[k], 0.02, 5, reuse, &kept);
+        run_tied(tols[k], 0.02, 5, 0, NULL, &fresh);
+        run_tied(tols[k], 0.02, 5, 0, reuse, &kept);
         same_run(&fresh, &kept);
-        assert_int_equal(aim_trajectory_reused(reuse), 2);
+        assert_int_equal(aim_trajectory_reused(reuse), 3);
         aim_trajectory_moments_free(&fresh.mom);
         aim_trajectory_moments_free(&kept.mom);
         aim_trajectory_reuse_free(reuse);
     }
+}
+
+/* compare --order 3 4 5 on the quasi-random rule: the lower orders run on
+ * a quarter of its points (256), so the runs kept for the next order are
+ * those coarse runs, not the orders' own: order 4 takes order 2's, order
+ * 5 orders 3's and 2's; every number is the one of a run without reuse. */
+static void test_truncation_reuse_coarse(void **state)
+{
+    (void)state;
+    aim_trajectory_reuse *reuse = aim_trajectory_reuse_create();
+    assert_non_null(reuse);
+    static tied_run fresh, kept;
+    for (int order = 3; order <= 5; order++) {
+        run_tied(0.0, 0.5, order, 1, NULL, &fresh);
+        run_tied(0.0, 0.5, order, 1, reuse, &kept);
+        same_run(&fresh, &kept);
+        assert_int_equal(kept.mom.trunc_points, 256);
+        aim_trajectory_moments_free(&fresh.mom);
+        aim_trajectory_moments_free(&kept.mom);
+    }
+    assert_int_equal(aim_trajectory_reused(reuse), 3);
+    aim_trajectory_reuse_free(reuse);
 }
 
 int main(void)
@@ -328,6 +361,7 @@ int main(void)
         cmocka_unit_test(test_measured_crossing),
         cmocka_unit_test(test_blowup_cause),
         cmocka_unit_test(test_truncation_reuse),
+        cmocka_unit_test(test_truncation_reuse_coarse),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
