@@ -937,9 +937,10 @@ const aim_config_key aim_config_keys[] = {
          "after a fast phase with frozen moments (adiabatic limit)"),
     REAL("hierarchy", "tol", tol, "0.05", 0, 1, ZERO_OK,
          "0 (never stop) or a real number in [0, 1]",
-         "tied and untied, M >= 3: the run stops where the truncation error estimate, "
-         "|overlap_M - overlap_(M-1)| or |risk_M - risk_(M-1)| / risk_M, first exceeds "
-         "it (columns overlap_trunc, risk_trunc; theory/matrix.md sec. 6)"),
+         "tied and untied, M >= 3: the run stops where the truncation error estimate "
+         "from orders M-3..M (overlap absolute, risk relative) first exceeds it, or where "
+         "those orders do not converge in M (columns overlap_trunc, risk_trunc; "
+         "theory/matrix.md sec. 6)"),
     REAL("hierarchy", "balance", balance, "0.01", 0, 0, NO_HI,
          "a real number >= 0",
          "untied: c_bal of the balance condition |tA_k(0) - tB_k(0)| >= c_bal "
