@@ -98,6 +98,9 @@ typedef struct {
     double grid_start;  /* first positive tau of a log grid */
     char start_file[512]; /* a saved SGD state every run starts from
                              (validate/state.h); "" none */
+    char start_digest[32]; /* start_file's content digest (src/digest.h):
+                              set when the state is read, recorded, and
+                              checked by every later run; "" not yet */
 
     /* [ode] */
     double rtol, atol;

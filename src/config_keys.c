@@ -16,6 +16,7 @@
 #include <gsl/gsl_linalg.h>
 
 #include "config_keys.h"
+#include "digest.h"
 
 /* ------------------------------------------------------------------ */
 /* Small helpers                                                       */
@@ -698,6 +699,22 @@ static int set_optional_path(const aim_config_key *k, aim_config *cfg, const cha
     return set_string(k, cfg, text, why, n);
 }
 
+static int set_start_digest(const aim_config_key *k, aim_config *cfg, const char *text,
+                            char *why, size_t n)
+{
+    /* get_string writes the empty value quoted, and validation sets what
+     * it wrote */
+    if (!strcmp(text, "\"\"")) {
+        FIELD(cfg, k, char)[0] = '\0';
+        return 0;
+    }
+    if (text[0] && !aim_digest_is_text(text)) {
+        snprintf(why, n, "not a digest as aimdyn records it");
+        return -1;
+    }
+    return set_optional_path(k, cfg, text, why, n);
+}
+
 /* none | all | a comma-separated list of tau >= 0, kept as the shortest
  * texts that read back to the same doubles (whether they are grid points
  * is checked by aim_config_validate) */
@@ -860,6 +877,13 @@ const aim_config_key aim_config_keys[] = {
      "continued from its teacher and student with the data of sgd.seed (docs/tables.md)",
      set_optional_path, get_string, offsetof(aim_config, start_file),
      sizeof(((aim_config *)0)->start_file), 0, 0, 0, NULL},
+    {"training", "start_digest", "",
+     "empty (set from the file when the state is read) or fnv1a64: and 16 lower-case hex "
+     "digits, the digest of training.start_file's bytes",
+     "the content digest of the saved state: recorded in every output, so that a rerun, "
+     "a resumed seed or a kept checkpoint refuses a state replaced at the same path",
+     set_start_digest, get_string, offsetof(aim_config, start_digest),
+     sizeof(((aim_config *)0)->start_digest), 0, 0, 0, NULL},
 
     /* [ode] */
     REAL("ode", "rtol", rtol, "1e-6", 1e-14, 1e-1, 0,
