@@ -374,6 +374,8 @@ static const aim_config_enum_name grid_names[] = {
     {"linear", AIM_GRID_LINEAR}, {"log", AIM_GRID_LOG}, {NULL, 0}};
 static const aim_config_enum_name rule_names[] = {
     {"auto", AIM_RULE_AUTO}, {"generic", AIM_RULE_GENERIC}, {NULL, 0}};
+static const aim_config_enum_name beyond_names[] = {
+    {"matrix", AIM_BEYOND_MATRIX}, {"stop", AIM_BEYOND_STOP}, {NULL, 0}};
 static const aim_config_enum_name closure_names[] = {{"aligned", AIM_CLOSURE_ALIGNED},
                                           {"cumulant", AIM_CLOSURE_CUMULANT},
                                           {"free", AIM_CLOSURE_FREE},
@@ -964,6 +966,12 @@ const aim_config_key aim_config_keys[] = {
          "tied and untied, M >= 3: the run stops where the truncation error estimate, "
          "|overlap_M - overlap_(M-1)| or |risk_M - risk_(M-1)| / risk_M, first exceeds "
          "it (columns overlap_trunc, risk_trunc; theory/matrix.md sec. 6)"),
+    ENUM("hierarchy", "beyond", beyond, "matrix", beyond_names, "matrix | stop",
+         "tied and untied: where the hierarchy fails (its truncation error estimate "
+         "passes hierarchy.tol, or its moments leave those of real matrices): matrix = "
+         "the rows from there on are the matrix limit process's (ode.method = matrix, "
+         "matrix.d, matrix.replicas; run over the whole grid, exit 0 if it reaches the "
+         "end; theory/matrix.md sec. 7); stop = the run ends there (exit 3)"),
     REAL("hierarchy", "balance", balance, "0.01", 0, 0, NO_HI,
          "a real number >= 0",
          "untied: c_bal of the balance condition |tA_k(0) - tB_k(0)| >= c_bal "
