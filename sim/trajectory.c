@@ -817,6 +817,7 @@ static void hand_over(const aim_config *cfg, int d, const double *tau, double *o
     }
     free(mobs);
     aim_ode_stats_append(report, &mrep, "matrix limit process (hand-over)");
+    report->handed_over = 1;
     report->handover = tau[cut];
     report->status = mrep.status;
     report->stop = mrep.stop;
@@ -861,7 +862,6 @@ aim_ode_status aim_trajectory_run_reusing(const aim_config *cfg, int d, const do
     memset(report, 0, sizeof *report);
     report->status = AIM_ODE_FAILED;
     report->tau_wr = report->tau_wr_se = report->noise_share = report->kernel_error = NAN;
-    report->handover = NAN;
     if (moments)
         memset(moments, 0, sizeof *moments);
     if (cfg->method == AIM_METHOD_MATRIX)

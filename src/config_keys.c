@@ -971,7 +971,8 @@ const aim_config_key aim_config_keys[] = {
          "passes hierarchy.tol, or its moments leave those of real matrices): matrix = "
          "the rows from there on are the matrix limit process's (ode.method = matrix, "
          "matrix.d, matrix.replicas; run over the whole grid, exit 0 if it reaches the "
-         "end; theory/matrix.md sec. 7); stop = the run ends there (exit 3)"),
+         "end; theory/matrix.md sec. 7); stop = the run ends there (exit 3); recovery "
+         "always stops (its weak-recovery times are the hierarchy's)"),
     REAL("hierarchy", "balance", balance, "0.01", 0, 0, NO_HI,
          "a real number >= 0",
          "untied: c_bal of the balance condition |tA_k(0) - tB_k(0)| >= c_bal "

@@ -251,7 +251,8 @@ static void run_tied(double tol, double eta, int order, aim_trajectory_reuse *re
     aim_config_defaults(&cfg);
     const char *sets[] = {"model.decomposition=tied", "teacher.decomposition=tied",
                           "model.activation=he2", "training.horizon=0.03",
-                          "training.points=21", "student.scale=0.25", "teacher.scale=0.5"};
+                          "training.points=21", "student.scale=0.25", "teacher.scale=0.5",
+                          "hierarchy.beyond=stop"};
     for (size_t i = 0; i < sizeof sets / sizeof *sets; i++)
         assert_int_equal(aim_config_set(&cfg, sets[i], &err), 0);
     assert_int_equal(aim_config_validate(&cfg, &err), 0);

@@ -191,7 +191,7 @@ int aim_cli_write_ode_file(const aim_config *cfg, int d, const double *tau,
         fprintf(f, "# status: %s\n", rep->message);
     else
         fprintf(f, "# status: complete\n");
-    if (!isnan(rep->handover))
+    if (rep->handed_over)
         fprintf(f, "# hand-over: %s; the rows from tau = %.6g on are the matrix limit "
                    "process's (hierarchy.beyond = matrix; theory/matrix.md sec. 7): D = %d, %d "
                    "replicas (seeds %llu..), Euler-Maruyama step %.6g, X_se their standard "
