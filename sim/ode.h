@@ -110,6 +110,13 @@ typedef struct {
      * Filled by aim_trajectory, not by aim_ode_integrate. */
     int kernel_points;
     double kernel_error;
+    /* hierarchy.beyond = matrix: handed_over is 1 when the rows from tau =
+     * handover on are the matrix limit process's, where the hierarchy
+     * failed; handover_why says why it failed there (set also when no
+     * hand-over was possible: then the run stops as with beyond = stop) */
+    int handed_over;
+    double handover;
+    char handover_why[768];
     char warning[512];   /* a diagnostic that does not stop the run (the
                             untied balance condition), "" if none */
     char reason[512];    /* at a stop: the condition or quantity, without

@@ -174,7 +174,9 @@ static int limit_run(const aim_config *cfg, int d, aim_recovery_limit *out, char
         return -1;
     }
     aim_ode_report rep;
-    out->status = aim_trajectory_run(cfg, d, tau, obs, &rep);
+    aim_config c = *cfg;
+    c.beyond = AIM_BEYOND_STOP; /* see seed_run */
+    out->status = aim_trajectory_run(&c, d, tau, obs, &rep);
     snprintf(out->message, sizeof out->message, "%s", rep.message);
     out->kernel_points = rep.kernel_points;
     out->kernel_error = rep.kernel_error;
@@ -280,6 +282,10 @@ static int seed_run(const aim_config *cfg, int d, uint64_t seed, const aim_start
 {
     aim_config c = *cfg;
     c.seed = seed;
+    /* A crossing is predicted where the hierarchy holds; one after it
+     * fails is "not reached" (the matrix process, ode.method = matrix, has
+     * its own crossing), as no seed's start can be handed over. */
+    c.beyond = AIM_BEYOND_STOP;
     aim_measured_start start;
     if (source->measure(&c, d, seed, &start, err, n))
         return -1;

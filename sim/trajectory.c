@@ -1,6 +1,7 @@
 #include "trajectory.h"
 
 #include <math.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -861,6 +862,116 @@ void aim_trajectory_kernel_line(FILE *f, const aim_config *cfg, int points, doub
             aim_gauss_threads());
 }
 
+/* Text added to report->message (cut at its size). */
+__attribute__((format(printf, 2, 3))) static void append_message(aim_ode_report *report,
+                                                                 const char *fmt, ...)
+{
+    const size_t used = strlen(report->message);
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(report->message + used, sizeof report->message - used, fmt, ap);
+    va_end(ap);
+}
+
+/* hierarchy.beyond = matrix (theory/matrix.md sec. 7): a hierarchy that
+ * failed at grid point report->reached, by its truncation error estimate
+ * or by leaving the moments of real matrices, continues as the matrix
+ * limit process. That process is run over the whole grid from its own
+ * start (it has no state to take over from a truncation: the words longer
+ * than M are what failed) and its rows, with their replica standard
+ * errors, replace the missing ones; the rows before are the hierarchy's,
+ * untouched. */
+static void hand_over(const aim_config *cfg, int d, const double *tau, double *obs,
+                      aim_trajectory_moments *moments, aim_ode_report *report)
+{
+    const int points = cfg->points, cut = report->reached;
+    snprintf(report->handover_why, sizeof report->handover_why, "%s", report->message);
+    if (cfg->start_file[0]) {
+        append_message(report, " (no hand-over to the matrix limit process: it cannot start "
+                               "from training.start_file)");
+        return;
+    }
+    aim_config mcfg = *cfg;
+    mcfg.method = AIM_METHOD_MATRIX;
+    aim_config_error err;
+    if (aim_config_validate(&mcfg, &err)) {
+        append_message(report, " (no hand-over to the matrix limit process: %s)", err.message);
+        return;
+    }
+    aim_trajectory_moments mmom;
+    aim_ode_report mrep;
+    double *mobs = malloc(sizeof *mobs * (size_t)points * AIM_OBS_COUNT);
+    double *se =
+        moments && !moments->obs_se ? malloc(sizeof *se * (size_t)points * AIM_OBS_COUNT) : NULL;
+    if (!mobs || (moments && !moments->obs_se && !se)) {
+        free(mobs);
+        free(se);
+        append_message(report, " (no hand-over to the matrix limit process: out of memory)");
+        return;
+    }
+    fprintf(stderr, "aimdyn: %s; hierarchy.beyond = matrix: the matrix limit process (D = %d, "
+                    "%d replicas) continues from tau = %g\n",
+            report->message, cfg->matrix_d, cfg->replicas, tau[cut]);
+    aim_trajectory_run_full(&mcfg, d, tau, NULL, mobs, moments ? &mmom : NULL, &mrep);
+    if (mrep.status == AIM_ODE_FAILED || mrep.reached <= cut) {
+        append_message(report, " (the matrix limit process, run to hand over, %s: %s)",
+                       mrep.status == AIM_ODE_FAILED ? "failed" : "stopped before that point",
+                       mrep.message);
+        free(mobs);
+        free(se);
+        if (moments)
+            aim_trajectory_moments_free(&mmom);
+        return;
+    }
+    for (int i = cut; i < mrep.reached; i++)
+        memcpy(obs + (size_t)i * AIM_OBS_COUNT, mobs + (size_t)i * AIM_OBS_COUNT,
+               sizeof *obs * AIM_OBS_COUNT);
+    if (moments) {
+        if (se) {
+            for (size_t k = 0; k < (size_t)points * AIM_OBS_COUNT; k++)
+                se[k] = NAN;
+            moments->obs_se = se;
+        }
+        for (int i = cut; i < points; i++) {
+            const int in = i < mrep.reached;
+            for (int k = 0; k < AIM_OBS_COUNT; k++)
+                moments->obs_se[(size_t)i * AIM_OBS_COUNT + k] =
+                    in && mmom.obs_se ? mmom.obs_se[(size_t)i * AIM_OBS_COUNT + k] : NAN;
+            /* the matrix method writes the hierarchy's words (matrix_tracked_words) */
+            for (int k = 0; k < moments->count; k++)
+                moments->values[(size_t)i * moments->count + k] =
+                    in && k < mmom.count && !strcmp(moments->names[k], mmom.names[k])
+                        ? mmom.values[(size_t)i * mmom.count + k]
+                        : NAN;
+            if (moments->trunc)
+                moments->trunc[2 * (size_t)i] = moments->trunc[2 * (size_t)i + 1] = NAN;
+        }
+        aim_trajectory_moments_free(&mmom);
+    }
+    free(mobs);
+    aim_ode_stats_append(report, &mrep, "matrix limit process (hand-over)");
+    report->handed_over = 1;
+    report->handover = tau[cut];
+    report->status = mrep.status;
+    report->stop = mrep.stop;
+    report->tau = mrep.tau;
+    report->reached = mrep.reached;
+    snprintf(report->message, sizeof report->message, "%s", mrep.message);
+    if (isnan(report->tau_wr))
+        report->tau_wr = aim_trajectory_recovery_time(report->reached, tau,
+                                                      obs + AIM_OBS_OVERLAP, AIM_OBS_COUNT,
+                                                      cfg->recovery_threshold);
+}
+
+/* Where the hierarchy failed as a truncation (not as SGD itself would),
+ * and hierarchy.beyond asks for the hand-over. */
+static int truncation_failed(const aim_config *cfg, const aim_ode_report *report)
+{
+    return aim_model_ops_of(cfg)->hierarchy && cfg->beyond == AIM_BEYOND_MATRIX &&
+           report->status == AIM_ODE_BLOWUP &&
+           (report->stop == AIM_STOP_TRUNCATION || report->stop == AIM_STOP_INVALID);
+}
+
 aim_ode_status aim_trajectory_run(const aim_config *cfg, int d,
                                   const double *tau, double *obs,
                                   aim_ode_report *report)
@@ -893,6 +1004,8 @@ aim_ode_status aim_trajectory_run_reusing(const aim_config *cfg, int d, const do
     if (!reuse || !hierarchy || report->status == AIM_ODE_FAILED) {
         if (report->status != AIM_ODE_FAILED && hierarchy && cfg->order >= 3)
             truncation_estimate(cfg, d, tau, start, NULL, obs, moments, report);
+        if (truncation_failed(cfg, report))
+            hand_over(cfg, d, tau, obs, moments, report);
         return report->status;
     }
     /* this run as the next order's estimate: before the estimate cuts it */
@@ -906,6 +1019,8 @@ aim_ode_status aim_trajectory_run_reusing(const aim_config *cfg, int d, const do
     if (raw && report->status != AIM_ODE_FAILED)
         reuse_keep(reuse, cfg, d, tau, start, raw, &raw_report);
     free(raw);
+    if (truncation_failed(cfg, report))
+        hand_over(cfg, d, tau, obs, moments, report);
     return report->status;
 }
 

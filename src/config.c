@@ -486,6 +486,12 @@ static int validate_starts(aim_config *cfg, aim_config_error *err)
                     "hierarchy.start = file (or not given), or training.start_file empty");
         return -1;
     }
+    if (cfg->start_digest[0] && !cfg->start_file[0]) {
+        combo_error(cfg, err, aim_config_key_index("training", "start_digest"), k_file,
+                    "a digest is that of the saved state training.start_file",
+                    "training.start_digest empty without training.start_file");
+        return -1;
+    }
     if (cfg->start_file[0] && cfg->student.overlap != 0.0) {
         combo_error(cfg, err, k_file, aim_config_key_index("student", "overlap"),
                     "a saved state already fixes the student's overlap with the teacher",

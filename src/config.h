@@ -57,6 +57,11 @@ typedef enum { AIM_METHOD_AUTO = 0, AIM_METHOD_MATRIX } aim_method;
  * finite-difference Jacobian, or matrix-free GMRES; auto picks by the
  * size of the system (sim/ode.c, aim_ode_uses_krylov). */
 typedef enum { AIM_SOLVER_AUTO = 0, AIM_SOLVER_DENSE, AIM_SOLVER_KRYLOV } aim_linear_solver;
+/* hierarchy.beyond: what a truncated hierarchy does past the point where
+ * it fails (its truncation error estimate passes hierarchy.tol, or its
+ * moments leave those of real matrices): stop there, or hand over to the
+ * matrix limit process (sim/trajectory.c; theory/matrix.md sec. 7). */
+typedef enum { AIM_BEYOND_MATRIX = 0, AIM_BEYOND_STOP } aim_beyond;
 /* output.fold: mirror-image runs folded by the sign of (src/fold.h) */
 typedef enum { AIM_FOLD_NONE = 0, AIM_FOLD_MEAN, AIM_FOLD_OVERLAP } aim_fold_kind;
 
@@ -98,6 +103,9 @@ typedef struct {
     double grid_start;  /* first positive tau of a log grid */
     char start_file[512]; /* a saved SGD state every run starts from
                              (validate/state.h); "" none */
+    char start_digest[32]; /* start_file's content digest (src/digest.h):
+                              set when the state is read, recorded, and
+                              checked by every later run; "" not yet */
 
     /* [ode] */
     double rtol, atol;
@@ -124,6 +132,7 @@ typedef struct {
     double balance;      /* c_bal: |tA_k(0) - tB_k(0)| below it is warned */
     double tol;          /* truncation error estimate at which a run stops
                             (0: never) */
+    aim_beyond beyond;   /* past that point: stop, or the matrix process */
 
     /* [sgd] */
     int d;

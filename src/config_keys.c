@@ -16,6 +16,7 @@
 #include <gsl/gsl_linalg.h>
 
 #include "config_keys.h"
+#include "digest.h"
 
 /* ------------------------------------------------------------------ */
 /* Small helpers                                                       */
@@ -373,6 +374,8 @@ static const aim_config_enum_name grid_names[] = {
     {"linear", AIM_GRID_LINEAR}, {"log", AIM_GRID_LOG}, {NULL, 0}};
 static const aim_config_enum_name rule_names[] = {
     {"auto", AIM_RULE_AUTO}, {"generic", AIM_RULE_GENERIC}, {NULL, 0}};
+static const aim_config_enum_name beyond_names[] = {
+    {"matrix", AIM_BEYOND_MATRIX}, {"stop", AIM_BEYOND_STOP}, {NULL, 0}};
 static const aim_config_enum_name closure_names[] = {{"aligned", AIM_CLOSURE_ALIGNED},
                                           {"cumulant", AIM_CLOSURE_CUMULANT},
                                           {"free", AIM_CLOSURE_FREE},
@@ -698,6 +701,22 @@ static int set_optional_path(const aim_config_key *k, aim_config *cfg, const cha
     return set_string(k, cfg, text, why, n);
 }
 
+static int set_start_digest(const aim_config_key *k, aim_config *cfg, const char *text,
+                            char *why, size_t n)
+{
+    /* get_string writes the empty value quoted, and validation sets what
+     * it wrote */
+    if (!strcmp(text, "\"\"")) {
+        FIELD(cfg, k, char)[0] = '\0';
+        return 0;
+    }
+    if (text[0] && !aim_digest_is_text(text)) {
+        snprintf(why, n, "not a digest as aimdyn records it");
+        return -1;
+    }
+    return set_optional_path(k, cfg, text, why, n);
+}
+
 /* none | all | a comma-separated list of tau >= 0, kept as the shortest
  * texts that read back to the same doubles (whether they are grid points
  * is checked by aim_config_validate) */
@@ -860,6 +879,13 @@ const aim_config_key aim_config_keys[] = {
      "continued from its teacher and student with the data of sgd.seed (docs/tables.md)",
      set_optional_path, get_string, offsetof(aim_config, start_file),
      sizeof(((aim_config *)0)->start_file), 0, 0, 0, NULL},
+    {"training", "start_digest", "",
+     "empty (set from the file when the state is read) or fnv1a64: and 16 lower-case hex "
+     "digits, the digest of training.start_file's bytes",
+     "the content digest of the saved state: recorded in every output, so that a rerun, "
+     "a resumed seed or a kept checkpoint refuses a state replaced at the same path",
+     set_start_digest, get_string, offsetof(aim_config, start_digest),
+     sizeof(((aim_config *)0)->start_digest), 0, 0, 0, NULL},
 
     /* [ode] */
     REAL("ode", "rtol", rtol, "1e-6", 1e-14, 1e-1, 0,
@@ -941,6 +967,14 @@ const aim_config_key aim_config_keys[] = {
          "from orders M-3..M (overlap absolute, risk relative) first exceeds it, or where "
          "those orders do not converge in M (columns overlap_trunc, risk_trunc; "
          "theory/matrix.md sec. 6)"),
+    ENUM("hierarchy", "beyond", beyond, "matrix", beyond_names, "matrix | stop",
+         "tied and untied: where the hierarchy fails (its truncation error estimate "
+         "passes hierarchy.tol or its orders do not converge in M, or its moments leave "
+         "those of real matrices): matrix = "
+         "the rows from there on are the matrix limit process's (ode.method = matrix, "
+         "matrix.d, matrix.replicas; run over the whole grid, exit 0 if it reaches the "
+         "end; theory/matrix.md sec. 7); stop = the run ends there (exit 3); recovery "
+         "always stops (its weak-recovery times are the hierarchy's)"),
     REAL("hierarchy", "balance", balance, "0.01", 0, 0, NO_HI,
          "a real number >= 0",
          "untied: c_bal of the balance condition |tA_k(0) - tB_k(0)| >= c_bal "

@@ -123,6 +123,7 @@ first_overlap=$(grep -v '^#' "$work/o6/aimdyn-ode.tsv" | awk -F'\t' 'NR == 2 {pr
 check "seed start has the seed's (non-zero) overlap (got $first_overlap)" $?
 # a truncation that leaves the moments of real matrices: exit 3, recorded
 expect_exit "tied hierarchy leaving the valid moments" 3 "$exe" ode "$work/tied2.ini" --order 2 \
+    --set hierarchy.beyond=stop \
     --out "$work/o7" --set teacher.scale=0.5 --set model.activation=he2 \
     --set training.eta=0.01 --set training.horizon=0.1 --set training.points=11
 contains "invalid moments explained" "$work/err" "left the valid moments at tau ="

@@ -49,6 +49,15 @@ contains "restart records the start file" "$work/b/aimdyn-sgd-d24.tsv" \
     "^# config training.start_file = $st$"
 contains "restart records hierarchy.start = file" "$work/b/aimdyn-sgd-d24.tsv" \
     "^# config hierarchy.start = file$"
+# ... and the digest of the state's bytes (FNV-1a, 64 bits, computed here
+# independently), so that a later run from a replaced state is refused
+digest=$(python3 -c 'import sys
+h = 0xcbf29ce484222325
+for b in open(sys.argv[1], "rb").read():
+    h = ((h ^ b) * 0x100000001b3) % 2**64
+print("fnv1a64:%016x" % h)' "$st")
+contains "restart records the state's digest" "$work/b/aimdyn-sgd-d24.tsv" \
+    "^# config training.start_digest = $digest$"
 # the round trip: the restart's state at its tau = 0 holds the same doubles
 matrices "$st" >"$work/m1"
 matrices "$work/b/aimdyn-sgd-d24-seed1-tau0.state" >"$work/m2"
@@ -175,6 +184,24 @@ contains "informed start refusal named" "$work/err" "student.overlap = 0 with tr
 expect_exit "recovery does not read a state" 1 "$exe" recovery --set "training.start_file=$st" \
     --out "$work/x"
 contains "recovery refusal named" "$work/err" "recovery does not start from a saved state"
+
+# a state replaced at its path: the recorded digest refuses it (a rerun,
+# like a resumed seed or checkpoint, compares the recorded configuration)
+expect_exit "ode --start for the digest" 0 "$exe" ode $D --start "$st" --out "$work/dg"
+cp "$st" "$work/st.saved"
+cp "$work/a/aimdyn-sgd-d24-seed2-tau0.02.state" "$st"
+expect_exit "rerun from a replaced state" 1 "$exe" rerun "$work/dg/aimdyn-ode.tsv"
+contains "replaced state named" "$work/err" "training.start_digest = $digest, but the state"
+cp "$work/st.saved" "$st"
+expect_exit "rerun from the original state" 0 "$exe" rerun "$work/dg/aimdyn-ode.tsv"
+expect_exit "a wrong digest given" 1 "$exe" ode $D --start "$st" \
+    --set training.start_digest=fnv1a64:0123456789abcdef --out "$work/x"
+expect_exit "a digest without a state" 1 "$exe" ode $D \
+    --set training.start_digest=fnv1a64:0123456789abcdef --out "$work/x"
+contains "digest without a state named" "$work/err" "training.start_digest empty without training.start_file"
+expect_exit "a malformed digest" 1 "$exe" ode $D --start "$st" \
+    --set training.start_digest=0123 --out "$work/x"
+contains "malformed digest named" "$work/err" "not a digest as aimdyn records it"
 
 echo "$passes passed, $failures failed"
 [ "$failures" -eq 0 ]

@@ -252,10 +252,12 @@ static void run_tied(double tol, double eta, int order, int softmax, aim_traject
     aim_config_defaults(&cfg);
     const char *he2[] = {"model.decomposition=tied", "teacher.decomposition=tied",
                          "model.activation=he2", "training.horizon=0.03",
-                         "training.points=21", "student.scale=0.25", "teacher.scale=0.5"};
+                         "training.points=21", "student.scale=0.25", "teacher.scale=0.5",
+                         "hierarchy.beyond=stop"};
     const char *soft[] = {"model.decomposition=tied", "teacher.decomposition=tied",
                           "model.tokens=4", "model.output=softmax", "training.horizon=0.3",
-                          "training.points=21", "student.scale=0.25", "ode.qmc_points=1024"};
+                          "training.points=21", "student.scale=0.25", "ode.qmc_points=1024",
+                          "hierarchy.beyond=stop"};
     const char **sets = softmax ? soft : he2;
     const size_t n = softmax ? sizeof soft / sizeof *soft : sizeof he2 / sizeof *he2;
     for (size_t i = 0; i < n; i++)

@@ -15,6 +15,7 @@
 #include <sys/stat.h>
 
 
+#include "digest.h"
 #include "state_format.h"
 
 struct aim_state {
@@ -26,6 +27,7 @@ struct aim_state {
     double *teacher;
     double *params[2];
     size_t len[2];
+    char digest[AIM_DIGEST_TEXT]; /* of the file's bytes */
 };
 
 int aim_state_path(const aim_config *cfg, int d, uint64_t seed, double tau, char *buf, size_t n)
@@ -250,6 +252,7 @@ aim_state *aim_state_read(const char *path, char *err, size_t n)
         snprintf(err, n, "cannot read the state '%s': read error", path);
     free(r.line);
     fclose(r.f);
+    ok = ok && aim_digest_file(path, st->digest, err, n) == 0;
     if (!ok) {
         aim_state_free(st);
         return NULL;
@@ -287,6 +290,14 @@ int aim_state_check(const aim_state *st, const aim_config *cfg, int d, char *err
         snprintf(file, sizeof file, "%s", centring_names[st->centring]);
         snprintf(run, sizeof run, "%s", centring_names[cfg->centring]);
     }
+    if (!what && cfg->start_digest[0] && strcmp(cfg->start_digest, st->digest)) {
+        snprintf(err, n, "training.start_digest = %s, but the state training.start_file = '%s' "
+                         "has the digest %s: it is not the state the recorded run started "
+                         "from (replaced at its path?); allowed: that state, or "
+                         "training.start_digest empty to start from this one",
+                 cfg->start_digest, cfg->start_file, st->digest);
+        return -1;
+    }
     if (!what)
         return 0;
     snprintf(err, n, "training.start_file = '%s': %s is %s in the saved state and %s in this "
@@ -296,6 +307,7 @@ int aim_state_check(const aim_state *st, const aim_config *cfg, int d, char *err
 }
 
 int aim_state_dim(const aim_state *st) { return st->d; }
+const char *aim_state_digest(const aim_state *st) { return st->digest; }
 uint64_t aim_state_seed(const aim_state *st) { return st->seed; }
 double aim_state_tau(const aim_state *st) { return st->tau; }
 long aim_state_step(const aim_state *st) { return st->step; }

@@ -40,11 +40,15 @@ void aim_state_free(aim_state *st);
 
 /* Whether st can start a run of cfg at dimension d: the same student
  * decomposition, d, tokens, columns p = round(student.rho d), symmetric
- * switch and centring. Returns 0, or -1 naming the mismatch (the key,
- * the file's value and the run's) in err. */
+ * switch and centring, and the file's digest cfg->start_digest when that
+ * is set. Returns 0, or -1 naming the mismatch (the key, the file's value
+ * and the run's) in err. */
 int aim_state_check(const aim_state *st, const aim_config *cfg, int d, char *err, size_t n);
 
 int aim_state_dim(const aim_state *st);
+/* The digest of the file's bytes (src/digest.h), as
+ * training.start_digest records it. */
+const char *aim_state_digest(const aim_state *st);
 uint64_t aim_state_seed(const aim_state *st);
 double aim_state_tau(const aim_state *st);
 long aim_state_step(const aim_state *st);

@@ -9,27 +9,13 @@
 #include <sys/stat.h>
 
 #include "atomic.h"
+#include "digest.h"
 #include "pool.h"
 #include "version.h"
 
 enum { FORMAT = 1, HEAD = 40 };
 static const char magic[8] = {'A', 'I', 'M', 'D', 'Y', 'N', 'C', 'K'};
 static const uint32_t byte_order = 0x01020304u;
-
-/* FNV-1a, 64 bits: enough to catch a damaged or mixed file (the
- * checksum guards against accidents, not attacks), written here in a few
- * lines because neither GSL nor the other dependencies offer a checksum
- * (zlib's crc32 would be a new dependency for this alone). */
-static uint64_t fnv1a(uint64_t h, const unsigned char *p, size_t n)
-{
-    for (size_t i = 0; i < n; i++) {
-        h ^= p[i];
-        h *= 0x100000001b3ull;
-    }
-    return h;
-}
-
-static const uint64_t fnv_start = 0xcbf29ce484222325ull;
 
 /* "# aimdyn VERSION\n" and the configuration lines of cfg (malloc'd). */
 static char *text_of(const aim_config *cfg)
@@ -53,7 +39,8 @@ int aim_checkpoint_write(const char *cmd, const char *path, const aim_config *cf
         return -1;
     }
     const uint64_t tl = strlen(text), pl = len;
-    const uint64_t sum = fnv1a(fnv1a(fnv_start, (const unsigned char *)text, tl), payload, len);
+    const uint64_t sum =
+        aim_digest_bytes(aim_digest_bytes(AIM_DIGEST_START, text, tl), payload, len);
     unsigned char head[HEAD];
     const uint32_t format = FORMAT;
     memcpy(head, magic, 8);
@@ -129,7 +116,7 @@ static const char *whole(const unsigned char *buf, size_t size, uint64_t *tl, ui
         return "written on a machine of another byte order";
     if (*tl > size - HEAD || *pl != size - HEAD - *tl)
         return "its length is not the one its header records (cut short or extended)";
-    if (fnv1a(fnv_start, buf + HEAD, size - HEAD) != sum)
+    if (aim_digest_bytes(AIM_DIGEST_START, buf + HEAD, size - HEAD) != sum)
         return "its checksum does not match (damaged)";
     return NULL;
 }

@@ -69,6 +69,10 @@ int aim_cmd_ode(int argc, char **argv)
                 printf("weak recovery (|overlap| >= %g): tau = %.6g, n = %.4g samples at d = %d\n",
                        cfg->recovery_threshold, twr, twr * ro.dims[0] * (double)ro.dims[0] / cfg->eta,
                        ro.dims[0]);
+            if (rep.handed_over)
+                fprintf(stderr, "aimdyn ode: %s; the rows from tau = %g on are the matrix "
+                                "limit process's (hierarchy.beyond = matrix)\n",
+                        rep.handover_why, rep.handover);
             if (st == AIM_ODE_BLOWUP) {
                 fprintf(stderr, "aimdyn ode: %s\n", rep.message);
                 exit_code = AIM_EXIT_BLOWUP;

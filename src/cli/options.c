@@ -76,11 +76,11 @@ int aim_cli_sgd_grid_usable(const char *cmd, const aim_config *cfg, int d)
     return i < cfg->points ? -1 : 0;
 }
 
-/* A saved state (training.start_file) read once and checked against the
- * run at each of its dimensions and students, before anything is
- * computed: 0, or -1 after a message naming the key, the file and the
- * mismatch. */
-static int start_fits(const char *cmd, const run_options *ro)
+/* A saved state (training.start_file) read once, its digest recorded, and
+ * checked against the run at each of its dimensions and students, before
+ * anything is computed: 0, or -1 after a message naming the key, the file
+ * and the mismatch. */
+static int start_fits(const char *cmd, run_options *ro)
 {
     if (!ro->cfg.start_file[0])
         return 0;
@@ -89,6 +89,14 @@ static int start_fits(const char *cmd, const run_options *ro)
     int rc = st ? 0 : -1;
     if (!st)
         fprintf(stderr, "aimdyn %s: training.start_file: %s\n", cmd, err);
+    /* the digest the run records (training.start_digest), unless given:
+     * a given one (a rerun's, a config file's) is checked below */
+    if (st && !ro->cfg.start_digest[0]) {
+        snprintf(ro->cfg.start_digest, sizeof ro->cfg.start_digest, "%s", aim_state_digest(st));
+        for (int s = 0; s < ro->nstudents; s++)
+            snprintf(ro->student_cfg[s].start_digest, sizeof ro->student_cfg[s].start_digest,
+                     "%s", aim_state_digest(st));
+    }
     for (int s = 0; rc == 0 && s < (ro->nstudents ? ro->nstudents : 1); s++)
         for (int j = 0; rc == 0 && j < ro->ndims; j++)
             if ((rc = aim_state_check(st, ro->nstudents ? &ro->student_cfg[s] : &ro->cfg,

@@ -1,0 +1,67 @@
+#!/bin/sh
+# hierarchy.beyond: a truncated hierarchy that fails (its moments leave
+# those of real matrices, or its truncation error estimate passes
+# hierarchy.tol) hands over to the matrix limit process (matrix, the
+# default) or stops there (stop, exit 3). The hand-over's rows are checked
+# against the two runs it is made of: the hierarchy's rows before the
+# failure are those of the stopped run, byte for byte, and every row from
+# it on is the matrix process's (ode.method = matrix, same seeds), in the
+# observables, the words and the replicas' standard errors.
+. "$(dirname "$0")/checks.sh"
+begin_test "$@"
+
+# the data rows of a table, columns named in $2 (comma-separated), rows
+# $3..$4 (1 = the first data row)
+cols() {
+    grep -v '^#' "$1" | awk -F'\t' -v want="$2" -v a="$3" -v b="$4" '
+        NR == 1 { for (i = 1; i <= NF; i++) c[$i] = i; n = split(want, w, ","); next }
+        NR - 1 >= a && NR - 1 <= b { s = ""
+            for (k = 1; k <= n; k++) s = s (k > 1 ? "\t" : "") (w[k] in c ? $c[w[k]] : "absent")
+            print s }'
+}
+
+# the rank-deficient tied case: every order leaves the valid moments at
+# tau ~ 0.008 (examples/tied_he2_rank.ini), small matrices for speed
+R="$(dirname "$0")/../examples/tied_he2_rank.ini"
+S="--set matrix.d=32 --set matrix.replicas=2 --set training.horizon=0.02 --set training.points=11"
+expect_exit "failed hierarchy hands over" 0 "$exe" ode "$R" --set ode.method=auto $S --out "$work/h"
+contains "hand-over said" "$work/err" "the rows from tau = 0.008 on are the matrix limit process's"
+f="$work/h/tied_he2_rank-ode.tsv"
+contains "hand-over recorded" "$f" "^# hand-over: the order-4 hierarchy left the valid moments at tau = 0.00[0-9]*: .*the rows from tau = 0.008 on are the matrix limit process's"
+contains "run recorded as complete" "$f" "^# status: complete$"
+expect_exit "beyond = stop stops" 3 "$exe" ode "$R" --set ode.method=auto $S \
+    --set hierarchy.beyond=stop --out "$work/s"
+contains "stop said" "$work/err" "left the valid moments at tau ="
+expect_exit "the matrix process alone" 0 "$exe" ode "$R" $S --out "$work/m"
+words=$(grep -v '^#' "$f" | head -n 1 | tr '\t' '\n' | grep '^m_' | paste -sd, -)
+[ -n "$words" ]
+check "the hand-over file has word columns ($words)" $?
+# rows 1..4 (tau <= 0.006) are the hierarchy's, rows 5..11 the process's
+cols "$f" "tau,risk,overlap,$words" 1 4 >"$work/a"
+cols "$work/s/tied_he2_rank-ode.tsv" "tau,risk,overlap,$words" 1 4 >"$work/b"
+[ -s "$work/a" ] && cmp -s "$work/a" "$work/b"
+check "rows before the failure are the hierarchy's" $?
+[ "$(cols "$work/s/tied_he2_rank-ode.tsv" tau 5 11)" = "" ]
+check "the stopped run has no row from the failure on" $?
+cols "$f" "tau,risk,overlap,overlap_se,risk_se,$words" 5 11 >"$work/a"
+cols "$work/m/tied_he2_rank-ode.tsv" "tau,risk,overlap,overlap_se,risk_se,$words" 5 11 >"$work/b"
+[ "$(wc -l <"$work/a")" -eq 7 ] && cmp -s "$work/a" "$work/b"
+check "rows from the failure on are the matrix process's" $?
+[ "$(cols "$f" overlap_se,risk_se 1 4 | sort -u)" = "nan	nan" ]
+check "no standard error in the hierarchy's rows" $?
+
+# a truncation error estimate that passes hierarchy.tol hands over too
+T="$(dirname "$0")/../examples/tied_he2.ini"
+expect_exit "estimate above hierarchy.tol hands over" 0 "$exe" ode "$T" --order 3 \
+    --set hierarchy.tol=1e-4 --set matrix.d=32 --set matrix.replicas=2 \
+    --set training.points=6 --out "$work/t"
+contains "estimate hand-over recorded" "$work/t/tied_he2-ode.tsv" \
+    "^# hand-over: the order-3 hierarchy stopped at tau = .*: the truncation error estimate"
+[ "$(cols "$work/t/tied_he2-ode.tsv" overlap_trunc 6 6)" = "nan" ]
+check "no truncation estimate in the matrix process's rows" $?
+printf '[hierarchy]\nbeyond = sideways\n' >"$work/bad.ini"
+expect_exit "bad hierarchy.beyond" 1 "$exe" ode "$work/bad.ini" --out "$work/x"
+contains "bad value named" "$work/err" "hierarchy.beyond.*allowed: matrix | stop"
+
+echo "$passes passed, $failures failed"
+[ "$failures" -eq 0 ]
