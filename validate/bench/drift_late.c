@@ -38,9 +38,10 @@
  *             point.
  *
  * Usage: drift_late CONFIG REF.tsv M MODE [ARGS] [--set key=value ...]
- *   drift_late CONFIG REF.tsv M drift
- *   drift_late CONFIG REF.tsv M run quadrature|reference STEPS [FLOOR]
- *   drift_late CONFIG REF.tsv M jacobian TAU[,TAU...] [FLOOR]
+ *   drift_late CONFIG REF.tsv M drift [FLOOR]
+ *   drift_late CONFIG REF.tsv M run CLOSURE STEPS [FLOOR [FROM TO]]
+ *   drift_late CONFIG REF.tsv M jacobian TAU[,TAU...]|all [FLOOR [STEP]]
+ *     (FLOOR < 0: the closed words held at the reference's)
  *   drift_late CONFIG REF.tsv M gram
  * The configuration needs the reference's matrix.d, matrix.replicas and
  * sgd.seed (the teacher's words) and the hierarchy's keys; --set
@@ -67,7 +68,6 @@
 #include "words.h"
 
 #define LINE_MAX_CHARS (1 << 20)
-#define JAC_STEP 1e-5
 #define SLOW_SHOWN 6
 
 /* The reference's table: rows x cols numbers and the header's names. */
@@ -143,6 +143,7 @@ typedef struct {
     int col_tau, col_overlap, col_risk;
     double *teacher; /* moments of the pure-teacher words (count) */
     double *z;       /* rows x count: every word at every grid point */
+    double jac_step; /* relative step of the Jacobian's differences */
     double *zse;     /* rows x count: standard errors (m(S), m(SS), m(ST) only; else 0) */
 } ctx;
 
@@ -311,13 +312,13 @@ static void overlap_gradient(const ctx *c, const double *mom, double grad[3])
     grad[2] = 1.0 / sqrt(b * e);
 }
 
-static int mode_drift(ctx *c)
+static int mode_drift(ctx *c, double floor)
 {
     const int R = c->ref.rows, n = c->n;
     double *mom = malloc(sizeof *mom * (size_t)c->count);
     double *fa = malloc(sizeof *fa * (size_t)n), *fb = malloc(sizeof *fb * (size_t)n);
     double *y = malloc(sizeof *y * (size_t)n);
-    aim_quadrature *q = aim_quadrature_create(c->ws, c->M, 1e-6);
+    aim_quadrature *q = aim_quadrature_create(c->ws, c->M, floor);
     if (!mom || !fa || !fb || !y || !q)
         return -1;
     const int idx[3] = {c->w_s, c->w_ss, c->w_st};
@@ -361,11 +362,20 @@ static int mode_drift(ctx *c)
             rc += grad[j] * fc;
             rse += grad[j] * grad[j] * se * se;
         }
+        /* the drift error of the longest tracked words, which read the
+         * closed ones: largest |b - a| against the largest |a| among them */
+        double top_err = 0.0, top_scale = 0.0;
+        for (int k = 0; k < n; k++)
+            if (aim_wordset_len(c->ws, aim_hierarchy_tracked(c->h, k)) == c->M) {
+                top_err = fmax(top_err, fabs(fb[k] - fa[k]));
+                top_scale = fmax(top_scale, fabs(fa[k]));
+            }
         const double dov = (ref_at(c, r + 1, c->col_overlap) - ref_at(c, r - 1, c->col_overlap)) / dt;
         printf("%.4g\toverlap\t%.6g\t%.6g\t%.6g\t%.2g\t%.2f\t%.2e\t# table's overlap rate %.6g; "
-               "closed words' largest error %.2e, tracked %.1e\n",
+               "closed words' largest error %.2e, tracked %.1e; "
+               "length-M words' drift error %.2e of their largest drift\n",
                ref_tau(c, r), ra, rb, rc, sqrt(rse), (ra - rc) / sqrt(rse), (rb - ra) / fabs(ra),
-               dov, closed, tracked_err);
+               dov, closed, tracked_err, top_err / top_scale);
     }
     aim_quadrature_free(q);
     free(mom);
@@ -382,7 +392,8 @@ typedef struct {
     gsl_spline **s; /* per word; NULL where not interpolated */
 } closed_splines;
 
-static int splines_create(const ctx *c, closed_splines *cs, aim_quadrature *q)
+static int splines_create(const ctx *c, closed_splines *cs, aim_quadrature *q, int tracked,
+                          int closed)
 {
     const int R = c->ref.rows, nl = c->count - c->first_long;
     double *t = malloc(sizeof *t * (size_t)R), *v = malloc(sizeof *v * (size_t)R * c->count);
@@ -406,7 +417,7 @@ static int splines_create(const ctx *c, closed_splines *cs, aim_quadrature *q)
             v[(size_t)i * R + r] = q ? z[i] - mom[i] : z[i];
     }
     for (int i = q ? 1 : c->first_long; i < c->count; i++) {
-        if (!has_student(aim_wordset_word(c->ws, i)))
+        if (!has_student(aim_wordset_word(c->ws, i)) || (i < c->first_long ? !tracked : !closed))
             continue;
         cs->s[i] = gsl_spline_alloc(gsl_interp_cspline, (size_t)R);
         if (!cs->s[i] || gsl_spline_init(cs->s[i], t, v + (size_t)i * R, (size_t)R))
@@ -431,6 +442,7 @@ typedef struct {
     ctx *c;
     aim_quadrature *q;     /* closure quadrature, or NULL */
     closed_splines *cs;    /* closure reference, or NULL */
+    double from, to;       /* corrected: only for from <= tau < to */
     double *mom;
 } closed_rhs;
 
@@ -440,7 +452,7 @@ static int rhs_closed(closed_rhs *k, double tau, const double *y, double *dy)
     if (k->q) {
         if (quadrature_moments(c, k->q, y, k->mom))
             return -1;
-        for (int i = 0; k->cs && i < c->count; i++)
+        for (int i = 0; k->cs && tau >= k->from && tau < k->to && i < c->count; i++)
             if (k->cs->s[i])
                 k->mom[i] += gsl_spline_eval(k->cs->s[i], tau, k->cs->acc);
         return rhs_at(c, k->mom, dy);
@@ -454,19 +466,25 @@ static int rhs_closed(closed_rhs *k, double tau, const double *y, double *dy)
     return rhs_at(c, k->mom, dy);
 }
 
-static int mode_run(ctx *c, const char *closure, int steps, double floor)
+static int mode_run(ctx *c, const char *closure, int steps, double floor, double from, double to)
 {
     const int n = c->n, R = c->ref.rows;
     closed_splines cs = {0};
-    closed_rhs k = {.c = c, .mom = malloc(sizeof(double) * (size_t)c->count)};
-    if (!strcmp(closure, "quadrature") || !strcmp(closure, "corrected"))
+    closed_rhs k = {.c = c, .mom = malloc(sizeof(double) * (size_t)c->count), .from = from, .to = to};
+    /* corrected: every student word; corrected-closed: those of length
+     * M + 1; corrected-tracked: those of length <= M */
+    const int corrected = !strncmp(closure, "corrected", 9);
+    const int tracked = corrected && strcmp(closure, "corrected-closed");
+    const int closed = !corrected || strcmp(closure, "corrected-tracked");
+    if (!strcmp(closure, "quadrature") || corrected)
         k.q = aim_quadrature_create(c->ws, c->M, floor);
-    if (!strcmp(closure, "reference") || !strcmp(closure, "corrected")) {
-        if (splines_create(c, &cs, k.q))
+    if (!strcmp(closure, "reference") || corrected) {
+        if (splines_create(c, &cs, k.q, tracked, closed))
             return -1;
         k.cs = &cs;
     } else if (strcmp(closure, "quadrature")) {
-        fprintf(stderr, "drift_late: %s: closure quadrature, reference or corrected\n", closure);
+        fprintf(stderr, "drift_late: %s: closure quadrature, reference, corrected, "
+                        "corrected-closed or corrected-tracked\n", closure);
         return -1;
     }
     double *y = malloc(sizeof *y * (size_t)n), *yt = malloc(sizeof *yt * (size_t)n);
@@ -474,7 +492,8 @@ static int mode_run(ctx *c, const char *closure, int steps, double floor)
     if (!y || !yt || !st || !k.mom || (!k.q && !k.cs))
         return -1;
     tracked_of(c, c->z, y);
-    printf("tau\toverlap\toverlap_ref\toverlap_gap\trisk\trisk_ref\trisk_gap_rel\n");
+    printf("tau\toverlap\toverlap_ref\toverlap_gap\trisk\trisk_ref\trisk_gap_rel\t"
+           "m_S_gap\tm_SS_gap\tm_ST_gap\n");
     for (int r = 0; r < R; r++) {
         if (r > 0) {
             const double t0 = ref_tau(c, r - 1), hh = (ref_tau(c, r) - t0) / steps;
@@ -516,8 +535,10 @@ static int mode_run(ctx *c, const char *closure, int steps, double floor)
             return -1;
         const double ov = aim_overlaps_teacher_overlap(&q);
         const double ov_ref = ref_at(c, r, c->col_overlap), risk_ref = ref_at(c, r, c->col_risk);
-        printf("%.4g\t%.6f\t%.6f\t%+.5f\t%.6f\t%.6f\t%+.4f\n", ref_tau(c, r), ov, ov_ref,
-               ov - ov_ref, risk, risk_ref, risk / risk_ref - 1.0);
+        const double *z = c->z + (size_t)r * c->count;
+        printf("%.4g\t%.6f\t%.6f\t%+.5f\t%.6f\t%.6f\t%+.4f\t%+.2e\t%+.2e\t%+.2e\n", ref_tau(c, r),
+               ov, ov_ref, ov - ov_ref, risk, risk_ref, risk / risk_ref - 1.0,
+               k.mom[c->w_s] - z[c->w_s], k.mom[c->w_ss] - z[c->w_ss], k.mom[c->w_st] - z[c->w_st]);
         fflush(stdout);
     }
     if (k.cs)
@@ -530,8 +551,22 @@ static int mode_run(ctx *c, const char *closure, int steps, double floor)
     return 0;
 }
 
-/* J[i][j] = d F_i / d y_j of the quadrature hierarchy at y. */
-static int jacobian(ctx *c, aim_quadrature *q, const double *y, gsl_matrix *J)
+/* Every word from the tracked words y: the quadrature's closure, or (q
+ * NULL) the closed words held at the reference's values z. */
+static int closed_moments(ctx *c, aim_quadrature *q, const double *z, const double *y,
+                          double *mom)
+{
+    if (q)
+        return quadrature_moments(c, q, y, mom);
+    memcpy(mom, z, sizeof *mom * (size_t)c->count);
+    for (int j = 0; j < c->n; j++)
+        mom[aim_hierarchy_tracked(c->h, j)] = y[j];
+    return 0;
+}
+
+/* J[i][j] = d F_i / d y_j of the hierarchy at y, closed by q (or, q NULL,
+ * with the closed words held at z's). */
+static int jacobian(ctx *c, aim_quadrature *q, const double *z, const double *y, gsl_matrix *J)
 {
     const int n = c->n;
     double *yp = malloc(sizeof *yp * (size_t)n), *fp = malloc(sizeof *fp * (size_t)n);
@@ -539,13 +574,13 @@ static int jacobian(ctx *c, aim_quadrature *q, const double *y, gsl_matrix *J)
     if (!yp || !fp || !fm || !mom)
         return -1;
     for (int j = 0; j < n; j++) {
-        const double h = JAC_STEP * fmax(fabs(y[j]), 1e-3);
+        const double h = c->jac_step * fmax(fabs(y[j]), 1e-3);
         memcpy(yp, y, sizeof *yp * (size_t)n);
         yp[j] = y[j] + h;
-        if (quadrature_moments(c, q, yp, mom) || rhs_at(c, mom, fp))
+        if (closed_moments(c, q, z, yp, mom) || rhs_at(c, mom, fp))
             return -1;
         yp[j] = y[j] - h;
-        if (quadrature_moments(c, q, yp, mom) || rhs_at(c, mom, fm))
+        if (closed_moments(c, q, z, yp, mom) || rhs_at(c, mom, fm))
             return -1;
         for (int i = 0; i < n; i++)
             gsl_matrix_set(J, (size_t)i, (size_t)j, (fp[i] - fm[i]) / (2 * h));
@@ -579,7 +614,9 @@ static double overlap_part(const ctx *c, const double *mom, const double *e)
 static int mode_jacobian(ctx *c, const char *taus, double floor)
 {
     const int n = c->n, R = c->ref.rows;
-    aim_quadrature *q = aim_quadrature_create(c->ws, c->M, floor);
+    /* floor < 0: the open hierarchy, its closed words held at the
+     * reference's (the Jacobian of the tracked words alone) */
+    aim_quadrature *q = floor >= 0.0 ? aim_quadrature_create(c->ws, c->M, floor) : NULL;
     gsl_matrix *J = gsl_matrix_alloc((size_t)n, (size_t)n), *Jc = gsl_matrix_alloc((size_t)n, (size_t)n);
     gsl_vector_complex *eval = gsl_vector_complex_alloc((size_t)n);
     gsl_eigen_nonsymm_workspace *ew = gsl_eigen_nonsymm_alloc((size_t)n);
@@ -589,17 +626,17 @@ static int mode_jacobian(ctx *c, const char *taus, double floor)
     double *fb = malloc(sizeof *fb * (size_t)n), *mom = malloc(sizeof *mom * (size_t)c->count);
     double *ev = malloc(sizeof *ev * 3 * (size_t)n), *e = calloc((size_t)n, sizeof *e);
     double *je = malloc(sizeof *je * (size_t)n);
-    if (!q || !J || !Jc || !eval || !ew || !perm || !df || !dy || !y || !fa || !fb || !mom ||
+    if ((floor >= 0.0 && !q) || !J || !Jc || !eval || !ew || !perm || !df || !dy || !y || !fa || !fb || !mom ||
         !ev || !e || !je)
         return -1;
     printf("# linear response along the reference: e' = J e + (b - a), e(0) = 0\n");
-    printf("tau\tslowest eigenvalues (re, im)\tstatic overlap shift -grad J^-1 (b-a)\t"
+    printf("tau\tlargest real part\tslowest eigenvalues (re, im)\tstatic overlap shift -grad J^-1 (b-a)\t"
            "integrated overlap error\n");
     for (int r = 0; r < R; r++) {
         const double *z = c->z + (size_t)r * c->count;
         tracked_of(c, z, y);
-        if (rhs_at(c, z, fa) || quadrature_moments(c, q, y, mom) || rhs_at(c, mom, fb) ||
-            jacobian(c, q, y, J))
+        if (rhs_at(c, z, fa) || closed_moments(c, q, z, y, mom) || rhs_at(c, mom, fb) ||
+            jacobian(c, q, z, y, J))
             return -1;
         /* integrate e over the interval to the next point, J and df held */
         if (r + 1 < R) {
@@ -656,7 +693,10 @@ static int mode_jacobian(ctx *c, const char *taus, double floor)
             je[i] = gsl_vector_get(dy, (size_t)i);
         /* e at this point is the response integrated to tau_{r+1}; report
          * the value at tau_r: integrate first, so shift the report */
-        printf("%.4g\t", ref_tau(c, r));
+        double top = -INFINITY;
+        for (int i = 0; i < n; i++)
+            top = fmax(top, ev[3 * i + 1]);
+        printf("%.4g\t%.4g\t", ref_tau(c, r), top);
         for (int i = 0; i < SLOW_SHOWN && i < n; i++)
             printf("%s(%.3g,%.3g)", i ? " " : "", ev[3 * i + 1], ev[3 * i + 2]);
         printf("\t%+.5f\t%+.5f (at tau %.4g)\n", overlap_part(c, z, je), overlap_part(c, z, e),
@@ -760,11 +800,15 @@ int main(int argc, char **argv)
         return 1;
     int st;
     if (!strcmp(mode, "drift"))
-        st = mode_drift(&c);
+        st = mode_drift(&c, nargs >= 1 ? atof(argv[5]) : 1e-6);
     else if (!strcmp(mode, "run") && nargs >= 2)
-        st = mode_run(&c, argv[5], atoi(argv[6]), nargs >= 3 ? atof(argv[7]) : 1e-6);
+        st = mode_run(&c, argv[5], atoi(argv[6]), nargs >= 3 ? atof(argv[7]) : 1e-6,
+                      nargs >= 4 ? atof(argv[8]) : -INFINITY, nargs >= 5 ? atof(argv[9]) : INFINITY);
     else if (!strcmp(mode, "jacobian") && nargs >= 1)
+    {
+        c.jac_step = nargs >= 3 ? atof(argv[7]) : 1e-5;
         st = mode_jacobian(&c, argv[5], nargs >= 2 ? atof(argv[6]) : 1e-6);
+    }
     else if (!strcmp(mode, "gram"))
         st = mode_gram(&c);
     else {
