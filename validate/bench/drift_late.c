@@ -744,7 +744,9 @@ static int mode_gram(ctx *c)
     gsl_eigen_symm_workspace *ew = gsl_eigen_symm_alloc((size_t)n);
     if (!w || !G || !ev || !ew)
         return -1;
-    printf("tau\tlargest\tsmallest relative eigenvalues of the unit-diagonal Gram matrix (%d words)\n", n);
+    printf("tau\tlargest\tbelow 1e-6\tbelow 1e-8\tsmallest relative eigenvalues of the unit-diagonal "
+           "Gram matrix (%d words)\n",
+           n);
     for (int r = 0; r < R; r++) {
         const double *z = c->z + (size_t)r * c->count;
         for (int i = 0; i < n; i++)
@@ -770,7 +772,12 @@ static int mode_gram(ctx *c)
             return -1;
         gsl_sort_vector(ev);
         const double top = gsl_vector_get(ev, (size_t)n - 1);
-        printf("%.4g\t%.4g", ref_tau(c, r), top);
+        int below6 = 0, below8 = 0;
+        for (int i = 0; i < n; i++) {
+            below6 += gsl_vector_get(ev, (size_t)i) <= 1e-6 * top;
+            below8 += gsl_vector_get(ev, (size_t)i) <= 1e-8 * top;
+        }
+        printf("%.4g\t%.4g\t%d\t%d", ref_tau(c, r), top, below6, below8);
         for (int i = 0; i < n && i < 8; i++)
             printf("\t%.2e", gsl_vector_get(ev, (size_t)i) / top);
         printf("\n");
