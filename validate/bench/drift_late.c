@@ -14,28 +14,43 @@
  *             moments, with the standard error of that difference taken
  *             as if the two points were independent (an upper bound: a
  *             replica's moments at neighbouring points are correlated);
- *             also the teacher overlap's rate, and the largest relative
- *             error of the quadrature's closed words.
+ *             also the teacher overlap's rate, the largest relative
+ *             error of the quadrature's closed words (and of its tracked
+ *             words, which the floor moves), and the largest error of the
+ *             drift of the length-M words, which read the closed ones,
+ *             against the largest of those drifts.
  *   run       the hierarchy integrated from the reference's start with the
  *             classic Runge-Kutta rule (STEPS steps per grid interval),
- *             its closed words from CLOSURE: `quadrature` (the closure,
- *             rank floor FLOOR), `reference` (the reference's own closed
- *             words, a cubic spline in tau: a hierarchy whose closure is
- *             exact along the reference), prints overlap, risk and their
- *             gaps to the reference at every grid point.
- *   jacobian  at every grid point listed in TAUS: the Jacobian of the
- *             quadrature hierarchy's right-hand side at the reference's
- *             tracked words (central differences, relative step 1e-5), its
- *             eigenvalues of smallest modulus, and the teacher overlap's
- *             shift -grad(rho) J^-1 df that a constant drift error df
- *             = (b) - (a) would cause at a fixed point; and the linear
- *             response along the reference, e' = J(tau) e + df(tau),
- *             integrated over the whole grid (J and df at each grid point,
- *             held within its interval), with the overlap's part of e.
+ *             its closed words from CLOSURE:
+ *               quadrature  the closure (rank floor FLOOR, default 1e-6),
+ *                           as hierarchy.closure = quadrature does;
+ *               corrected   the quadrature's value plus its error at the
+ *                           reference's state of the same tau (every word
+ *                           containing S, a cubic spline in tau): exact
+ *                           along the reference, responding to the state
+ *                           as the quadrature does; only for FROM <= tau
+ *                           < TO when given; corrected-closed and
+ *                           corrected-tracked correct only the words of
+ *                           length M + 1, or only those of length <= M;
+ *               reference   the reference's closed words themselves (a
+ *                           spline in tau), blind to the state;
+ *             prints overlap, risk and their gaps to the reference, and
+ *             the gaps of m(S), m(SS), m(ST), at every grid point.
+ *   jacobian  at every grid point (TAUS: a comma-separated list of the
+ *             table's tau, or all): the Jacobian of the hierarchy's
+ *             right-hand side at the reference's tracked words (central
+ *             differences, relative step STEP, default 1e-5), closed by
+ *             the quadrature at FLOOR, or (FLOOR < 0) with the closed
+ *             words held at the reference's; its largest real part and
+ *             the eigenvalues of smallest modulus; the overlap's part of
+ *             the shift -J^-1 df that the drift error df = (b) - (a)
+ *             would cause at a fixed point; and the linear response along
+ *             the reference, e' = J(tau) e + df(tau), e(0) = 0, integrated
+ *             over the grid (J and df held within each interval).
  *   gram      the smallest relative eigenvalues of the unit-diagonal Gram
  *             matrix G[u][v] = m(u^T v) of the words of length <= M/2
  *             (the matrix the quadrature closure inverts) at every grid
- *             point.
+ *             point, and how many lie below 1e-6 and 1e-8 of the largest.
  *
  * Usage: drift_late CONFIG REF.tsv M MODE [ARGS] [--set key=value ...]
  *   drift_late CONFIG REF.tsv M drift [FLOOR]
@@ -395,14 +410,13 @@ typedef struct {
 static int splines_create(const ctx *c, closed_splines *cs, aim_quadrature *q, int tracked,
                           int closed)
 {
-    const int R = c->ref.rows, nl = c->count - c->first_long;
+    const int R = c->ref.rows;
     double *t = malloc(sizeof *t * (size_t)R), *v = malloc(sizeof *v * (size_t)R * c->count);
     double *y = malloc(sizeof *y * (size_t)c->n), *mom = malloc(sizeof *mom * (size_t)c->count);
     cs->acc = gsl_interp_accel_alloc();
     cs->s = calloc((size_t)c->count, sizeof *cs->s);
     if (!t || !v || !y || !mom || !cs->acc || !cs->s)
         return -1;
-    (void)nl;
     for (int r = 0; r < R; r++) {
         t[r] = ref_tau(c, r);
         const double *z = c->z + (size_t)r * c->count;
@@ -625,8 +639,8 @@ static int mode_jacobian(ctx *c, const char *taus, double floor)
     double *y = malloc(sizeof *y * (size_t)n), *fa = malloc(sizeof *fa * (size_t)n);
     double *fb = malloc(sizeof *fb * (size_t)n), *mom = malloc(sizeof *mom * (size_t)c->count);
     double *ev = malloc(sizeof *ev * 3 * (size_t)n), *e = calloc((size_t)n, sizeof *e);
-    double *je = malloc(sizeof *je * (size_t)n);
-    if ((floor >= 0.0 && !q) || !J || !Jc || !eval || !ew || !perm || !df || !dy || !y || !fa || !fb || !mom ||
+    double *je = malloc(sizeof *je * (size_t)n), *lin = malloc(sizeof *lin * 5 * (size_t)n);
+    if (!lin || (floor >= 0.0 && !q) || !J || !Jc || !eval || !ew || !perm || !df || !dy || !y || !fa || !fb || !mom ||
         !ev || !e || !je)
         return -1;
     printf("# linear response along the reference: e' = J e + (b - a), e(0) = 0\n");
@@ -642,8 +656,7 @@ static int mode_jacobian(ctx *c, const char *taus, double floor)
         if (r + 1 < R) {
             const double hh = (ref_tau(c, r + 1) - ref_tau(c, r)) / 200;
             for (int s = 0; s < 200; s++) { /* classic RK4 on the linear system */
-                double *k1 = malloc(sizeof *k1 * 4 * (size_t)n), *t = malloc(sizeof *t * (size_t)n);
-                double *kk[4] = {k1, k1 + n, k1 + 2 * n, k1 + 3 * n};
+                double *kk[4] = {lin, lin + n, lin + 2 * n, lin + 3 * n}, *t = lin + 4 * n;
                 const double frac[4] = {0, 0.5, 0.5, 1};
                 for (int st = 0; st < 4; st++) {
                     for (int i = 0; i < n; i++)
@@ -657,8 +670,6 @@ static int mode_jacobian(ctx *c, const char *taus, double floor)
                 }
                 for (int i = 0; i < n; i++)
                     e[i] += hh / 6 * (kk[0][i] + 2 * kk[1][i] + 2 * kk[2][i] + kk[3][i]);
-                free(k1);
-                free(t);
             }
         }
         if (!strstr(taus, "all")) {
@@ -717,6 +728,7 @@ static int mode_jacobian(ctx *c, const char *taus, double floor)
     free(ev);
     free(e);
     free(je);
+    free(lin);
     return 0;
 }
 
