@@ -29,9 +29,13 @@
  *                           containing S, a cubic spline in tau): exact
  *                           along the reference, responding to the state
  *                           as the quadrature does; only for FROM <= tau
- *                           < TO when given; corrected-closed and
+ *                           < TO when given, and only the fraction SCALE
+ *                           of the error (default 1); corrected-closed and
  *                           corrected-tracked correct only the words of
  *                           length M + 1, or only those of length <= M;
+ *                           corrected-start by the error at tau = 0, held
+ *                           for every tau (known without a reference: the
+ *                           start's moments are exact);
  *               reference   the reference's closed words themselves (a
  *                           spline in tau), blind to the state;
  *             prints overlap, risk and their gaps to the reference, and
@@ -54,7 +58,7 @@
  *
  * Usage: drift_late CONFIG REF.tsv M MODE [ARGS] [--set key=value ...]
  *   drift_late CONFIG REF.tsv M drift [FLOOR]
- *   drift_late CONFIG REF.tsv M run CLOSURE STEPS [FLOOR [FROM TO]]
+ *   drift_late CONFIG REF.tsv M run CLOSURE STEPS [FLOOR [FROM TO [SCALE]]]
  *   drift_late CONFIG REF.tsv M jacobian TAU[,TAU...]|all [FLOOR [STEP]]
  *     (FLOOR < 0: the closed words held at the reference's)
  *   drift_late CONFIG REF.tsv M gram
@@ -74,9 +78,9 @@
 #include <gsl/gsl_spline.h>
 
 #include "config.h"
+#include "draw.h"
 #include "gauss.h"
 #include "hierarchy.h"
-#include "mlimit.h"
 #include "overlaps.h"
 #include "quadrature.h"
 #include "tied.h"
@@ -167,30 +171,34 @@ static double ref_at(const ctx *c, int r, int col) { return c->ref.x[(size_t)r *
 
 static int has_student(const char *w) { return strchr(w, 'S') != NULL; }
 
-/* The teacher's words, averaged over the reference's replicas (their
- * drawn teachers). */
+/* The teacher's words, averaged over the reference's replicas: their
+ * teachers drawn again as the matrix process draws them (src/draw.h, the
+ * teacher stream of seed sgd.seed + r at D = matrix.d; centred indices). */
 static int teacher_words(ctx *c)
 {
-    const int R = c->cfg.replicas;
+    const int R = c->cfg.replicas, D = c->cfg.matrix_d;
     double *mom = malloc(sizeof *mom * (size_t)c->count);
+    double *St = malloc(sizeof *St * (size_t)D * (size_t)D);
     c->teacher = calloc((size_t)c->count, sizeof *c->teacher);
-    if (!mom || !c->teacher)
+    if (!mom || !St || !c->teacher)
         return -1;
     for (int r = 0; r < R; r++) {
-        char err[256];
-        aim_mlimit *ml = aim_mlimit_create(&c->cfg, c->cfg.matrix_d, 0.0,
-                                           c->cfg.seed + (uint64_t)r, err, sizeof err);
-        if (!ml || aim_mlimit_words(ml, c->ws, c->M + 1, mom)) {
-            fprintf(stderr, "drift_late: the reference's teacher: %s\n", ml ? "out of memory" : err);
-            aim_mlimit_free(ml);
-            free(mom);
+        gsl_rng *rng = aim_draw_rng(c->cfg.seed + (uint64_t)r, AIM_DRAW_TEACHER);
+        /* only the pure-teacher words are kept: the student letter is a
+         * stand-in */
+        const double *mats[2] = {St, St};
+        if (!rng || aim_draw_teacher(&c->cfg, rng, St, D) ||
+            aim_words_measure(c->ws, c->M + 1, mats, D, mom)) {
+            fprintf(stderr, "drift_late: could not draw the reference's teacher\n");
+            gsl_rng_free(rng);
             return -1;
         }
+        gsl_rng_free(rng);
         for (int i = 0; i < c->count; i++)
             c->teacher[i] += mom[i] / R;
-        aim_mlimit_free(ml);
     }
     free(mom);
+    free(St);
     return 0;
 }
 
@@ -222,8 +230,9 @@ static int setup(ctx *c, int argc, char **argv, int first_set)
         fprintf(stderr, "drift_late: %s\n", err.message);
         return -1;
     }
-    if (c->cfg.decomposition != AIM_TIED || c->M < 2 || c->M > 8) {
-        fprintf(stderr, "drift_late: needs a tied student and 2 <= M <= 8\n");
+    if (c->cfg.decomposition != AIM_TIED || c->cfg.centring != AIM_CENTRED || c->M < 2 ||
+        c->M > 8) {
+        fprintf(stderr, "drift_late: needs a tied student, centred indices and 2 <= M <= 8\n");
         return -1;
     }
     char msg[256];
@@ -408,7 +417,7 @@ typedef struct {
 } closed_splines;
 
 static int splines_create(const ctx *c, closed_splines *cs, aim_quadrature *q, int tracked,
-                          int closed)
+                          int closed, int frozen)
 {
     const int R = c->ref.rows;
     double *t = malloc(sizeof *t * (size_t)R), *v = malloc(sizeof *v * (size_t)R * c->count);
@@ -419,9 +428,10 @@ static int splines_create(const ctx *c, closed_splines *cs, aim_quadrature *q, i
         return -1;
     for (int r = 0; r < R; r++) {
         t[r] = ref_tau(c, r);
-        const double *z = c->z + (size_t)r * c->count;
+        const double *z = c->z + (size_t)(frozen ? 0 : r) * c->count;
         /* closure reference: the closed words themselves; corrected: the
-         * quadrature's error at the reference, every student word */
+         * quadrature's error at the reference, every student word (frozen:
+         * its error at the start, for every tau) */
         if (q) {
             tracked_of(c, z, y);
             if (quadrature_moments((ctx *)c, q, y, mom))
@@ -457,6 +467,7 @@ typedef struct {
     aim_quadrature *q;     /* closure quadrature, or NULL */
     closed_splines *cs;    /* closure reference, or NULL */
     double from, to;       /* corrected: only for from <= tau < to */
+    double scale;          /* corrected: this fraction of the error removed */
     double *mom;
 } closed_rhs;
 
@@ -468,7 +479,7 @@ static int rhs_closed(closed_rhs *k, double tau, const double *y, double *dy)
             return -1;
         for (int i = 0; k->cs && tau >= k->from && tau < k->to && i < c->count; i++)
             if (k->cs->s[i])
-                k->mom[i] += gsl_spline_eval(k->cs->s[i], tau, k->cs->acc);
+                k->mom[i] += k->scale * gsl_spline_eval(k->cs->s[i], tau, k->cs->acc);
         return rhs_at(c, k->mom, dy);
     }
     memcpy(k->mom, c->z, sizeof *k->mom * (size_t)c->count); /* teacher's words */
@@ -480,25 +491,31 @@ static int rhs_closed(closed_rhs *k, double tau, const double *y, double *dy)
     return rhs_at(c, k->mom, dy);
 }
 
-static int mode_run(ctx *c, const char *closure, int steps, double floor, double from, double to)
+static int mode_run(ctx *c, const char *closure, int steps, double floor, double from, double to,
+                    double scale)
 {
     const int n = c->n, R = c->ref.rows;
     closed_splines cs = {0};
-    closed_rhs k = {.c = c, .mom = malloc(sizeof(double) * (size_t)c->count), .from = from, .to = to};
+    closed_rhs k = {.c = c,
+                    .mom = malloc(sizeof(double) * (size_t)c->count),
+                    .from = from,
+                    .to = to,
+                    .scale = scale};
     /* corrected: every student word; corrected-closed: those of length
      * M + 1; corrected-tracked: those of length <= M */
     const int corrected = !strncmp(closure, "corrected", 9);
+    const int frozen = !strcmp(closure, "corrected-start");
     const int tracked = corrected && strcmp(closure, "corrected-closed");
     const int closed = !corrected || strcmp(closure, "corrected-tracked");
     if (!strcmp(closure, "quadrature") || corrected)
         k.q = aim_quadrature_create(c->ws, c->M, floor);
     if (!strcmp(closure, "reference") || corrected) {
-        if (splines_create(c, &cs, k.q, tracked, closed))
+        if (splines_create(c, &cs, k.q, tracked, closed, frozen))
             return -1;
         k.cs = &cs;
     } else if (strcmp(closure, "quadrature")) {
         fprintf(stderr, "drift_late: %s: closure quadrature, reference, corrected, "
-                        "corrected-closed or corrected-tracked\n", closure);
+                        "corrected-closed, corrected-tracked or corrected-start\n", closure);
         return -1;
     }
     double *y = malloc(sizeof *y * (size_t)n), *yt = malloc(sizeof *yt * (size_t)n);
@@ -822,7 +839,8 @@ int main(int argc, char **argv)
         st = mode_drift(&c, nargs >= 1 ? atof(argv[5]) : 1e-6);
     else if (!strcmp(mode, "run") && nargs >= 2)
         st = mode_run(&c, argv[5], atoi(argv[6]), nargs >= 3 ? atof(argv[7]) : 1e-6,
-                      nargs >= 4 ? atof(argv[8]) : -INFINITY, nargs >= 5 ? atof(argv[9]) : INFINITY);
+                      nargs >= 4 ? atof(argv[8]) : -INFINITY, nargs >= 5 ? atof(argv[9]) : INFINITY,
+                      nargs >= 6 ? atof(argv[10]) : 1.0);
     else if (!strcmp(mode, "jacobian") && nargs >= 1)
     {
         c.jac_step = nargs >= 3 ? atof(argv[7]) : 1e-5;
