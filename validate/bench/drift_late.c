@@ -33,6 +33,8 @@
  *                           of the error (default 1); corrected-closed and
  *                           corrected-tracked correct only the words of
  *                           length M + 1, or only those of length <= M;
+ *                           corrected-closed-TK only the closed words with
+ *                           K letters T;
  *                           corrected-start by the error at tau = 0, held
  *                           for every tau (known without a reference: the
  *                           start's moments are exact);
@@ -416,8 +418,16 @@ typedef struct {
     gsl_spline **s; /* per word; NULL where not interpolated */
 } closed_splines;
 
+static int letters_t(const char *w)
+{
+    int n = 0;
+    for (; *w; w++)
+        n += *w == 'T';
+    return n;
+}
+
 static int splines_create(const ctx *c, closed_splines *cs, aim_quadrature *q, int tracked,
-                          int closed, int frozen)
+                          int closed, int frozen, int teachers)
 {
     const int R = c->ref.rows;
     double *t = malloc(sizeof *t * (size_t)R), *v = malloc(sizeof *v * (size_t)R * c->count);
@@ -441,7 +451,9 @@ static int splines_create(const ctx *c, closed_splines *cs, aim_quadrature *q, i
             v[(size_t)i * R + r] = q ? z[i] - mom[i] : z[i];
     }
     for (int i = q ? 1 : c->first_long; i < c->count; i++) {
-        if (!has_student(aim_wordset_word(c->ws, i)) || (i < c->first_long ? !tracked : !closed))
+        const char *w = aim_wordset_word(c->ws, i);
+        if (!has_student(w) || (i < c->first_long ? !tracked : !closed) ||
+            (teachers >= 0 && letters_t(w) != teachers))
             continue;
         cs->s[i] = gsl_spline_alloc(gsl_interp_cspline, (size_t)R);
         if (!cs->s[i] || gsl_spline_init(cs->s[i], t, v + (size_t)i * R, (size_t)R))
@@ -505,17 +517,20 @@ static int mode_run(ctx *c, const char *closure, int steps, double floor, double
      * M + 1; corrected-tracked: those of length <= M */
     const int corrected = !strncmp(closure, "corrected", 9);
     const int frozen = !strcmp(closure, "corrected-start");
-    const int tracked = corrected && strcmp(closure, "corrected-closed");
+    /* corrected-closed-TK: only the closed words with K letters T */
+    const int teachers = !strncmp(closure, "corrected-closed-T", 18) ? atoi(closure + 18) : -1;
+    const int tracked = corrected && strncmp(closure, "corrected-closed", 16);
     const int closed = !corrected || strcmp(closure, "corrected-tracked");
     if (!strcmp(closure, "quadrature") || corrected)
         k.q = aim_quadrature_create(c->ws, c->M, floor);
     if (!strcmp(closure, "reference") || corrected) {
-        if (splines_create(c, &cs, k.q, tracked, closed, frozen))
+        if (splines_create(c, &cs, k.q, tracked, closed, frozen, teachers))
             return -1;
         k.cs = &cs;
     } else if (strcmp(closure, "quadrature")) {
         fprintf(stderr, "drift_late: %s: closure quadrature, reference, corrected, "
-                        "corrected-closed, corrected-tracked or corrected-start\n", closure);
+                        "corrected-closed[-TK], corrected-tracked or corrected-start\n",
+                closure);
         return -1;
     }
     double *y = malloc(sizeof *y * (size_t)n), *yt = malloc(sizeof *yt * (size_t)n);
