@@ -847,26 +847,31 @@ int main(int argc, char **argv)
         nargs++;
     ctx c;
     memset(&c, 0, sizeof c);
-    if (setup(&c, argc, argv, 5 + nargs))
-        return 1;
-    int st;
-    if (!strcmp(mode, "drift"))
+    int st = setup(&c, argc, argv, 5 + nargs);
+    if (st)
+        ; /* setup said why */
+    else if (!strcmp(mode, "drift"))
         st = mode_drift(&c, nargs >= 1 ? atof(argv[5]) : 1e-6);
     else if (!strcmp(mode, "run") && nargs >= 2)
         st = mode_run(&c, argv[5], atoi(argv[6]), nargs >= 3 ? atof(argv[7]) : 1e-6,
                       nargs >= 4 ? atof(argv[8]) : -INFINITY, nargs >= 5 ? atof(argv[9]) : INFINITY,
                       nargs >= 6 ? atof(argv[10]) : 1.0);
-    else if (!strcmp(mode, "jacobian") && nargs >= 1)
-    {
+    else if (!strcmp(mode, "jacobian") && nargs >= 1) {
         c.jac_step = nargs >= 3 ? atof(argv[7]) : 1e-5;
         st = mode_jacobian(&c, argv[5], nargs >= 2 ? atof(argv[6]) : 1e-6);
-    }
-    else if (!strcmp(mode, "gram"))
+    } else if (!strcmp(mode, "gram"))
         st = mode_gram(&c);
     else {
         fprintf(stderr, "drift_late: %s: unknown mode or missing arguments\n", mode);
         st = -1;
     }
     aim_tied_free(c.m);
+    for (int j = 0; c.ref.names && j < c.ref.cols; j++)
+        free(c.ref.names[j]);
+    free(c.ref.names);
+    free(c.ref.x);
+    free(c.teacher);
+    free(c.z);
+    free(c.zse);
     return st ? 1 : 0;
 }
