@@ -473,9 +473,45 @@ static void figure_plan_free(figure_plan *p)
     memset(p, 0, sizeof *p);
 }
 
+/* The half-width of the band of file i around col: the truncation error
+ * estimate (col_trunc; relative for the risk) where it is a number, else
+ * the replicas' standard error (col_se) - a hierarchy handed over to the
+ * matrix process has the one before the hand-over and the other after. */
+static void put_half_width(FILE *f, const figure_plan *p, int i, const char *col, int has_trunc,
+                           int has_se)
+{
+    const int relative = strcmp(col, "risk") == 0;
+    if (has_trunc && has_se) {
+        fputs("(column(", f);
+        put_column(f, &p->ode[i], col, "_trunc");
+        fputs(") == column(", f);
+        put_column(f, &p->ode[i], col, "_trunc");
+        fputs(") ? ", f);
+    }
+    if (has_trunc) {
+        fputs("column(", f);
+        put_column(f, &p->ode[i], col, "_trunc");
+        fputs(")", f);
+        if (relative) {
+            fputs("*column(", f);
+            put_column(f, &p->ode[i], col, "");
+            fputs(")", f);
+        }
+    }
+    if (has_trunc && has_se)
+        fputs(" : ", f);
+    if (has_se) {
+        fputs("column(", f);
+        put_column(f, &p->ode[i], col, "_se");
+        fputs(")", f);
+    }
+    if (has_trunc && has_se)
+        fputs(")", f);
+}
+
 /* The band of ODE file i around column col, when the file has one: the
- * truncation error estimate of a hierarchy (col_trunc; relative for the
- * risk) or the replicas' standard error of the matrix method (col_se). */
+ * truncation error estimate of a hierarchy or the replicas' standard
+ * error of the matrix method (put_half_width). */
 static void put_band(FILE *f, const figure_plan *p, int i, const char *col, int *first)
 {
     const aim_plot_spec *sp = p->sp;
@@ -483,24 +519,20 @@ static void put_band(FILE *f, const figure_plan *p, int i, const char *col, int 
     snprintf(trunc, sizeof trunc, "%s_trunc", col);
     snprintf(se, sizeof se, "%s_se", col);
     const int has_trunc = aim_table_column(&p->ode[i], trunc) >= 0;
-    if (!has_trunc && aim_table_column(&p->ode[i], se) < 0)
+    const int has_se = aim_table_column(&p->ode[i], se) >= 0;
+    if (!has_trunc && !has_se)
         return;
     if (!*first)
         fputs(", \\\n     ", f);
     *first = 0;
     fprintf(f, "ode_%d using ", i + 1);
     put_x(f, sp);
-    /* risk: the truncation estimate is relative */
-    const int relative = has_trunc && strcmp(col, "risk") == 0;
-    const char *err = has_trunc ? "_trunc" : "_se";
     for (int side = -1; side <= 1; side += 2) {
         fputs(":(column(", f);
         put_column(f, &p->ode[i], col, "");
-        fputs(relative ? ")*(1" : ")", f);
-        fputs(side < 0 ? "-" : "+", f);
-        fputs("column(", f);
-        put_column(f, &p->ode[i], col, err);
-        fputs(relative ? ")))" : "))", f);
+        fputs(side < 0 ? ")-" : ")+", f);
+        put_half_width(f, p, i, col, has_trunc, has_se);
+        fputs(")", f);
     }
     fprintf(f, " with filledcurves fs transparent solid 0.25 noborder lc rgb \"%s\" notitle",
             curve_colour(sp, i));

@@ -117,6 +117,7 @@ typedef struct {
     int handed_over;
     double handover;
     char handover_why[768];
+    char handover_fold[256]; /* how its replicas were folded, "" not */
     char warning[512];   /* a diagnostic that does not stop the run (the
                             untied balance condition), "" if none */
     char reason[512];    /* at a stop: the condition or quantity, without

@@ -898,6 +898,17 @@ static void hand_over(const aim_config *cfg, int d, const double *tau, double *o
         append_message(report, " (no hand-over to the matrix limit process: %s)", err.message);
         return;
     }
+    /* With an output map even in the index the replicas split between a
+     * branch and its mirror image (src/fold.h), and the hierarchy follows
+     * one of them: the replicas are folded, then put on its branch. */
+    if (mcfg.fold == AIM_FOLD_NONE) {
+        aim_config folded = mcfg;
+        folded.fold = cfg->centring == AIM_RAW ? AIM_FOLD_MEAN : AIM_FOLD_OVERLAP;
+        if (aim_config_validate(&folded, &err) == 0)
+            mcfg = folded;
+    }
+    const int branch =
+        cut > 0 ? aim_fold_sign(&mcfg, obs + (size_t)(cut - 1) * AIM_OBS_COUNT) : 1;
     aim_trajectory_moments mmom;
     aim_ode_report mrep;
     double *mobs = malloc(sizeof *mobs * (size_t)points * AIM_OBS_COUNT);
@@ -924,8 +935,9 @@ static void hand_over(const aim_config *cfg, int d, const double *tau, double *o
         return;
     }
     for (int i = cut; i < mrep.reached; i++)
-        memcpy(obs + (size_t)i * AIM_OBS_COUNT, mobs + (size_t)i * AIM_OBS_COUNT,
-               sizeof *obs * AIM_OBS_COUNT);
+        for (int k = 0; k < AIM_OBS_COUNT; k++)
+            obs[(size_t)i * AIM_OBS_COUNT + k] = (branch < 0 && aim_fold_obs_odd(k) ? -1 : 1) *
+                                                 mobs[(size_t)i * AIM_OBS_COUNT + k];
     if (moments) {
         if (se) {
             for (size_t k = 0; k < (size_t)points * AIM_OBS_COUNT; k++)
@@ -941,7 +953,8 @@ static void hand_over(const aim_config *cfg, int d, const double *tau, double *o
             for (int k = 0; k < moments->count; k++)
                 moments->values[(size_t)i * moments->count + k] =
                     in && k < mmom.count && !strcmp(moments->names[k], mmom.names[k])
-                        ? mmom.values[(size_t)i * mmom.count + k]
+                        ? (branch < 0 && aim_fold_word_odd(moments->names[k]) ? -1 : 1) *
+                              mmom.values[(size_t)i * mmom.count + k]
                         : NAN;
             if (moments->trunc)
                 moments->trunc[2 * (size_t)i] = moments->trunc[2 * (size_t)i + 1] = NAN;
@@ -950,6 +963,13 @@ static void hand_over(const aim_config *cfg, int d, const double *tau, double *o
     }
     free(mobs);
     aim_ode_stats_append(report, &mrep, "matrix limit process (hand-over)");
+    if (mcfg.fold != AIM_FOLD_NONE)
+        snprintf(report->handover_fold, sizeof report->handover_fold,
+                 "its replicas folded by the sign of their final %s (output.fold = %s), then "
+                 "put on the hierarchy's branch (%s %s at tau = %g)",
+                 aim_fold_what(&mcfg), mcfg.fold == AIM_FOLD_MEAN ? "mean" : "overlap",
+                 aim_fold_what(&mcfg), branch < 0 ? "negative" : "positive",
+                 tau[cut > 0 ? cut - 1 : 0]);
     report->handed_over = 1;
     report->handover = tau[cut];
     report->status = mrep.status;

@@ -50,6 +50,14 @@ check "rows from the failure on are the matrix process's" $?
 [ "$(cols "$f" overlap_se,risk_se 1 4 | sort -u)" = "nan	nan" ]
 check "no standard error in the hierarchy's rows" $?
 
+# plot's band: the truncation estimate where it is a number, the
+# replicas' standard error after the hand-over
+expect_exit "plot of a handed-over run" 0 "$exe" plot --ode "$f" --figure "$work/fig"
+contains "band switches from the estimate to the standard error" "$work/fig.gp" \
+    "(column('overlap_trunc') == column('overlap_trunc') ? column('overlap_trunc') : column('overlap_se'))"
+contains "relative risk estimate, absolute standard error" "$work/fig.gp" \
+    "? column('risk_trunc')\\*column('risk') : column('risk_se'))"
+
 # a truncation error estimate that passes hierarchy.tol hands over too
 T="$(dirname "$0")/../examples/tied_he2.ini"
 expect_exit "estimate above hierarchy.tol hands over" 0 "$exe" ode "$T" --order 3 \
@@ -59,6 +67,26 @@ contains "estimate hand-over recorded" "$work/t/tied_he2-ode.tsv" \
     "^# hand-over: the order-3 hierarchy stopped at tau = .*: the truncation error estimate"
 [ "$(cols "$work/t/tied_he2-ode.tsv" overlap_trunc 6 6)" = "nan" ]
 check "no truncation estimate in the matrix process's rows" $?
+# an even output map (He2, raw centring): the replicas split between
+# mirror branches, and the hierarchy follows one; the rows handed over are
+# the replicas folded by their mean (output.fold = mean), on its branch
+U="$(dirname "$0")/../examples/untied_raw_mean.ini"
+V="--d 200 --set matrix.d=24 --set matrix.replicas=3 --set training.points=21"
+expect_exit "even map hands over" 0 "$exe" ode "$U" $V --out "$work/u"
+g="$work/u/untied_raw_mean-ode.tsv"
+contains "folding recorded" "$g" "^# hand-over: .*replicas folded by the sign of their final student mean (output.fold = mean), then put on the hierarchy's branch (student mean positive"
+expect_exit "the folded matrix process" 0 "$exe" ode "$U" $V --set ode.method=matrix \
+    --set output.fold=mean --out "$work/uf"
+cut_row=$(cols "$g" overlap_se 1 21 | grep -n -v nan | head -n 1 | cut -d: -f1)
+[ -n "$cut_row" ] && [ "$cut_row" -gt 1 ]
+check "the hand-over row found ($cut_row)" $?
+cols "$g" "tau,risk,overlap,mean,overlap_se" "$cut_row" 21 >"$work/a"
+cols "$work/uf/untied_raw_mean-ode.tsv" "tau,risk,overlap,mean,overlap_se" "$cut_row" 21 >"$work/b"
+[ -s "$work/a" ] && cmp -s "$work/a" "$work/b"
+check "rows handed over are the folded replicas'" $?
+[ "$(cols "$g" mean "$cut_row" "$cut_row" | cut -c1)" != "-" ]
+check "on the hierarchy's branch (positive mean)" $?
+
 printf '[hierarchy]\nbeyond = sideways\n' >"$work/bad.ini"
 expect_exit "bad hierarchy.beyond" 1 "$exe" ode "$work/bad.ini" --out "$work/x"
 contains "bad value named" "$work/err" "hierarchy.beyond.*allowed: matrix | stop"

@@ -195,10 +195,11 @@ int aim_cli_write_ode_file(const aim_config *cfg, int d, const double *tau,
         fprintf(f, "# hand-over: %s; the rows from tau = %.6g on are the matrix limit "
                    "process's (hierarchy.beyond = matrix; theory/matrix.md sec. 7): D = %d, %d "
                    "replicas (seeds %llu..), Euler-Maruyama step %.6g, X_se their standard "
-                   "errors (NaN before), overlap_trunc and risk_trunc NaN from there\n",
+                   "errors (NaN before), overlap_trunc and risk_trunc NaN from there%s%s\n",
                 rep->handover_why, rep->handover, cfg->matrix_d, cfg->replicas,
                 (unsigned long long)cfg->seed,
-                cfg->matrix_dtau > 0.0 ? cfg->matrix_dtau : cfg->horizon / 512.0);
+                cfg->matrix_dtau > 0.0 ? cfg->matrix_dtau : cfg->horizon / 512.0,
+                rep->handover_fold[0] ? "; " : "", rep->handover_fold);
     if (mom && mom->trunc) {
         fprintf(f, "# truncation error estimate from orders %d to %d (theory/matrix.md sec. 6): "
                    "overlap_trunc absolute, risk_trunc relative to risk; the last step "
