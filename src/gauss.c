@@ -86,7 +86,8 @@ struct aim_gauss {
      * (QMC_BLOCK x T^2) */
     double *work;
     int work_threads;
-    /* per chunk: its sums of diff_p yc_j (T^2 x nlat) */
+    /* per chunk: its sums of diff_p yc_j (T^2 x nlat), for the kernel
+     * error estimate (kernel_spread) */
     double *chunk_eyc;
     double *eyc;                  /* T^2 x nlat: sum of diff_p yc_j */
     /* Kernel error (aim_gauss_kernel_error) at the first state evaluated,
@@ -102,9 +103,10 @@ struct aim_gauss {
     /* Results of the last evaluation. */
     double risk, k_omega, k_psi;
     double err[MAXT2];          /* E[e_p] */
-    /* generic: E[e_p Y_k,q] for Y = L Z L^T, Z the symmetric (k = 0, 1)
-     * or antisymmetric (k = 2, 3) latent matrices */
-    double *ey;                 /* [4][T2][T2], expanded from eyc */
+    /* generic: E[e_p Y_k,p] for Y = L Z L^T, Z the symmetric (k = 0, 1)
+     * or antisymmetric (k = 2, 3) latent matrices: of E[e_p Y_k,q] the
+     * drift kernels need q = p and q = p^T only, and Y_k,p^T = +-Y_k,p */
+    double eyd[4][MAXT2];
     double Fs[4], Fa[4];        /* 2 x 2 lower factors, row-major */
     /* elementwise: per entry, 2 x 2 factor and E[e_p z_j] */
     double F2[MAXT2][4];
@@ -278,7 +280,6 @@ void aim_gauss_free(aim_gauss *g)
     free(g->w4);
     release_rule(g->yc);
     free(g->pack);
-    free(g->ey);
     free(g->work);
     free(g->chunk_eyc);
     free(g->eyc);
@@ -822,10 +823,9 @@ static int generic_setup(aim_gauss *g, int npts)
             if (a != b && g->C[a * T + b] != 0.0)
                 g->c_diagonal = 0;
     g->npts = npts;
-    g->ey = calloc((size_t)4 * T2 * T2, sizeof(double));
     g->eyc = malloc(sizeof(double) * (size_t)T2 * g->nlat);
     g->chunk_eyc = malloc(sizeof(double) * (size_t)MAX_CHUNKS * T2 * g->nlat);
-    if (!g->ey || !g->eyc || !g->chunk_eyc || thread_work(g, 1))
+    if (!g->eyc || !g->chunk_eyc || thread_work(g, 1))
         return -1;
     if (packing_matrix(g))
         return -1;
@@ -877,9 +877,14 @@ static void error_kernels(const aim_gauss *g, const double *e, double *ko, doubl
 
 /* What one point set gives at one state (the rule's sums, weighted). */
 typedef struct {
+    int risk_only; /* 1: the risk alone */
     double risk, k_omega, k_psi;
     double err[MAXT2];
-    double *eyc; /* T^2 x nlat: E[e_p yc_j]; NULL: the risk alone */
+    double eyd[4][MAXT2]; /* E[e_p Y_k,p] */
+    /* T^2 x nlat: every E[e_p yc_j] (one dgemm per block), which the
+     * kernel error estimate compares across its copies of the rule; NULL:
+     * not wanted */
+    double *eyc;
 } qmc_estimate;
 
 /* The engine's threads (aim_gauss_set_threads): process-wide, like a
@@ -932,19 +937,23 @@ static int thread_work(aim_gauss *g, int threads)
 }
 
 /* One block of nb points (y: nb x nlat) at the state of index means mu
- * and factors Fs, Fa, added in point order to the unweighted sums s; with
- * all, also the kernels, E[e] and the block's E[e Y] part into s->eyc
- * (T^2 x nlat, overwritten for the first block of a chunk; diff its work
- * space), else the risk alone. Every point z is used with -z:
- * h = mu +- D. */
+ * and factors Fs, Fa, added in point order to the unweighted sums s;
+ * unless s->risk_only, also the kernels, E[e], E[e_p Y_k,p] and, when
+ * s->eyc is set, the block's E[e Y] part into s->eyc (T^2 x nlat,
+ * overwritten for the first block of a chunk; diff its work space). Every
+ * point z is used with -z: h = mu +- D. */
 static void block_sums(const aim_gauss *g, const double *y0, int nb, double mu[2][MAXT2],
-                       const double Fs[4], const double Fa[4], int all, int first,
-                       double *diff, qmc_estimate *s)
+                       const double Fs[4], const double Fa[4], int first, double *diff,
+                       qmc_estimate *s)
 {
     const int T2 = g->T2, nlat = g->nlat, nsym = g->nsym, nanti = g->nanti;
-    double risk = s->risk, ko = s->k_omega, kp = s->k_psi, err[MAXT2];
+    const int all = !s->risk_only;
+    double risk = s->risk, ko = s->k_omega, kp = s->k_psi, err[MAXT2], eyd[4][MAXT2];
     memcpy(err, s->err, sizeof(double) * (size_t)T2);
+    for (int k = 0; k < 4; k++)
+        memcpy(eyd[k], s->eyd[k], sizeof(double) * (size_t)T2);
     double D[2][MAXT2], f[2][MAXT2], fs[2][MAXT2], deriv[2][MAXT2], r[MAXT2], e[MAXT2];
+    double yv[4][MAXT2]; /* Y_k,p at the point */
     for (int b = 0; b < nb; b++) {
         const double *y = y0 + (size_t)b * nlat;
         for (int p = 0; p < T2; p++) {
@@ -957,6 +966,10 @@ static void block_sums(const aim_gauss *g, const double *y0, int nb, double mu[2
             for (int i = 0; i < 2; i++)
                 D[i][p] = Fs[i * 2 + 0] * ys0 + Fs[i * 2 + 1] * ys1 + Fa[i * 2 + 0] * ya0 +
                           Fa[i * 2 + 1] * ya1;
+            yv[0][p] = ys0;
+            yv[1][p] = ys1;
+            yv[2][p] = ya0;
+            yv[3][p] = ya1;
         }
         /* the points z (index 0) and -z (index 1) */
         aim_outmap_forward_pair(g->map, mu[1], D[1], fs[0], fs[1], NULL, NULL);
@@ -988,6 +1001,13 @@ static void block_sums(const aim_gauss *g, const double *y0, int nb, double mu[2
                 dif[p] = side ? dif[p] - e[p] : e[p];
             }
         }
+        if (!all)
+            continue;
+        /* E[e_p Y(z)] over z and -z: (e(z) - e(-z)) Y(z), since Y is
+         * linear in z */
+        for (int k = 0; k < 4; k++)
+            for (int p = 0; p < T2; p++)
+                eyd[k][p] += dif[p] * yv[k][p];
     }
     s->risk = risk;
     if (!all)
@@ -995,23 +1015,25 @@ static void block_sums(const aim_gauss *g, const double *y0, int nb, double mu[2
     s->k_omega = ko;
     s->k_psi = kp;
     memcpy(s->err, err, sizeof(double) * (size_t)T2);
-    /* E[e_p Y(z)] over z and -z: (e(z) - e(-z)) Y(z), since Y is linear
-     * in z; for the block, diff^T y */
-    cblas_dgemm(CblasRowMajor, CblasTrans, CblasNoTrans, T2, nlat, nb, 1.0, diff, T2, y0, nlat,
-                first ? 0.0 : 1.0, s->eyc, nlat);
+    for (int k = 0; k < 4; k++)
+        memcpy(s->eyd[k], eyd[k], sizeof(double) * (size_t)T2);
+    /* every E[e_p yc_j], for the block diff^T y */
+    if (s->eyc)
+        cblas_dgemm(CblasRowMajor, CblasTrans, CblasNoTrans, T2, nlat, nb, 1.0, diff, T2, y0,
+                    nlat, first ? 0.0 : 1.0, s->eyc, nlat);
 }
 
 /* The generic rule over the point set yc (npts x nlat, qmc_rule) at the
  * state q with factors Fs, Fa (state_factors), in chunks of blocks on
  * the engine's threads (see MAX_CHUNKS: the same numbers on any number
- * of threads). With out->eyc NULL only the risk is computed (the output
- * map forward, no pull-back, kernels or E[e Y]), summed in the same
- * order as with everything, so that it is the same number bit for bit.
- * Returns 0. */
+ * of threads). With out->risk_only only the risk is computed (the
+ * output map forward, no pull-back, kernels or E[e Y]), summed in the
+ * same order as with everything, so that it is the same number bit for
+ * bit; every E[e_p yc_j] only when out->eyc is set. Returns 0. */
 static int qmc_sum(aim_gauss *g, const double *yc, int npts, const aim_overlaps *q,
                    const double Fs[4], const double Fa[4], qmc_estimate *out)
 {
-    const int T2 = g->T2, nlat = g->nlat, all = out->eyc != NULL;
+    const int T2 = g->T2, nlat = g->nlat, all = !out->risk_only, full = all && out->eyc;
     const int blocks = (npts + QMC_BLOCK - 1) / QMC_BLOCK;
     const int chunks = blocks < MAX_CHUNKS ? blocks : MAX_CHUNKS;
     int threads = aim_gauss_threads() < chunks ? aim_gauss_threads() : chunks;
@@ -1036,18 +1058,19 @@ static int qmc_sum(aim_gauss *g, const double *yc, int npts, const aim_overlaps 
         OMP(omp for schedule(dynamic, 1))
         for (int c = 0; c < chunks; c++) {
             qmc_estimate *s = &part[c];
-            *s = (qmc_estimate){.eyc = all ? g->chunk_eyc + (size_t)c * T2 * nlat : NULL};
+            *s = (qmc_estimate){.risk_only = !all,
+                                .eyc = full ? g->chunk_eyc + (size_t)c * T2 * nlat : NULL};
             const int last = (int)((long)(c + 1) * blocks / chunks);
             for (int blk = (int)((long)c * blocks / chunks); blk < last; blk++) {
                 const int start = blk * QMC_BLOCK;
                 const int nb = npts - start < QMC_BLOCK ? npts - start : QMC_BLOCK;
-                block_sums(g, yc + (size_t)start * nlat, nb, mu, Fs, Fa, all,
+                block_sums(g, yc + (size_t)start * nlat, nb, mu, Fs, Fa,
                            blk == (int)((long)c * blocks / chunks), diff, s);
             }
         }
     }
-    double risk = 0, ko = 0, kp = 0, err[MAXT2] = {0};
-    if (all)
+    double risk = 0, ko = 0, kp = 0, err[MAXT2] = {0}, eyd[4][MAXT2] = {{0}};
+    if (full)
         memset(out->eyc, 0, sizeof(double) * (size_t)T2 * nlat);
     for (int c = 0; c < chunks; c++) {
         risk += part[c].risk;
@@ -1057,7 +1080,10 @@ static int qmc_sum(aim_gauss *g, const double *yc, int npts, const aim_overlaps 
         kp += part[c].k_psi;
         for (int p = 0; p < T2; p++)
             err[p] += part[c].err[p];
-        for (int i = 0; i < T2 * nlat; i++)
+        for (int k = 0; k < 4; k++)
+            for (int p = 0; p < T2; p++)
+                eyd[k][p] += part[c].eyd[k][p];
+        for (int i = 0; full && i < T2 * nlat; i++)
             out->eyc[i] += part[c].eyc[i];
     }
     const double weight = 1.0 / (2.0 * npts);
@@ -1068,7 +1094,10 @@ static int qmc_sum(aim_gauss *g, const double *yc, int npts, const aim_overlaps 
     out->k_psi = kp * weight;
     for (int p = 0; p < T2; p++)
         out->err[p] = err[p] * weight;
-    for (int i = 0; i < T2 * nlat; i++)
+    for (int k = 0; k < 4; k++)
+        for (int p = 0; p < T2; p++)
+            out->eyd[k][p] = eyd[k][p] * weight;
+    for (int i = 0; full && i < T2 * nlat; i++)
         out->eyc[i] *= weight;
     return 0;
 }
@@ -1193,10 +1222,11 @@ static int choose_points(aim_gauss *g, const aim_overlaps *q, qmc_estimate *est)
 
 static int eval_generic(aim_gauss *g, const aim_overlaps *q)
 {
-    const int T2 = g->T2, nsym = g->nsym, nanti = g->nanti, nlat = g->nlat;
     if (state_factors(q, g->Fs, g->Fa))
         return -1;
-    qmc_estimate est = {.eyc = g->eyc};
+    /* every E[e_p yc_j] at the first state: the kernel error estimate
+     * compares them */
+    qmc_estimate est = {.eyc = g->have_first ? NULL : g->eyc};
     if (qmc_sum(g, g->yc, g->npts, q, g->Fs, g->Fa, &est))
         return -1;
     if (!g->have_first) {
@@ -1209,19 +1239,7 @@ static int eval_generic(aim_gauss *g, const aim_overlaps *q)
     g->k_omega = est.k_omega;
     g->k_psi = est.k_psi;
     memcpy(g->err, est.err, sizeof g->err);
-    /* unpack E[e_p Y_k,q] */
-    for (int p = 0; p < T2; p++) {
-        const double *row = g->eyc + (size_t)p * nlat;
-        for (int r = 0; r < T2; r++) {
-            const int is = g->sym_at[r], ia = g->anti_at[r];
-            const double sg = g->anti_sign[r];
-            g->ey[((size_t)0 * T2 + p) * T2 + r] = row[is];
-            g->ey[((size_t)1 * T2 + p) * T2 + r] = row[nsym + is];
-            g->ey[((size_t)2 * T2 + p) * T2 + r] = sg != 0.0 ? sg * row[2 * nsym + ia] : 0.0;
-            g->ey[((size_t)3 * T2 + p) * T2 + r] =
-                sg != 0.0 ? sg * row[2 * nsym + nanti + ia] : 0.0;
-        }
-    }
+    memcpy(g->eyd, est.eyd, sizeof g->eyd);
     return 0;
 }
 
@@ -1275,7 +1293,7 @@ int aim_gauss_risk_at(aim_gauss *g, const aim_overlaps *q, double *risk)
     if (check_finite(g, q))
         return -1;
     double Fs[4], Fa[4];
-    qmc_estimate est = {.eyc = NULL};
+    qmc_estimate est = {.risk_only = 1};
     if (g->elementwise ? risk_elementwise(g, q, risk)
                        : state_factors(q, Fs, Fa) ||
                              qmc_sum(g, g->yc, g->npts, q, Fs, Fa, &est))
@@ -1356,8 +1374,10 @@ double aim_gauss_error_index(const aim_gauss *g, const double omega_b[2],
     for (int p = 0; p < T2; p++) {
         const int r = transpose ? (p % T) * T + p / T : p;
         s += mean_b * g->C[r] * g->err[p];
+        /* E[e_p Y_k,r]: Y_k,p^T = Y_k,p for the symmetric k = 0, 1 and
+         * -Y_k,p for the antisymmetric k = 2, 3 */
         for (int k = 0; k < 4; k++)
-            s += coef[k] * g->ey[((size_t)k * T2 + p) * T2 + r];
+            s += coef[k] * (k >= 2 && r != p ? -g->eyd[k][p] : g->eyd[k][p]);
     }
     return s;
 }
