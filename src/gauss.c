@@ -936,12 +936,51 @@ static int thread_work(aim_gauss *g, int threads)
     return 0;
 }
 
+#define LANES AIM_OUTMAP_LANES
+
+/* error_kernels for LANES points (e interleaved) into ko[l], kp[l]: for
+ * a diagonal C the same operations in the same order, point by point;
+ * else error_kernels itself per point. */
+static void error_kernels_lanes(const aim_gauss *g, const double *e, double ko[LANES],
+                                double kp[LANES])
+{
+    const int T = g->T, T2 = g->T2;
+    const double *C = g->C;
+    if (!g->c_diagonal) {
+        for (int l = 0; l < LANES; l++) {
+            double one[MAXT2];
+            for (int p = 0; p < T2; p++)
+                one[p] = e[p * LANES + l];
+            error_kernels(g, one, &ko[l], &kp[l]);
+        }
+        return;
+    }
+    double so[LANES] = {0}, sp[LANES] = {0};
+    for (int a = 0; a < T; a++)
+        for (int b = 0; b < T; b++) {
+            const double c = C[a * T + a] * C[b * T + b];
+            const double *eab = e + (a * T + b) * LANES, *eba = e + (b * T + a) * LANES;
+            for (int l = 0; l < LANES; l++) {
+                const double w = c * eab[l];
+                so[l] += w * eab[l];
+                sp[l] += w * eba[l];
+            }
+        }
+    for (int l = 0; l < LANES; l++) {
+        ko[l] = so[l];
+        kp[l] = sp[l];
+    }
+}
+
 /* One block of nb points (y: nb x nlat) at the state of index means mu
  * and factors Fs, Fa, added in point order to the unweighted sums s;
  * unless s->risk_only, also the kernels, E[e], E[e_p Y_k,p] and, when
  * s->eyc is set, the block's E[e Y] part into s->eyc (T^2 x nlat,
  * overwritten for the first block of a chunk; diff its work space). Every
- * point z is used with -z: h = mu +- D. */
+ * point z is used with -z: h = mu +- D. The points go through the output
+ * map LANES at a time (aim_outmap_forward_lanes), each with the
+ * operations it would have alone, and their sums are added point by
+ * point: the numbers do not depend on the grouping. */
 static void block_sums(const aim_gauss *g, const double *y0, int nb, double mu[2][MAXT2],
                        const double Fs[4], const double Fa[4], int first, double *diff,
                        qmc_estimate *s)
@@ -952,62 +991,80 @@ static void block_sums(const aim_gauss *g, const double *y0, int nb, double mu[2
     memcpy(err, s->err, sizeof(double) * (size_t)T2);
     for (int k = 0; k < 4; k++)
         memcpy(eyd[k], s->eyd[k], sizeof(double) * (size_t)T2);
-    double D[2][MAXT2], f[2][MAXT2], fs[2][MAXT2], deriv[2][MAXT2], r[MAXT2], e[MAXT2];
-    double yv[4][MAXT2]; /* Y_k,p at the point */
-    for (int b = 0; b < nb; b++) {
-        const double *y = y0 + (size_t)b * nlat;
-        for (int p = 0; p < T2; p++) {
-            const double ys0 = y[g->sym_at[p]], ys1 = y[nsym + g->sym_at[p]];
-            double ya0 = 0.0, ya1 = 0.0;
-            if (g->anti_sign[p] != 0.0) {
-                ya0 = g->anti_sign[p] * y[2 * nsym + g->anti_at[p]];
-                ya1 = g->anti_sign[p] * y[2 * nsym + nanti + g->anti_at[p]];
+    /* interleaved: entry p of lane l at p * LANES + l */
+    double D[2][MAXT2 * LANES], f[2][MAXT2 * LANES], fs[2][MAXT2 * LANES];
+    double deriv[2][MAXT2 * LANES], r[2][MAXT2 * LANES], e[2][MAXT2 * LANES];
+    double yv[4][MAXT2 * LANES]; /* Y_k,p at the points */
+    for (int b0 = 0; b0 < nb; b0 += LANES) {
+        const int lanes = nb - b0 < LANES ? nb - b0 : LANES;
+        for (int l = 0; l < LANES; l++) {
+            /* a lane past the block's end repeats its first point */
+            const double *y = y0 + (size_t)(b0 + (l < lanes ? l : 0)) * nlat;
+            for (int p = 0; p < T2; p++) {
+                const double ys0 = y[g->sym_at[p]], ys1 = y[nsym + g->sym_at[p]];
+                double ya0 = 0.0, ya1 = 0.0;
+                if (g->anti_sign[p] != 0.0) {
+                    ya0 = g->anti_sign[p] * y[2 * nsym + g->anti_at[p]];
+                    ya1 = g->anti_sign[p] * y[2 * nsym + nanti + g->anti_at[p]];
+                }
+                for (int i = 0; i < 2; i++)
+                    D[i][p * LANES + l] = Fs[i * 2 + 0] * ys0 + Fs[i * 2 + 1] * ys1 +
+                                          Fa[i * 2 + 0] * ya0 + Fa[i * 2 + 1] * ya1;
+                yv[0][p * LANES + l] = ys0;
+                yv[1][p * LANES + l] = ys1;
+                yv[2][p * LANES + l] = ya0;
+                yv[3][p * LANES + l] = ya1;
             }
-            for (int i = 0; i < 2; i++)
-                D[i][p] = Fs[i * 2 + 0] * ys0 + Fs[i * 2 + 1] * ys1 + Fa[i * 2 + 0] * ya0 +
-                          Fa[i * 2 + 1] * ya1;
-            yv[0][p] = ys0;
-            yv[1][p] = ys1;
-            yv[2][p] = ya0;
-            yv[3][p] = ya1;
         }
         /* the points z (index 0) and -z (index 1) */
-        aim_outmap_forward_pair(g->map, mu[1], D[1], fs[0], fs[1], NULL, NULL);
-        aim_outmap_forward_pair(g->map, mu[0], D[0], f[0], f[1], all ? deriv[0] : NULL,
-                                all ? deriv[1] : NULL);
-        double *dif = diff + (size_t)b * T2;
+        aim_outmap_forward_lanes(g->map, mu[1], D[1], fs[0], fs[1], NULL, NULL);
+        aim_outmap_forward_lanes(g->map, mu[0], D[0], f[0], f[1], all ? deriv[0] : NULL,
+                                 all ? deriv[1] : NULL);
+        double rr[2][LANES] = {{0}}, ko_pt[2][LANES], kp_pt[2][LANES];
         for (int side = 0; side < 2; side++) {
-            double rr = 0.0;
-            for (int c = 0; c < T2; c++) {
-                r[c] = f[side][c] - fs[side][c];
-                rr += r[c] * r[c];
-            }
-            risk += 0.5 * rr;
+            for (int c = 0; c < T2; c++)
+                for (int l = 0; l < LANES; l++) {
+                    const double rc = f[side][c * LANES + l] - fs[side][c * LANES + l];
+                    r[side][c * LANES + l] = rc;
+                    rr[side][l] += rc * rc;
+                }
             if (!all)
                 continue;
-            aim_outmap_pullback(g->map, f[side], deriv[side], r, e);
-            double ko_pt, kp_pt;
-            error_kernels(g, e, &ko_pt, &kp_pt);
-            if (g->noise > 0.0) { /* J^T J carries the label noise */
-                double go, gp;
-                aim_outmap_gram(g->map, f[side], deriv[side], g->C, &go, &gp);
-                ko_pt += g->noise * go;
-                kp_pt += g->noise * gp;
-            }
-            ko += ko_pt;
-            kp += kp_pt;
-            for (int p = 0; p < T2; p++) {
-                err[p] += e[p];
-                dif[p] = side ? dif[p] - e[p] : e[p];
-            }
+            aim_outmap_pullback_lanes(g->map, f[side], deriv[side], r[side], e[side]);
+            error_kernels_lanes(g, e[side], ko_pt[side], kp_pt[side]);
+            if (g->noise > 0.0) /* J^T J carries the label noise */
+                for (int l = 0; l < lanes; l++) {
+                    double fl[MAXT2], dl[MAXT2], go, gp;
+                    for (int p = 0; p < T2; p++) {
+                        fl[p] = f[side][p * LANES + l];
+                        dl[p] = deriv[side][p * LANES + l];
+                    }
+                    aim_outmap_gram(g->map, fl, dl, g->C, &go, &gp);
+                    ko_pt[side][l] += g->noise * go;
+                    kp_pt[side][l] += g->noise * gp;
+                }
         }
-        if (!all)
-            continue;
-        /* E[e_p Y(z)] over z and -z: (e(z) - e(-z)) Y(z), since Y is
-         * linear in z */
-        for (int k = 0; k < 4; k++)
+        for (int l = 0; l < lanes; l++) {
+            double *dif = diff + (size_t)(b0 + l) * T2;
+            for (int side = 0; side < 2; side++) {
+                risk += 0.5 * rr[side][l];
+                if (!all)
+                    continue;
+                ko += ko_pt[side][l];
+                kp += kp_pt[side][l];
+                for (int p = 0; p < T2; p++)
+                    err[p] += e[side][p * LANES + l];
+            }
+            if (!all)
+                continue;
+            /* E[e_p Y(z)] over z and -z: (e(z) - e(-z)) Y(z), since Y is
+             * linear in z */
             for (int p = 0; p < T2; p++)
-                eyd[k][p] += dif[p] * yv[k][p];
+                dif[p] = e[0][p * LANES + l] - e[1][p * LANES + l];
+            for (int k = 0; k < 4; k++)
+                for (int p = 0; p < T2; p++)
+                    eyd[k][p] += dif[p] * yv[k][p * LANES + l];
+        }
     }
     s->risk = risk;
     if (!all)
