@@ -973,37 +973,41 @@ static void error_kernels_lanes(const aim_gauss *g, const double *e, double ko[L
 }
 
 /* One block of nb points (y: nb x nlat) at the state of index means mu
- * and factors Fs, Fa, added in point order to the unweighted sums s;
- * unless s->risk_only, also the kernels, E[e], E[e_p Y_k,p] and, when
- * s->eyc is set, the block's E[e Y] part into s->eyc (T^2 x nlat,
- * overwritten for the first block of a chunk; diff its work space). Every
- * point z is used with -z: h = mu +- D. The points go through the output
- * map LANES at a time (aim_outmap_forward_lanes), each with the
- * operations it would have alone, and their sums are added point by
- * point: the numbers do not depend on the grouping. */
+ * and factors Fs, Fa, added to the unweighted sums s; unless
+ * s->risk_only, also the kernels, E[e], E[e_p Y_k,p] and, when s->eyc is
+ * set, the block's E[e Y] part into s->eyc (T^2 x nlat, overwritten for
+ * the first block of a chunk; diff its work space). Every point z is used
+ * with -z: h = mu +- D. The points go through the output map LANES at a
+ * time (aim_outmap_forward_lanes), and each lane keeps its own sums,
+ * added in lane order at the end of the block: the order of every sum is
+ * fixed by the point count alone. */
 static void block_sums(const aim_gauss *g, const double *y0, int nb, double mu[2][MAXT2],
                        const double Fs[4], const double Fa[4], int first, double *diff,
                        qmc_estimate *s)
 {
     const int T2 = g->T2, nlat = g->nlat, nsym = g->nsym, nanti = g->nanti;
     const int all = !s->risk_only;
-    double risk = s->risk, ko = s->k_omega, kp = s->k_psi, err[MAXT2], eyd[4][MAXT2];
-    memcpy(err, s->err, sizeof(double) * (size_t)T2);
-    for (int k = 0; k < 4; k++)
-        memcpy(eyd[k], s->eyd[k], sizeof(double) * (size_t)T2);
+    /* Fa = 0 (Psi = Omega: a tied student and teacher): the antisymmetric
+     * latent coordinates carry no variance, and E[e_p Y_k,p] of k = 2, 3
+     * meets a zero coefficient (aim_gauss_error_index) */
+    const int anti = Fa[0] != 0.0 || Fa[2] != 0.0 || Fa[3] != 0.0;
     /* interleaved: entry p of lane l at p * LANES + l */
     double D[2][MAXT2 * LANES], f[2][MAXT2 * LANES], fs[2][MAXT2 * LANES];
-    double deriv[2][MAXT2 * LANES], r[2][MAXT2 * LANES], e[2][MAXT2 * LANES];
+    double deriv[2][MAXT2 * LANES], r[MAXT2 * LANES], e[2][MAXT2 * LANES];
     double yv[4][MAXT2 * LANES]; /* Y_k,p at the points */
+    /* the lanes' sums */
+    double risk[LANES] = {0}, ko[LANES] = {0}, kp[LANES] = {0};
+    double err[MAXT2 * LANES] = {0}, eyd[4][MAXT2 * LANES] = {{0}};
     for (int b0 = 0; b0 < nb; b0 += LANES) {
         const int lanes = nb - b0 < LANES ? nb - b0 : LANES;
         for (int l = 0; l < LANES; l++) {
-            /* a lane past the block's end repeats its first point */
+            /* a lane past the block's end repeats its first point, and
+             * its sums are left out */
             const double *y = y0 + (size_t)(b0 + (l < lanes ? l : 0)) * nlat;
             for (int p = 0; p < T2; p++) {
                 const double ys0 = y[g->sym_at[p]], ys1 = y[nsym + g->sym_at[p]];
                 double ya0 = 0.0, ya1 = 0.0;
-                if (g->anti_sign[p] != 0.0) {
+                if (anti && g->anti_sign[p] != 0.0) {
                     ya0 = g->anti_sign[p] * y[2 * nsym + g->anti_at[p]];
                     ya1 = g->anti_sign[p] * y[2 * nsym + nanti + g->anti_at[p]];
                 }
@@ -1016,22 +1020,30 @@ static void block_sums(const aim_gauss *g, const double *y0, int nb, double mu[2
                 yv[3][p * LANES + l] = ya1;
             }
         }
+        const double keep[LANES] = {1.0, lanes > 1, lanes > 2, lanes > 3};
         /* the points z (index 0) and -z (index 1) */
         aim_outmap_forward_lanes(g->map, mu[1], D[1], fs[0], fs[1], NULL, NULL);
         aim_outmap_forward_lanes(g->map, mu[0], D[0], f[0], f[1], all ? deriv[0] : NULL,
                                  all ? deriv[1] : NULL);
-        double rr[2][LANES] = {{0}}, ko_pt[2][LANES], kp_pt[2][LANES];
         for (int side = 0; side < 2; side++) {
+            double rr[LANES] = {0};
             for (int c = 0; c < T2; c++)
                 for (int l = 0; l < LANES; l++) {
                     const double rc = f[side][c * LANES + l] - fs[side][c * LANES + l];
-                    r[side][c * LANES + l] = rc;
-                    rr[side][l] += rc * rc;
+                    r[c * LANES + l] = rc;
+                    rr[l] += rc * rc;
                 }
+            for (int l = 0; l < LANES; l++)
+                risk[l] += keep[l] * 0.5 * rr[l];
             if (!all)
                 continue;
-            aim_outmap_pullback_lanes(g->map, f[side], deriv[side], r[side], e[side]);
-            error_kernels_lanes(g, e[side], ko_pt[side], kp_pt[side]);
+            aim_outmap_pullback_lanes(g->map, f[side], deriv[side], r, e[side]);
+            if (lanes < LANES) /* the repeated points' errors out of every sum */
+                for (int p = 0; p < T2; p++)
+                    for (int l = lanes; l < LANES; l++)
+                        e[side][p * LANES + l] = 0.0;
+            double ko_pt[LANES], kp_pt[LANES];
+            error_kernels_lanes(g, e[side], ko_pt, kp_pt);
             if (g->noise > 0.0) /* J^T J carries the label noise */
                 for (int l = 0; l < lanes; l++) {
                     double fl[MAXT2], dl[MAXT2], go, gp;
@@ -1040,40 +1052,41 @@ static void block_sums(const aim_gauss *g, const double *y0, int nb, double mu[2
                         dl[p] = deriv[side][p * LANES + l];
                     }
                     aim_outmap_gram(g->map, fl, dl, g->C, &go, &gp);
-                    ko_pt[side][l] += g->noise * go;
-                    kp_pt[side][l] += g->noise * gp;
+                    ko_pt[l] += g->noise * go;
+                    kp_pt[l] += g->noise * gp;
                 }
-        }
-        for (int l = 0; l < lanes; l++) {
-            double *dif = diff + (size_t)(b0 + l) * T2;
-            for (int side = 0; side < 2; side++) {
-                risk += 0.5 * rr[side][l];
-                if (!all)
-                    continue;
-                ko += ko_pt[side][l];
-                kp += kp_pt[side][l];
-                for (int p = 0; p < T2; p++)
-                    err[p] += e[side][p * LANES + l];
+            for (int l = 0; l < LANES; l++) {
+                ko[l] += ko_pt[l];
+                kp[l] += kp_pt[l];
             }
-            if (!all)
-                continue;
-            /* E[e_p Y(z)] over z and -z: (e(z) - e(-z)) Y(z), since Y is
-             * linear in z */
-            for (int p = 0; p < T2; p++)
-                dif[p] = e[0][p * LANES + l] - e[1][p * LANES + l];
-            for (int k = 0; k < 4; k++)
-                for (int p = 0; p < T2; p++)
-                    eyd[k][p] += dif[p] * yv[k][p * LANES + l];
+            for (int i = 0; i < T2 * LANES; i++)
+                err[i] += e[side][i];
         }
+        if (!all)
+            continue;
+        /* E[e_p Y(z)] over z and -z: (e(z) - e(-z)) Y(z), since Y is
+         * linear in z */
+        for (int k = 0; k < (anti ? 4 : 2); k++)
+            for (int i = 0; i < T2 * LANES; i++)
+                eyd[k][i] += (e[0][i] - e[1][i]) * yv[k][i];
+        if (s->eyc)
+            for (int l = 0; l < lanes; l++)
+                for (int p = 0; p < T2; p++)
+                    diff[(size_t)(b0 + l) * T2 + p] = e[0][p * LANES + l] - e[1][p * LANES + l];
     }
-    s->risk = risk;
+    for (int l = 0; l < LANES; l++)
+        s->risk += risk[l];
     if (!all)
         return;
-    s->k_omega = ko;
-    s->k_psi = kp;
-    memcpy(s->err, err, sizeof(double) * (size_t)T2);
-    for (int k = 0; k < 4; k++)
-        memcpy(s->eyd[k], eyd[k], sizeof(double) * (size_t)T2);
+    for (int l = 0; l < LANES; l++) {
+        s->k_omega += ko[l];
+        s->k_psi += kp[l];
+        for (int p = 0; p < T2; p++) {
+            s->err[p] += err[p * LANES + l];
+            for (int k = 0; k < 4; k++)
+                s->eyd[k][p] += eyd[k][p * LANES + l];
+        }
+    }
     /* every E[e_p yc_j], for the block diff^T y */
     if (s->eyc)
         cblas_dgemm(CblasRowMajor, CblasTrans, CblasNoTrans, T2, nlat, nb, 1.0, diff, T2, y0,
