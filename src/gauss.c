@@ -38,10 +38,11 @@
 #define QMC_BLOCK 256
 /* The point set is cut into at most MAX_CHUNKS chunks of whole blocks,
  * the unit of work of the engine's threads. Each chunk's sums are formed
- * in point order, and the chunks' sums are added in chunk order once all
- * are done, whatever the thread count: the chunks depend on the point
- * count only, so that the results are bit for bit the same on any number
- * of threads, and no thread waits for another until the end. */
+ * block by block (block_sums), and the chunks' sums are added in chunk
+ * order once all are done, whatever the thread count: the chunks depend
+ * on the point count only, so that the results are bit for bit the same
+ * on any number of threads, and no thread waits for another until the
+ * end. */
 #define MAX_CHUNKS 64
 /* Randomly shifted copies of the point set whose spread estimates the
  * rule's error, and the seed of their shifts (fixed: the estimate is
@@ -83,7 +84,7 @@ struct aim_gauss {
     double anti_sign[MAXT2];
     int c_diagonal;               /* C diagonal: the noise kernels in O(T^2) */
     /* per thread (work_threads of them): a block's e(z) - e(-z)
-     * (QMC_BLOCK x T^2) */
+     * (QMC_BLOCK x T^2), for every E[e_p yc_j] */
     double *work;
     int work_threads;
     /* per chunk: its sums of diff_p yc_j (T^2 x nlat), for the kernel
@@ -1014,6 +1015,8 @@ static void block_sums(const aim_gauss *g, const double *y0, int nb, double mu[2
                 for (int i = 0; i < 2; i++)
                     D[i][p * LANES + l] = Fs[i * 2 + 0] * ys0 + Fs[i * 2 + 1] * ys1 +
                                           Fa[i * 2 + 0] * ya0 + Fa[i * 2 + 1] * ya1;
+                if (!all)
+                    continue;
                 yv[0][p * LANES + l] = ys0;
                 yv[1][p * LANES + l] = ys1;
                 yv[2][p * LANES + l] = ya0;
