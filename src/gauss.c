@@ -38,10 +38,11 @@
 #define QMC_BLOCK 256
 /* The point set is cut into at most MAX_CHUNKS chunks of whole blocks,
  * the unit of work of the engine's threads. Each chunk's sums are formed
- * in point order, and the chunks' sums are added in chunk order once all
- * are done, whatever the thread count: the chunks depend on the point
- * count only, so that the results are bit for bit the same on any number
- * of threads, and no thread waits for another until the end. */
+ * block by block (block_sums), and the chunks' sums are added in chunk
+ * order once all are done, whatever the thread count: the chunks depend
+ * on the point count only, so that the results are bit for bit the same
+ * on any number of threads, and no thread waits for another until the
+ * end. */
 #define MAX_CHUNKS 64
 /* Randomly shifted copies of the point set whose spread estimates the
  * rule's error, and the seed of their shifts (fixed: the estimate is
@@ -83,10 +84,11 @@ struct aim_gauss {
     double anti_sign[MAXT2];
     int c_diagonal;               /* C diagonal: the noise kernels in O(T^2) */
     /* per thread (work_threads of them): a block's e(z) - e(-z)
-     * (QMC_BLOCK x T^2) */
+     * (QMC_BLOCK x T^2), for every E[e_p yc_j] */
     double *work;
     int work_threads;
-    /* per chunk: its sums of diff_p yc_j (T^2 x nlat) */
+    /* per chunk: its sums of diff_p yc_j (T^2 x nlat), for the kernel
+     * error estimate (kernel_spread) */
     double *chunk_eyc;
     double *eyc;                  /* T^2 x nlat: sum of diff_p yc_j */
     /* Kernel error (aim_gauss_kernel_error) at the first state evaluated,
@@ -102,9 +104,10 @@ struct aim_gauss {
     /* Results of the last evaluation. */
     double risk, k_omega, k_psi;
     double err[MAXT2];          /* E[e_p] */
-    /* generic: E[e_p Y_k,q] for Y = L Z L^T, Z the symmetric (k = 0, 1)
-     * or antisymmetric (k = 2, 3) latent matrices */
-    double *ey;                 /* [4][T2][T2], expanded from eyc */
+    /* generic: E[e_p Y_k,p] for Y = L Z L^T, Z the symmetric (k = 0, 1)
+     * or antisymmetric (k = 2, 3) latent matrices: of E[e_p Y_k,q] the
+     * drift kernels need q = p and q = p^T only, and Y_k,p^T = +-Y_k,p */
+    double eyd[4][MAXT2];
     double Fs[4], Fa[4];        /* 2 x 2 lower factors, row-major */
     /* elementwise: per entry, 2 x 2 factor and E[e_p z_j] */
     double F2[MAXT2][4];
@@ -278,7 +281,6 @@ void aim_gauss_free(aim_gauss *g)
     free(g->w4);
     release_rule(g->yc);
     free(g->pack);
-    free(g->ey);
     free(g->work);
     free(g->chunk_eyc);
     free(g->eyc);
@@ -822,10 +824,9 @@ static int generic_setup(aim_gauss *g, int npts)
             if (a != b && g->C[a * T + b] != 0.0)
                 g->c_diagonal = 0;
     g->npts = npts;
-    g->ey = calloc((size_t)4 * T2 * T2, sizeof(double));
     g->eyc = malloc(sizeof(double) * (size_t)T2 * g->nlat);
     g->chunk_eyc = malloc(sizeof(double) * (size_t)MAX_CHUNKS * T2 * g->nlat);
-    if (!g->ey || !g->eyc || !g->chunk_eyc || thread_work(g, 1))
+    if (!g->eyc || !g->chunk_eyc || thread_work(g, 1))
         return -1;
     if (packing_matrix(g))
         return -1;
@@ -877,9 +878,14 @@ static void error_kernels(const aim_gauss *g, const double *e, double *ko, doubl
 
 /* What one point set gives at one state (the rule's sums, weighted). */
 typedef struct {
+    int risk_only; /* 1: the risk alone */
     double risk, k_omega, k_psi;
     double err[MAXT2];
-    double *eyc; /* T^2 x nlat: E[e_p yc_j]; NULL: the risk alone */
+    double eyd[4][MAXT2]; /* E[e_p Y_k,p] */
+    /* T^2 x nlat: every E[e_p yc_j] (one dgemm per block), which the
+     * kernel error estimate compares across its copies of the rule; NULL:
+     * not wanted */
+    double *eyc;
 } qmc_estimate;
 
 /* The engine's threads (aim_gauss_set_threads): process-wide, like a
@@ -931,87 +937,176 @@ static int thread_work(aim_gauss *g, int threads)
     return 0;
 }
 
+#define LANES AIM_OUTMAP_LANES
+
+/* error_kernels for LANES points (e interleaved) into ko[l], kp[l]: for
+ * a diagonal C the same operations in the same order, point by point;
+ * else error_kernels itself per point. */
+static void error_kernels_lanes(const aim_gauss *g, const double *e, double ko[LANES],
+                                double kp[LANES])
+{
+    const int T = g->T, T2 = g->T2;
+    const double *C = g->C;
+    if (!g->c_diagonal) {
+        for (int l = 0; l < LANES; l++) {
+            double one[MAXT2];
+            for (int p = 0; p < T2; p++)
+                one[p] = e[p * LANES + l];
+            error_kernels(g, one, &ko[l], &kp[l]);
+        }
+        return;
+    }
+    double so[LANES] = {0}, sp[LANES] = {0};
+    for (int a = 0; a < T; a++)
+        for (int b = 0; b < T; b++) {
+            const double c = C[a * T + a] * C[b * T + b];
+            const double *eab = e + (a * T + b) * LANES, *eba = e + (b * T + a) * LANES;
+            for (int l = 0; l < LANES; l++) {
+                const double w = c * eab[l];
+                so[l] += w * eab[l];
+                sp[l] += w * eba[l];
+            }
+        }
+    for (int l = 0; l < LANES; l++) {
+        ko[l] = so[l];
+        kp[l] = sp[l];
+    }
+}
+
 /* One block of nb points (y: nb x nlat) at the state of index means mu
- * and factors Fs, Fa, added in point order to the unweighted sums s; with
- * all, also the kernels, E[e] and the block's E[e Y] part into s->eyc
- * (T^2 x nlat, overwritten for the first block of a chunk; diff its work
- * space), else the risk alone. Every point z is used with -z:
- * h = mu +- D. */
+ * and factors Fs, Fa, added to the unweighted sums s; unless
+ * s->risk_only, also the kernels, E[e], E[e_p Y_k,p] and, when s->eyc is
+ * set, the block's E[e Y] part into s->eyc (T^2 x nlat, overwritten for
+ * the first block of a chunk; diff its work space). Every point z is used
+ * with -z: h = mu +- D. The points go through the output map LANES at a
+ * time (aim_outmap_forward_lanes), and each lane keeps its own sums,
+ * added in lane order at the end of the block: the order of every sum is
+ * fixed by the point count alone. */
 static void block_sums(const aim_gauss *g, const double *y0, int nb, double mu[2][MAXT2],
-                       const double Fs[4], const double Fa[4], int all, int first,
-                       double *diff, qmc_estimate *s)
+                       const double Fs[4], const double Fa[4], int first, double *diff,
+                       qmc_estimate *s)
 {
     const int T2 = g->T2, nlat = g->nlat, nsym = g->nsym, nanti = g->nanti;
-    double risk = s->risk, ko = s->k_omega, kp = s->k_psi, err[MAXT2];
-    memcpy(err, s->err, sizeof(double) * (size_t)T2);
-    double D[2][MAXT2], f[2][MAXT2], fs[2][MAXT2], deriv[2][MAXT2], r[MAXT2], e[MAXT2];
-    for (int b = 0; b < nb; b++) {
-        const double *y = y0 + (size_t)b * nlat;
-        for (int p = 0; p < T2; p++) {
-            const double ys0 = y[g->sym_at[p]], ys1 = y[nsym + g->sym_at[p]];
-            double ya0 = 0.0, ya1 = 0.0;
-            if (g->anti_sign[p] != 0.0) {
-                ya0 = g->anti_sign[p] * y[2 * nsym + g->anti_at[p]];
-                ya1 = g->anti_sign[p] * y[2 * nsym + nanti + g->anti_at[p]];
+    const int all = !s->risk_only;
+    /* Fa = 0 (Psi = Omega: a tied student and teacher): the antisymmetric
+     * latent coordinates carry no variance, and E[e_p Y_k,p] of k = 2, 3
+     * meets a zero coefficient (aim_gauss_error_index) */
+    const int anti = Fa[0] != 0.0 || Fa[2] != 0.0 || Fa[3] != 0.0;
+    /* interleaved: entry p of lane l at p * LANES + l */
+    double D[2][MAXT2 * LANES], f[2][MAXT2 * LANES], fs[2][MAXT2 * LANES];
+    double deriv[2][MAXT2 * LANES], r[MAXT2 * LANES], e[2][MAXT2 * LANES];
+    double yv[4][MAXT2 * LANES]; /* Y_k,p at the points */
+    /* the lanes' sums */
+    double risk[LANES] = {0}, ko[LANES] = {0}, kp[LANES] = {0};
+    double err[MAXT2 * LANES] = {0}, eyd[4][MAXT2 * LANES] = {{0}};
+    for (int b0 = 0; b0 < nb; b0 += LANES) {
+        const int lanes = nb - b0 < LANES ? nb - b0 : LANES;
+        for (int l = 0; l < LANES; l++) {
+            /* a lane past the block's end repeats its first point, and
+             * its sums are left out */
+            const double *y = y0 + (size_t)(b0 + (l < lanes ? l : 0)) * nlat;
+            for (int p = 0; p < T2; p++) {
+                const double ys0 = y[g->sym_at[p]], ys1 = y[nsym + g->sym_at[p]];
+                double ya0 = 0.0, ya1 = 0.0;
+                if (anti && g->anti_sign[p] != 0.0) {
+                    ya0 = g->anti_sign[p] * y[2 * nsym + g->anti_at[p]];
+                    ya1 = g->anti_sign[p] * y[2 * nsym + nanti + g->anti_at[p]];
+                }
+                for (int i = 0; i < 2; i++)
+                    D[i][p * LANES + l] = Fs[i * 2 + 0] * ys0 + Fs[i * 2 + 1] * ys1 +
+                                          Fa[i * 2 + 0] * ya0 + Fa[i * 2 + 1] * ya1;
+                if (!all)
+                    continue;
+                yv[0][p * LANES + l] = ys0;
+                yv[1][p * LANES + l] = ys1;
+                yv[2][p * LANES + l] = ya0;
+                yv[3][p * LANES + l] = ya1;
             }
-            for (int i = 0; i < 2; i++)
-                D[i][p] = Fs[i * 2 + 0] * ys0 + Fs[i * 2 + 1] * ys1 + Fa[i * 2 + 0] * ya0 +
-                          Fa[i * 2 + 1] * ya1;
         }
+        const double keep[LANES] = {1.0, lanes > 1, lanes > 2, lanes > 3};
         /* the points z (index 0) and -z (index 1) */
-        aim_outmap_forward_pair(g->map, mu[1], D[1], fs[0], fs[1], NULL, NULL);
-        aim_outmap_forward_pair(g->map, mu[0], D[0], f[0], f[1], all ? deriv[0] : NULL,
-                                all ? deriv[1] : NULL);
-        double *dif = diff + (size_t)b * T2;
+        aim_outmap_forward_lanes(g->map, mu[1], D[1], fs[0], fs[1], NULL, NULL);
+        aim_outmap_forward_lanes(g->map, mu[0], D[0], f[0], f[1], all ? deriv[0] : NULL,
+                                 all ? deriv[1] : NULL);
         for (int side = 0; side < 2; side++) {
-            double rr = 0.0;
-            for (int c = 0; c < T2; c++) {
-                r[c] = f[side][c] - fs[side][c];
-                rr += r[c] * r[c];
-            }
-            risk += 0.5 * rr;
+            double rr[LANES] = {0};
+            for (int c = 0; c < T2; c++)
+                for (int l = 0; l < LANES; l++) {
+                    const double rc = f[side][c * LANES + l] - fs[side][c * LANES + l];
+                    r[c * LANES + l] = rc;
+                    rr[l] += rc * rc;
+                }
+            for (int l = 0; l < LANES; l++)
+                risk[l] += keep[l] * 0.5 * rr[l];
             if (!all)
                 continue;
-            aim_outmap_pullback(g->map, f[side], deriv[side], r, e);
-            double ko_pt, kp_pt;
-            error_kernels(g, e, &ko_pt, &kp_pt);
-            if (g->noise > 0.0) { /* J^T J carries the label noise */
-                double go, gp;
-                aim_outmap_gram(g->map, f[side], deriv[side], g->C, &go, &gp);
-                ko_pt += g->noise * go;
-                kp_pt += g->noise * gp;
+            aim_outmap_pullback_lanes(g->map, f[side], deriv[side], r, e[side]);
+            if (lanes < LANES) /* the repeated points' errors out of every sum */
+                for (int p = 0; p < T2; p++)
+                    for (int l = lanes; l < LANES; l++)
+                        e[side][p * LANES + l] = 0.0;
+            double ko_pt[LANES], kp_pt[LANES];
+            error_kernels_lanes(g, e[side], ko_pt, kp_pt);
+            if (g->noise > 0.0) /* J^T J carries the label noise */
+                for (int l = 0; l < lanes; l++) {
+                    double fl[MAXT2], dl[MAXT2], go, gp;
+                    for (int p = 0; p < T2; p++) {
+                        fl[p] = f[side][p * LANES + l];
+                        dl[p] = deriv[side][p * LANES + l];
+                    }
+                    aim_outmap_gram(g->map, fl, dl, g->C, &go, &gp);
+                    ko_pt[l] += g->noise * go;
+                    kp_pt[l] += g->noise * gp;
+                }
+            for (int l = 0; l < LANES; l++) {
+                ko[l] += ko_pt[l];
+                kp[l] += kp_pt[l];
             }
-            ko += ko_pt;
-            kp += kp_pt;
-            for (int p = 0; p < T2; p++) {
-                err[p] += e[p];
-                dif[p] = side ? dif[p] - e[p] : e[p];
-            }
+            for (int i = 0; i < T2 * LANES; i++)
+                err[i] += e[side][i];
         }
+        if (!all)
+            continue;
+        /* E[e_p Y(z)] over z and -z: (e(z) - e(-z)) Y(z), since Y is
+         * linear in z */
+        for (int k = 0; k < (anti ? 4 : 2); k++)
+            for (int i = 0; i < T2 * LANES; i++)
+                eyd[k][i] += (e[0][i] - e[1][i]) * yv[k][i];
+        if (s->eyc)
+            for (int l = 0; l < lanes; l++)
+                for (int p = 0; p < T2; p++)
+                    diff[(size_t)(b0 + l) * T2 + p] = e[0][p * LANES + l] - e[1][p * LANES + l];
     }
-    s->risk = risk;
+    for (int l = 0; l < LANES; l++)
+        s->risk += risk[l];
     if (!all)
         return;
-    s->k_omega = ko;
-    s->k_psi = kp;
-    memcpy(s->err, err, sizeof(double) * (size_t)T2);
-    /* E[e_p Y(z)] over z and -z: (e(z) - e(-z)) Y(z), since Y is linear
-     * in z; for the block, diff^T y */
-    cblas_dgemm(CblasRowMajor, CblasTrans, CblasNoTrans, T2, nlat, nb, 1.0, diff, T2, y0, nlat,
-                first ? 0.0 : 1.0, s->eyc, nlat);
+    for (int l = 0; l < LANES; l++) {
+        s->k_omega += ko[l];
+        s->k_psi += kp[l];
+        for (int p = 0; p < T2; p++) {
+            s->err[p] += err[p * LANES + l];
+            for (int k = 0; k < 4; k++)
+                s->eyd[k][p] += eyd[k][p * LANES + l];
+        }
+    }
+    /* every E[e_p yc_j], for the block diff^T y */
+    if (s->eyc)
+        cblas_dgemm(CblasRowMajor, CblasTrans, CblasNoTrans, T2, nlat, nb, 1.0, diff, T2, y0,
+                    nlat, first ? 0.0 : 1.0, s->eyc, nlat);
 }
 
 /* The generic rule over the point set yc (npts x nlat, qmc_rule) at the
  * state q with factors Fs, Fa (state_factors), in chunks of blocks on
  * the engine's threads (see MAX_CHUNKS: the same numbers on any number
- * of threads). With out->eyc NULL only the risk is computed (the output
- * map forward, no pull-back, kernels or E[e Y]), summed in the same
- * order as with everything, so that it is the same number bit for bit.
- * Returns 0. */
+ * of threads). With out->risk_only only the risk is computed (the
+ * output map forward, no pull-back, kernels or E[e Y]), summed in the
+ * same order as with everything, so that it is the same number bit for
+ * bit; every E[e_p yc_j] only when out->eyc is set. Returns 0. */
 static int qmc_sum(aim_gauss *g, const double *yc, int npts, const aim_overlaps *q,
                    const double Fs[4], const double Fa[4], qmc_estimate *out)
 {
-    const int T2 = g->T2, nlat = g->nlat, all = out->eyc != NULL;
+    const int T2 = g->T2, nlat = g->nlat, all = !out->risk_only, full = all && out->eyc;
     const int blocks = (npts + QMC_BLOCK - 1) / QMC_BLOCK;
     const int chunks = blocks < MAX_CHUNKS ? blocks : MAX_CHUNKS;
     int threads = aim_gauss_threads() < chunks ? aim_gauss_threads() : chunks;
@@ -1036,18 +1131,19 @@ static int qmc_sum(aim_gauss *g, const double *yc, int npts, const aim_overlaps 
         OMP(omp for schedule(dynamic, 1))
         for (int c = 0; c < chunks; c++) {
             qmc_estimate *s = &part[c];
-            *s = (qmc_estimate){.eyc = all ? g->chunk_eyc + (size_t)c * T2 * nlat : NULL};
+            *s = (qmc_estimate){.risk_only = !all,
+                                .eyc = full ? g->chunk_eyc + (size_t)c * T2 * nlat : NULL};
             const int last = (int)((long)(c + 1) * blocks / chunks);
             for (int blk = (int)((long)c * blocks / chunks); blk < last; blk++) {
                 const int start = blk * QMC_BLOCK;
                 const int nb = npts - start < QMC_BLOCK ? npts - start : QMC_BLOCK;
-                block_sums(g, yc + (size_t)start * nlat, nb, mu, Fs, Fa, all,
+                block_sums(g, yc + (size_t)start * nlat, nb, mu, Fs, Fa,
                            blk == (int)((long)c * blocks / chunks), diff, s);
             }
         }
     }
-    double risk = 0, ko = 0, kp = 0, err[MAXT2] = {0};
-    if (all)
+    double risk = 0, ko = 0, kp = 0, err[MAXT2] = {0}, eyd[4][MAXT2] = {{0}};
+    if (full)
         memset(out->eyc, 0, sizeof(double) * (size_t)T2 * nlat);
     for (int c = 0; c < chunks; c++) {
         risk += part[c].risk;
@@ -1057,7 +1153,10 @@ static int qmc_sum(aim_gauss *g, const double *yc, int npts, const aim_overlaps 
         kp += part[c].k_psi;
         for (int p = 0; p < T2; p++)
             err[p] += part[c].err[p];
-        for (int i = 0; i < T2 * nlat; i++)
+        for (int k = 0; k < 4; k++)
+            for (int p = 0; p < T2; p++)
+                eyd[k][p] += part[c].eyd[k][p];
+        for (int i = 0; full && i < T2 * nlat; i++)
             out->eyc[i] += part[c].eyc[i];
     }
     const double weight = 1.0 / (2.0 * npts);
@@ -1068,7 +1167,10 @@ static int qmc_sum(aim_gauss *g, const double *yc, int npts, const aim_overlaps 
     out->k_psi = kp * weight;
     for (int p = 0; p < T2; p++)
         out->err[p] = err[p] * weight;
-    for (int i = 0; i < T2 * nlat; i++)
+    for (int k = 0; k < 4; k++)
+        for (int p = 0; p < T2; p++)
+            out->eyd[k][p] = eyd[k][p] * weight;
+    for (int i = 0; full && i < T2 * nlat; i++)
         out->eyc[i] *= weight;
     return 0;
 }
@@ -1193,10 +1295,11 @@ static int choose_points(aim_gauss *g, const aim_overlaps *q, qmc_estimate *est)
 
 static int eval_generic(aim_gauss *g, const aim_overlaps *q)
 {
-    const int T2 = g->T2, nsym = g->nsym, nanti = g->nanti, nlat = g->nlat;
     if (state_factors(q, g->Fs, g->Fa))
         return -1;
-    qmc_estimate est = {.eyc = g->eyc};
+    /* every E[e_p yc_j] at the first state: the kernel error estimate
+     * compares them */
+    qmc_estimate est = {.eyc = g->have_first ? NULL : g->eyc};
     if (qmc_sum(g, g->yc, g->npts, q, g->Fs, g->Fa, &est))
         return -1;
     if (!g->have_first) {
@@ -1209,19 +1312,7 @@ static int eval_generic(aim_gauss *g, const aim_overlaps *q)
     g->k_omega = est.k_omega;
     g->k_psi = est.k_psi;
     memcpy(g->err, est.err, sizeof g->err);
-    /* unpack E[e_p Y_k,q] */
-    for (int p = 0; p < T2; p++) {
-        const double *row = g->eyc + (size_t)p * nlat;
-        for (int r = 0; r < T2; r++) {
-            const int is = g->sym_at[r], ia = g->anti_at[r];
-            const double sg = g->anti_sign[r];
-            g->ey[((size_t)0 * T2 + p) * T2 + r] = row[is];
-            g->ey[((size_t)1 * T2 + p) * T2 + r] = row[nsym + is];
-            g->ey[((size_t)2 * T2 + p) * T2 + r] = sg != 0.0 ? sg * row[2 * nsym + ia] : 0.0;
-            g->ey[((size_t)3 * T2 + p) * T2 + r] =
-                sg != 0.0 ? sg * row[2 * nsym + nanti + ia] : 0.0;
-        }
-    }
+    memcpy(g->eyd, est.eyd, sizeof g->eyd);
     return 0;
 }
 
@@ -1275,7 +1366,7 @@ int aim_gauss_risk_at(aim_gauss *g, const aim_overlaps *q, double *risk)
     if (check_finite(g, q))
         return -1;
     double Fs[4], Fa[4];
-    qmc_estimate est = {.eyc = NULL};
+    qmc_estimate est = {.risk_only = 1};
     if (g->elementwise ? risk_elementwise(g, q, risk)
                        : state_factors(q, Fs, Fa) ||
                              qmc_sum(g, g->yc, g->npts, q, Fs, Fa, &est))
@@ -1356,8 +1447,10 @@ double aim_gauss_error_index(const aim_gauss *g, const double omega_b[2],
     for (int p = 0; p < T2; p++) {
         const int r = transpose ? (p % T) * T + p / T : p;
         s += mean_b * g->C[r] * g->err[p];
+        /* E[e_p Y_k,r]: Y_k,p^T = Y_k,p for the symmetric k = 0, 1 and
+         * -Y_k,p for the antisymmetric k = 2, 3 */
         for (int k = 0; k < 4; k++)
-            s += coef[k] * g->ey[((size_t)k * T2 + p) * T2 + r];
+            s += coef[k] * (k >= 2 && r != p ? -g->eyd[k][p] : g->eyd[k][p]);
     }
     return s;
 }

@@ -253,6 +253,138 @@ void aim_outmap_forward_pair(const aim_outmap *map, const double *m, const doubl
     softmax_forward_block(map, h, fm);
 }
 
+#define LANES AIM_OUTMAP_LANES
+
+/* softmax_forward_block at h = m + D (sign 1) or m - D (sign -1) for
+ * LANES points (D, f interleaved), each with the same operations in the
+ * same order (m + -D is m - D exactly). */
+static void softmax_block_lanes(const aim_outmap *map, const double *m, const double *D,
+                                double sign, double *f)
+{
+    const int T = map->tokens, n = T * T;
+    double x[AIM_MAX_TOKENS * AIM_MAX_TOKENS * LANES];
+    for (int a = 0; a < T; a++) {
+        double row[AIM_MAX_TOKENS * LANES], top[LANES];
+        for (int c = 0; c < T; c++)
+            for (int l = 0; l < LANES; l++)
+                row[c * LANES + l] = m[a * T + c] + sign * D[(a * T + c) * LANES + l];
+        for (int l = 0; l < LANES; l++)
+            top[l] = row[l];
+        for (int c = 1; c < T; c++)
+            for (int l = 0; l < LANES; l++)
+                top[l] = row[c * LANES + l] > top[l] ? row[c * LANES + l] : top[l];
+        for (int c = 0; c < T; c++)
+            for (int l = 0; l < LANES; l++)
+                x[(a * T + c) * LANES + l] = map->beta * (row[c * LANES + l] - top[l]);
+    }
+    exp_block(x, n * LANES);
+    for (int a = 0; a < T; a++) {
+        double norm[LANES] = {0};
+        for (int c = 0; c < T; c++)
+            for (int l = 0; l < LANES; l++)
+                norm[l] += x[(a * T + c) * LANES + l];
+        double inv[LANES];
+        for (int l = 0; l < LANES; l++)
+            inv[l] = 1.0 / norm[l];
+        for (int c = 0; c < T; c++)
+            for (int l = 0; l < LANES; l++)
+                f[(a * T + c) * LANES + l] = x[(a * T + c) * LANES + l] * inv[l];
+    }
+}
+
+/* softmax_reflect for LANES points (fp, fm interleaved); returns -1 when
+ * an fp_c of some point underflowed (that point's fm then not set). */
+static int softmax_reflect_lanes(const aim_outmap *map, const double *fp, double *fm)
+{
+    const int T = map->tokens;
+    int ok = 1;
+    for (int a = 0; a < T; a++) {
+        const double *pa = fp + a * T * LANES;
+        double low[LANES], norm[LANES] = {0}, inv[LANES];
+        for (int l = 0; l < LANES; l++)
+            low[l] = pa[l];
+        for (int c = 1; c < T; c++)
+            for (int l = 0; l < LANES; l++)
+                low[l] = pa[c * LANES + l] < low[l] ? pa[c * LANES + l] : low[l];
+        for (int l = 0; l < LANES; l++)
+            ok = ok && low[l] >= DBL_MIN;
+        for (int c = 0; c < T; c++)
+            for (int l = 0; l < LANES; l++) {
+                fm[(a * T + c) * LANES + l] = low[l] / pa[c * LANES + l];
+                norm[l] += fm[(a * T + c) * LANES + l];
+            }
+        for (int l = 0; l < LANES; l++)
+            inv[l] = 1.0 / norm[l];
+        for (int c = 0; c < T; c++)
+            for (int l = 0; l < LANES; l++)
+                fm[(a * T + c) * LANES + l] *= inv[l];
+    }
+    return ok ? 0 : -1;
+}
+
+void aim_outmap_forward_lanes(const aim_outmap *map, const double *m, const double *D,
+                              double *fp, double *fm, double *derivp, double *derivm)
+{
+    const int n = map->tokens * map->tokens;
+    if (map->kind != AIM_SOFTMAX) { /* elementwise: every lane alike */
+        for (int i = 0; i < n * LANES; i++) {
+            const double hp = m[i / LANES] + D[i], hm = m[i / LANES] - D[i];
+            fp[i] = aim_outmap_sigma(map, hp);
+            fm[i] = aim_outmap_sigma(map, hm);
+            if (derivp)
+                derivp[i] = aim_outmap_dsigma(map, hp);
+            if (derivm)
+                derivm[i] = aim_outmap_dsigma(map, hm);
+        }
+        return;
+    }
+    int centred = 1;
+    for (int i = 0; i < n; i++)
+        centred = centred && m[i] == 0.0;
+    softmax_block_lanes(map, m, D, 1.0, fp);
+    if (centred && softmax_reflect_lanes(map, fp, fm) == 0)
+        return;
+    if (!centred) {
+        softmax_block_lanes(map, m, D, -1.0, fm);
+        return;
+    }
+    /* an underflow: each point as aim_outmap_forward_pair takes it */
+    for (int l = 0; l < LANES; l++) {
+        double one[AIM_MAX_TOKENS * AIM_MAX_TOKENS] = {0}, fone[AIM_MAX_TOKENS * AIM_MAX_TOKENS];
+        for (int i = 0; i < n; i++)
+            one[i] = fp[i * LANES + l];
+        if (softmax_reflect(map, one, fone) != 0) {
+            for (int i = 0; i < n; i++)
+                one[i] = m[i] - D[i * LANES + l];
+            softmax_forward_block(map, one, fone);
+        }
+        for (int i = 0; i < n; i++)
+            fm[i * LANES + l] = fone[i];
+    }
+}
+
+void aim_outmap_pullback_lanes(const aim_outmap *map, const double *f, const double *deriv,
+                               const double *r, double *e)
+{
+    const int T = map->tokens;
+    if (map->kind != AIM_SOFTMAX) {
+        for (int i = 0; i < T * T * LANES; i++)
+            e[i] = deriv[i] * r[i];
+        return;
+    }
+    for (int a = 0; a < T; a++) {
+        const double *fa = f + a * T * LANES, *ra = r + a * T * LANES;
+        double dot[LANES] = {0};
+        for (int c = 0; c < T; c++)
+            for (int l = 0; l < LANES; l++)
+                dot[l] += fa[c * LANES + l] * ra[c * LANES + l];
+        for (int b = 0; b < T; b++)
+            for (int l = 0; l < LANES; l++)
+                e[(a * T + b) * LANES + l] =
+                    map->beta * fa[b * LANES + l] * (ra[b * LANES + l] - dot[l]);
+    }
+}
+
 void aim_outmap_pullback(const aim_outmap *map, const double *f, const double *deriv,
                          const double *r, double *e)
 {

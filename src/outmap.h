@@ -34,6 +34,23 @@ void aim_outmap_forward(const aim_outmap *map, const double *h, double *f,
 void aim_outmap_forward_pair(const aim_outmap *map, const double *m, const double *D,
                              double *fp, double *fm, double *derivp, double *derivm);
 
+/* The engine's points go through the map AIM_OUTMAP_LANES at a time,
+ * their numbers interleaved: entry p of point l at p * AIM_OUTMAP_LANES
+ * + l, so that one operation serves every point (the compiler's vector
+ * instructions) where a row softmax of T = 4 alone fills no vector. */
+#define AIM_OUTMAP_LANES 4
+
+/* aim_outmap_forward_pair for AIM_OUTMAP_LANES points of a common m (T^2,
+ * not interleaved): D, fp, fm, derivp, derivm interleaved. Each point's
+ * numbers are bit for bit those of aim_outmap_forward_pair. */
+void aim_outmap_forward_lanes(const aim_outmap *map, const double *m, const double *D,
+                              double *fp, double *fm, double *derivp, double *derivm);
+
+/* aim_outmap_pullback for AIM_OUTMAP_LANES points, every array
+ * interleaved; bit for bit the same numbers. */
+void aim_outmap_pullback_lanes(const aim_outmap *map, const double *f, const double *deriv,
+                               const double *r, double *e);
+
 /* e = J^T r for the Jacobian J of f at the h given to aim_outmap_forward
  * (f, deriv its results), in O(T^2): J is diagonal (elementwise) or one
  * T x T block per row, beta (diag f_a - f_a f_a^T) (softmax). */

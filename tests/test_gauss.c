@@ -449,6 +449,64 @@ static void test_closed_forms_vs_dense(void **state)
     gsl_rng_free(rng);
 }
 
+/* The engine's lane form (aim_outmap_forward_lanes,
+ * aim_outmap_pullback_lanes: AIM_OUTMAP_LANES points at once,
+ * interleaved) gives each point the numbers of aim_outmap_forward_pair
+ * and aim_outmap_pullback bit for bit: softmax and relu, T = 1..8, zero
+ * and non-zero means, and row ranges up to beta |h| ~ 3000, where the
+ * reflected softmax underflows and a point falls back to exponentials. */
+static void test_lanes_match_pair(void **state)
+{
+    (void)state;
+    enum { L = AIM_OUTMAP_LANES };
+    gsl_rng *rng = gsl_rng_alloc(gsl_rng_mt19937);
+    gsl_rng_set(rng, 11);
+    for (int T = 1; T <= 8; T++)
+        for (int kind = 0; kind < 4; kind++) {
+            aim_config cfg;
+            base_config(&cfg, T);
+            cfg.output = kind < 2 ? AIM_SOFTMAX : AIM_ELEMENTWISE;
+            cfg.activation = AIM_ACT_RELU;
+            cfg.beta = 1.5;
+            aim_outmap *map = aim_outmap_create(&cfg);
+            const int T2 = T * T;
+            for (int rep = 0; rep < 30; rep++) {
+                const double spread = rep < 10 ? 1.0 : rep < 20 ? 30.0 : 2000.0;
+                double m[64] = {0}, D[64 * L], r[64 * L], fp[64 * L], fm[64 * L], dp[64 * L],
+                    dm[64 * L], e[64 * L];
+                for (int p = 0; p < T2; p++) {
+                    m[p] = kind & 1 ? gsl_ran_gaussian(rng, 1.0) : 0.0;
+                    for (int l = 0; l < L; l++) {
+                        D[p * L + l] = spread * gsl_ran_gaussian(rng, 1.0);
+                        r[p * L + l] = gsl_ran_gaussian(rng, 1.0);
+                    }
+                }
+                aim_outmap_forward_lanes(map, m, D, fp, fm, dp, dm);
+                aim_outmap_pullback_lanes(map, fp, dp, r, e);
+                for (int l = 0; l < L; l++) {
+                    double d1[64], r1[64], fp1[64], fm1[64], dp1[64], dm1[64], e1[64];
+                    for (int p = 0; p < T2; p++) {
+                        d1[p] = D[p * L + l];
+                        r1[p] = r[p * L + l];
+                    }
+                    aim_outmap_forward_pair(map, m, d1, fp1, fm1, dp1, dm1);
+                    aim_outmap_pullback(map, fp1, dp1, r1, e1);
+                    for (int p = 0; p < T2; p++) {
+                        assert_memory_equal(&fp[p * L + l], &fp1[p], sizeof(double));
+                        assert_memory_equal(&fm[p * L + l], &fm1[p], sizeof(double));
+                        assert_memory_equal(&e[p * L + l], &e1[p], sizeof(double));
+                        if (kind >= 2) {
+                            assert_memory_equal(&dp[p * L + l], &dp1[p], sizeof(double));
+                            assert_memory_equal(&dm[p * L + l], &dm1[p], sizeof(double));
+                        }
+                    }
+                }
+            }
+            aim_outmap_free(map);
+        }
+    gsl_rng_free(rng);
+}
+
 /* The kernel error estimate of the quasi-random rule (the spread of 8
  * randomly shifted copies) against the error the rule actually makes,
  * measured against a rule of 2^18 points (itself about 8 times more
@@ -810,6 +868,7 @@ int main(void)
         cmocka_unit_test(test_generic_matches_elementwise),
         cmocka_unit_test(test_invalid_covariance),
         cmocka_unit_test(test_closed_forms_vs_dense),
+        cmocka_unit_test(test_lanes_match_pair),
         cmocka_unit_test(test_kernel_error_estimate),
         cmocka_unit_test(test_risk_alone),
         cmocka_unit_test(test_threads_same_numbers),

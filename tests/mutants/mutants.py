@@ -172,7 +172,7 @@ MUTANTS = [
            "self[p] = acc[SUM_EE] + 1.05 * g->noise * acc[SUM_DD];",
            ["test_gauss", "test_hierarchy"], "label noise in the noise kernels"),
     Mutant("gauss-label-noise-qmc-x1.05", "src/gauss.c",
-           "ko_pt += g->noise * go;", "ko_pt += 1.05 * g->noise * go;",
+           "ko_pt[l] += g->noise * go;", "ko_pt[l] += 1.05 * g->noise * go;",
            ["test_gauss", "test_drift"],
            "label noise in K_Omega of the quasi-random rule (J^T J in closed form)"),
     Mutant("gauss-kpsi-elementwise-x1.05", "src/gauss.c",
@@ -192,7 +192,7 @@ MUTANTS = [
            ["test_gauss", "test_model"], "the risk alone (observables) of the entry rule"),
     Mutant("gauss-risk-alone-qmc-skips-a-point", "src/gauss.c",
            "if (!all)\n                continue;",
-           "if (!all) {\n                risk -= (b == 0) * 0.5 * rr;\n"
+           "if (!all) {\n                risk[0] -= (b0 == 0) * 0.5 * rr[0];\n"
            "                continue;\n            }",
            ["test_gauss", "test_model"], "the risk alone (observables) of the quasi-random rule"),
     Mutant("overlap-without-traces", "src/overlaps.c",
