@@ -1157,6 +1157,15 @@ done:
     return rc;
 }
 
+/* 1 when 4 times npts points (ode.kernel_tol's next count) would pass the
+ * cap on the stored point set at T tokens, else 0. */
+static int points_capped(int T, int npts) { return 4L * npts * 2 * T * T > MAX_STORED; }
+
+int aim_gauss_points_capped(const aim_config *cfg, int points)
+{
+    return points_capped(cfg->tokens, points);
+}
+
 /* The point count for ode.kernel_tol to start from: 1024 4^k, at least
  * the 64 T^2 that whitening needs (config.c). */
 static int first_points(const aim_gauss *g)
@@ -1196,7 +1205,7 @@ static int choose_points(aim_gauss *g, const aim_overlaps *q, qmc_estimate *est)
     double err;
     if (kernel_spread(g, g->npts, q, g->Fs, g->Fa, est, &err))
         return -1;
-    while (err > g->kernel_tol && 4L * g->npts * g->nlat <= MAX_STORED) {
+    while (err > g->kernel_tol && !points_capped(g->T, g->npts)) {
         const double *yc = shared_rule(g, 4 * g->npts);
         if (!yc)
             return -1;
