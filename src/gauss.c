@@ -44,11 +44,18 @@
  * on any number of threads, and no thread waits for another until the
  * end. */
 #define MAX_CHUNKS 64
-/* Randomly shifted copies of the point set whose spread estimates the
- * rule's error, and the seed of their shifts (fixed: the estimate is
- * reproducible). 8 copies give the spread to about 25 %. */
+/* The rule is the point set shifted by one fixed random shift (seed
+ * RULE_SEED): a draw from the same law as the REPLICATES copies shifted
+ * by other random shifts (seed REPLICATE_SEED) whose spread estimates its
+ * error. Unshifted, the rule's error was up to 3 times the copies'
+ * (theory/direct.md sec. 3.5). Both fixed: the rule and the estimate are
+ * reproducible. 8 copies give the spread to about 25 %; the estimate is
+ * the Student-t bound at confidence ESTIMATE_CONFIDENCE on their 7
+ * degrees of freedom. */
+#define RULE_SEED 20
 #define REPLICATES 8
 #define REPLICATE_SEED 15
+#define ESTIMATE_CONFIDENCE 0.95
 /* ode.kernel_tol: the point counts tried, 1024 4^k, and the cap on the
  * stored point set (points x 2 T^2 doubles: 256 MiB). */
 #define TOL_FIRST_POINTS 1024
@@ -95,8 +102,9 @@ struct aim_gauss {
      * where the point count is also chosen when kernel_tol > 0; NAN until
      * estimated. */
     double kernel_tol, kernel_err;
-    aim_overlaps first; /* the first state evaluated */
+    aim_overlaps first, last; /* the first and last states evaluated */
     int have_first;
+    double shift[4 * MAXT2]; /* the rule's random shift (RULE_SEED) */
     /* what, beside the point set and the state, the kernels depend on:
      * the key of the kernel error cache */
     double integrand[AIM_MAX_HERMITE + 4 + MAXT2];
@@ -534,9 +542,9 @@ static void congruence(int T, const double *L, const double *M, double *out)
  * exact; it is then whitened so that its second moments are exactly the
  * identity, which makes the rule exact for the linear-in-index parts of
  * the integrands (the whole integrand for a linear output map). shift
- * (dim numbers in [0, 1), or NULL) rotates the unit cube first
- * (u -> frac(u + shift)): a randomised copy of the same rule. Into
- * points; returns 0 or -1. */
+ * (dim numbers in [0, 1)) rotates the unit cube first
+ * (u -> frac(u + shift)): one randomised copy of the rule
+ * (random_shifts). Into points; returns 0 or -1. */
 static int qmc_points(int dim, int npts, const double *shift, double *points)
 {
     /* GSL's Sobol generator stops at 40 dimensions; Halton goes on. */
@@ -553,13 +561,10 @@ static int qmc_points(int dim, int npts, const double *shift, double *points)
             goto done;
         double *z = points + (size_t)i * dim;
         for (int j = 0; j < dim; j++) {
-            double v = u[j];
-            if (shift) {
-                v += shift[j];
-                v -= floor(v);
-                if (v <= 0.0) /* the quantile needs (0, 1) */
-                    v = 0.5 / npts;
-            }
+            double v = u[j] + shift[j];
+            v -= floor(v);
+            if (v <= 0.0) /* the quantile needs (0, 1) */
+                v = 0.5 / npts;
             z[j] = gsl_cdf_ugaussian_Pinv(v);
         }
     }
@@ -578,6 +583,21 @@ done:
     if (q)
         gsl_qrng_free(q);
     return rc;
+}
+
+/* count random shifts of dim numbers in [0, 1) (count x dim, row-major)
+ * from the generator seeded with seed: the same on every machine.
+ * Returns 0 or -1. */
+static int random_shifts(unsigned long seed, int count, int dim, double *shifts)
+{
+    gsl_rng *rng = gsl_rng_alloc(gsl_rng_mt19937);
+    if (!rng)
+        return -1;
+    gsl_rng_set(rng, seed);
+    for (int i = 0; i < count * dim; i++)
+        shifts[i] = gsl_rng_uniform(rng);
+    gsl_rng_free(rng);
+    return 0;
 }
 
 /* The point set as the generic rule uses it: the packed entries of
@@ -629,7 +649,7 @@ static rule_slot rule_slots[RULE_SLOTS];
 static unsigned long rule_clock;
 static pthread_mutex_t rule_lock = PTHREAD_MUTEX_INITIALIZER;
 
-/* The point set of npts points for g (qmc_rule, unshifted): a shared one
+/* The point set of npts points for g (qmc_rule, shifted by g->shift): a shared one
  * of the same key, or a new one, shared if a slot is free or unused.
  * Release it with release_rule. NULL when out of memory. */
 static const double *shared_rule(const aim_gauss *g, int npts)
@@ -654,7 +674,7 @@ static const double *shared_rule(const aim_gauss *g, int npts)
     }
     /* made under the lock: another engine asking for the same set waits
      * for it instead of making it again */
-    double *yc = new_rule(g, npts, NULL);
+    double *yc = new_rule(g, npts, g->shift);
     if (yc && spare) {
         free(spare->yc);
         *spare = (rule_slot){.T = g->T, .npts = npts, .yc = yc, .users = 1,
@@ -701,16 +721,16 @@ static void release_rule(const double *yc)
         free((double *)yc);
 }
 
-/* The kernel error estimate (aim_gauss_kernel_error: REPLICATES
- * evaluations, each on its own point set) is a function of the point
- * set's key, the integrand and the first state: kept for the engines of
- * the process that meet the same (the orders of a compare start from the
- * same state), at most ERROR_SLOTS, the oldest replaced first. */
+/* A kernel error estimate (kernel_spread: REPLICATES evaluations, each
+ * on its own point set) is a function of the point set's key, the
+ * integrand and the state: kept for the engines of the process that meet
+ * the same (the orders of a compare start from the same state), at most
+ * ERROR_SLOTS, the oldest replaced first. */
 typedef struct {
     int T, npts;
     double L[MAXT2];
     double integrand[AIM_MAX_HERMITE + 4 + MAXT2];
-    aim_overlaps first;
+    aim_overlaps state;
 } error_key;
 typedef struct {
     error_key key;
@@ -720,14 +740,14 @@ typedef struct {
 static error_slot error_slots[ERROR_SLOTS];
 static int error_next;
 
-static void kernel_error_key(const aim_gauss *g, error_key *k)
+static void kernel_error_key(const aim_gauss *g, const aim_overlaps *q, error_key *k)
 {
     memset(k, 0, sizeof *k); /* the padding too: keys are compared by memcmp */
     k->T = g->T;
     k->npts = g->npts;
     memcpy(k->L, g->L, sizeof k->L);
     memcpy(k->integrand, g->integrand, sizeof k->integrand);
-    k->first = g->first;
+    k->state = *q;
 }
 
 /* 1 and the cached estimate in *err when there is one for k, else 0. */
@@ -826,7 +846,8 @@ static int generic_setup(aim_gauss *g, int npts)
     g->npts = npts;
     g->eyc = malloc(sizeof(double) * (size_t)T2 * g->nlat);
     g->chunk_eyc = malloc(sizeof(double) * (size_t)MAX_CHUNKS * T2 * g->nlat);
-    if (!g->eyc || !g->chunk_eyc || thread_work(g, 1))
+    if (!g->eyc || !g->chunk_eyc || thread_work(g, 1) ||
+        random_shifts(RULE_SEED, 1, g->nlat, g->shift))
         return -1;
     if (packing_matrix(g))
         return -1;
@@ -1176,11 +1197,14 @@ static int qmc_sum(aim_gauss *g, const double *yc, int npts, const aim_overlaps 
 }
 
 /* The estimated relative error of the rule at npts points, state q
- * (factors Fs, Fa): REPLICATES randomly shifted copies of the rule
- * (qmc_points), each as good as the unshifted rule the engine uses, whose
- * spread (standard deviation) is that rule's typical error. Per group of
+ * (factors Fs, Fa): REPLICATES copies of the rule under other random
+ * shifts (qmc_points), each a draw from the law the rule's own shift was
+ * drawn from, so that their spread (standard deviation s) estimates the
+ * rule's typical error; the rule's error over s is Student-t distributed
+ * with REPLICATES - 1 degrees of freedom, and t s (t its two-sided
+ * ESTIMATE_CONFIDENCE quantile) bounds it at that confidence. Per group of
  * kernels (the risk; K_omega; K_psi; the drift kernels E[e] and E[e Y]),
- * the spread relative to the group's largest value in ref, the unshifted
+ * that bound relative to the group's largest value in ref, the rule's
  * estimate; the largest over the groups in *out. Returns 0 or -1. */
 static int kernel_spread(aim_gauss *g, int npts, const aim_overlaps *q, const double Fs[4],
                          const double Fa[4], const qmc_estimate *ref, double *out)
@@ -1190,17 +1214,14 @@ static int kernel_spread(aim_gauss *g, int npts, const aim_overlaps *q, const do
     double *eyc = malloc(sizeof(double) * (size_t)T2 * nlat);
     double *work = malloc(sizeof(double) * (size_t)npts * nlat);
     double *yc = malloc(sizeof(double) * (size_t)npts * nlat);
-    gsl_rng *rng = gsl_rng_alloc(gsl_rng_mt19937);
+    double shifts[REPLICATES * 4 * MAXT2];
     int rc = -1;
-    if (!vals || !eyc || !work || !yc || !rng)
+    if (!vals || !eyc || !work || !yc || random_shifts(REPLICATE_SEED, REPLICATES, nlat, shifts))
         goto done;
-    gsl_rng_set(rng, REPLICATE_SEED);
     for (int r = 0; r < REPLICATES; r++) {
-        double shift[4 * MAXT2];
-        for (int j = 0; j < nlat; j++)
-            shift[j] = gsl_rng_uniform(rng);
         qmc_estimate est = {.eyc = eyc};
-        if (qmc_rule(g, npts, shift, work, yc) || qmc_sum(g, yc, npts, q, Fs, Fa, &est))
+        if (qmc_rule(g, npts, shifts + (size_t)r * nlat, work, yc) ||
+            qmc_sum(g, yc, npts, q, Fs, Fa, &est))
             goto done;
         double *v = vals + (size_t)r * nvec;
         v[0] = est.risk;
@@ -1214,6 +1235,7 @@ static int kernel_spread(aim_gauss *g, int npts, const aim_overlaps *q, const do
         scale[3] = fmax(scale[3], fabs(ref->err[p]));
     for (int j = 0; j < T2 * nlat; j++)
         scale[3] = fmax(scale[3], fabs(ref->eyc[j]));
+    const double t = gsl_cdf_tdist_Pinv(0.5 + 0.5 * ESTIMATE_CONFIDENCE, REPLICATES - 1);
     double worst = 0.0;
     for (int j = 0; j < nvec; j++) {
         double mean = 0.0, var = 0.0;
@@ -1223,9 +1245,9 @@ static int kernel_spread(aim_gauss *g, int npts, const aim_overlaps *q, const do
             const double dev = vals[(size_t)r * nvec + j] - mean;
             var += dev * dev / (REPLICATES - 1);
         }
-        const double sd = sqrt(var), sc = scale[j < 3 ? j : 3];
-        if (sd > 0.0)
-            worst = fmax(worst, sc > 0.0 ? sd / sc : INFINITY);
+        const double bound = t * sqrt(var), sc = scale[j < 3 ? j : 3];
+        if (bound > 0.0)
+            worst = fmax(worst, sc > 0.0 ? bound / sc : INFINITY);
     }
     *out = worst;
     rc = 0;
@@ -1234,9 +1256,16 @@ done:
     free(eyc);
     free(work);
     free(yc);
-    if (rng)
-        gsl_rng_free(rng);
     return rc;
+}
+
+/* 1 when 4 times npts points (ode.kernel_tol's next count) would pass the
+ * cap on the stored point set at T tokens, else 0. */
+static int points_capped(int T, int npts) { return 4L * npts * 2 * T * T > MAX_STORED; }
+
+int aim_gauss_points_capped(const aim_config *cfg, int points)
+{
+    return points_capped(cfg->tokens, points);
 }
 
 /* The point count for ode.kernel_tol to start from: 1024 4^k, at least
@@ -1278,7 +1307,7 @@ static int choose_points(aim_gauss *g, const aim_overlaps *q, qmc_estimate *est)
     double err;
     if (kernel_spread(g, g->npts, q, g->Fs, g->Fa, est, &err))
         return -1;
-    while (err > g->kernel_tol && 4L * g->npts * g->nlat <= MAX_STORED) {
+    while (err > g->kernel_tol && !points_capped(g->T, g->npts)) {
         const double *yc = shared_rule(g, 4 * g->npts);
         if (!yc)
             return -1;
@@ -1308,6 +1337,7 @@ static int eval_generic(aim_gauss *g, const aim_overlaps *q)
         if (g->kernel_tol > 0.0 && choose_points(g, q, &est))
             return -1;
     }
+    g->last = *q;
     g->risk = est.risk;
     g->k_omega = est.k_omega;
     g->k_psi = est.k_psi;
@@ -1380,6 +1410,28 @@ int aim_gauss_risk_at(aim_gauss *g, const aim_overlaps *q, double *risk)
     return 0;
 }
 
+/* The kernel error estimate of g's rule at q (kernel_spread), from the
+ * cache or made and kept there. Returns 0, or -1 (*err NAN). */
+static int estimate_at(aim_gauss *g, const aim_overlaps *q, double *err)
+{
+    error_key key;
+    kernel_error_key(g, q, &key);
+    if (cached_kernel_error(&key, err))
+        return 0;
+    double Fs[4], Fa[4];
+    qmc_estimate ref = {.eyc = malloc(sizeof(double) * (size_t)g->T2 * g->nlat)};
+    const int rc = !ref.eyc || state_factors(q, Fs, Fa) ||
+                   qmc_sum(g, g->yc, g->npts, q, Fs, Fa, &ref) ||
+                   kernel_spread(g, g->npts, q, Fs, Fa, &ref, err);
+    free(ref.eyc);
+    if (rc) {
+        *err = NAN;
+        return -1;
+    }
+    keep_kernel_error(&key, *err);
+    return 0;
+}
+
 double aim_gauss_risk(const aim_gauss *g) { return g->risk; }
 int aim_gauss_points(const aim_gauss *g) { return g->elementwise ? 0 : g->npts; }
 int aim_gauss_kernel_error(aim_gauss *g, double *err)
@@ -1387,23 +1439,14 @@ int aim_gauss_kernel_error(aim_gauss *g, double *err)
     *err = NAN;
     if (g->elementwise || !g->have_first)
         return 0;
-    error_key key;
-    kernel_error_key(g, &key);
-    if (isnan(g->kernel_err) && !cached_kernel_error(&key, &g->kernel_err)) {
-        double Fs[4], Fa[4];
-        qmc_estimate ref = {.eyc = malloc(sizeof(double) * (size_t)g->T2 * g->nlat)};
-        const int rc = !ref.eyc || state_factors(&g->first, Fs, Fa) ||
-                       qmc_sum(g, g->yc, g->npts, &g->first, Fs, Fa, &ref) ||
-                       kernel_spread(g, g->npts, &g->first, Fs, Fa, &ref, &g->kernel_err);
-        free(ref.eyc);
-        if (rc) {
-            g->kernel_err = NAN;
-            snprintf(g->error, sizeof g->error, "out of memory for the kernel error estimate");
-            return -1;
-        }
-        keep_kernel_error(&key, g->kernel_err);
+    const int moved = memcmp(&g->last, &g->first, sizeof g->last) != 0;
+    double at_last = NAN;
+    if ((isnan(g->kernel_err) && estimate_at(g, &g->first, &g->kernel_err)) ||
+        (moved && estimate_at(g, &g->last, &at_last))) {
+        snprintf(g->error, sizeof g->error, "out of memory for the kernel error estimate");
+        return -1;
     }
-    *err = g->kernel_err;
+    *err = fmax(g->kernel_err, at_last);
     return 0;
 }
 double aim_gauss_noise_omega(const aim_gauss *g) { return g->k_omega; }

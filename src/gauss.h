@@ -10,8 +10,9 @@
  *   - row softmax: a fixed Sobol (or Halton, above 40 dimensions) point
  *     set, antithetic, mapped through the Cholesky factor of the index
  *     covariance; accuracy set by qmc_points, or chosen for a given
- *     relative kernel error kernel_tol. Its error is estimated at the
- *     first state evaluated from randomly shifted copies of the rule.
+ *     relative kernel error kernel_tol. The point set is shifted by one
+ *     fixed random shift; its error is estimated at the first and the
+ *     last state evaluated from copies under other random shifts.
  * The "generic" rule (the quasi-random one) can be forced for any map;
  * the tests use it to check the elementwise rule. */
 #ifndef AIM_GAUSS_H
@@ -72,15 +73,21 @@ void aim_gauss_cache_clear(void);
 /* The quasi-random rule's point count (0 for Gauss-Hermite), fixed at
  * the first evaluation. */
 int aim_gauss_points(const aim_gauss *g);
-/* The estimated relative kernel error of the quasi-random rule at the
- * first state evaluated, into *err: the largest over the risk, K_omega,
- * K_psi and the drift kernels (E[e], E[e Y]) of the standard deviation of
- * 8 randomly shifted copies of the rule (each as good as the rule used),
- * relative to the kernel's size. Computed on the first request (about 8
- * evaluations and point sets) unless ode.kernel_tol had it computed
- * already. NAN for Gauss-Hermite or before any evaluation. Returns 0, or
- * -1 (out of memory; message in aim_gauss_error). */
+/* The estimated relative kernel error of the quasi-random rule, into
+ * *err: the larger of the estimates at the first and at the last state
+ * evaluated, each the largest over the risk, K_omega, K_psi and the drift
+ * kernels (E[e], E[e Y]) of the 95 % Student-t bound on the rule's error
+ * from the spread of 8 copies of the rule under other random shifts (the
+ * rule is the point set under one fixed random shift, a draw from the same
+ * law), relative to the kernel's size. Each state's estimate costs about 8
+ * evaluations and point sets, made on the first request for that state
+ * (ode.kernel_tol makes the first state's). NAN for Gauss-Hermite or
+ * before any evaluation. Returns 0, or -1 (out of memory; message in
+ * aim_gauss_error). */
 int aim_gauss_kernel_error(aim_gauss *g, double *err);
+/* 1 when ode.kernel_tol stops at points points for cfg (4 times more would
+ * pass the cap on the stored point set, 2^25 numbers), else 0. */
+int aim_gauss_points_capped(const aim_config *cfg, int points);
 
 /* The risk alone at q, into *risk: the same number, bit for bit, as
  * aim_gauss_risk after aim_gauss_eval(g, q), at a fraction of the cost

@@ -2,10 +2,11 @@
 # build/kernel_accuracy at a state of an ODE file (what
 # validate/bench/kernel_tolerance.sh relies on): the configuration from the
 # file's "# config" lines and the state from its row, the teacher's order
-# parameters from its family, rebuild the run's start, so the estimate it
-# makes there is the one the file records in its "# kernels:" line (tied
-# and direct students, row softmax); bad arguments are refused with the
-# value and what is allowed.
+# parameters from its family, rebuild the run's states, so the larger of
+# the estimates it makes at the first and the last row is the one the file
+# records in its "# kernels:" line (made at the first and the last state
+# evaluated; tied and direct students, row softmax); bad arguments are
+# refused with the value and what is allowed.
 # Usage: test_kernel_accuracy.sh AIMDYN KERNEL_ACCURACY
 set -u
 exe="$1"
@@ -33,8 +34,11 @@ for student in tied direct; do
     expect_exit "$student: kernel_accuracy at the first row" 0 "$accuracy" --reference 4096 \
         "$file" first 1024
     cp "$work/out" "$work/$student.acc"
+    expect_exit "$student: kernel_accuracy at the last row" 0 "$accuracy" --reference 4096 \
+        "$file" last 1024
+    contains "$student: the last row's tau" "$work/out" "at tau = 0.02 "
     recorded=$(recorded_estimate "$file")
-    made=$(awk '$1 == 1024 { print $2 }' "$work/$student.acc")
+    made=$(cat "$work/$student.acc" "$work/out" | awk '$1 == 1024 && $2 > m { m = $2 } END { print m }')
     # the file rounds to 2 significant digits, kernel_accuracy to 3: equal
     # within half a unit of the second digit of the first and of the third
     # of the second
@@ -44,10 +48,7 @@ for student in tied direct; do
                        b - a <= 0.5 * unit(a, 1) + 0.5 * unit(b, 2)) }'
     r=$?
     [ $r -ne 0 ] && echo "  $student: recorded estimate '$recorded', kernel_accuracy '$made'"
-    check "$student: the file's estimate at its start state" $r
-    expect_exit "$student: kernel_accuracy at the last row" 0 "$accuracy" --reference 4096 \
-        "$file" last 1024
-    contains "$student: the last row's tau" "$work/out" "at tau = 0.02 "
+    check "$student: the file's estimate, the larger at its first and last state" $r
 done
 
 expect_exit "ROW not in the file" 1 "$accuracy" "$work/tied-ode.tsv" 0.5 1024

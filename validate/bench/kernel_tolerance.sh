@@ -6,7 +6,7 @@
 # 3e-3, 1e-3, 3e-4, 1e-4, and with a 2^20-point rule (the reference run),
 # one process at a time, one BLAS thread, and prints one table: the point
 # count and the estimated kernel error each run records (its "# kernels:"
-# line, estimated at the start); the actual kernel error of that point count
+# line, the larger of the start's and the end's); the actual kernel error of that point count
 # against a 2^22-point rule (build/kernel_accuracy), at the start and at the
 # reference run's last state, with the estimate made at that last state; the
 # weak-recovery time, the overlap and risk at the last tau every run
@@ -140,7 +140,7 @@ done
 {
     echo "# kernel_tolerance.sh $(git -C "$root" describe --always --dirty 2>/dev/null || echo unknown);" \
         "actual kernel errors against a $accuracy_reference-point rule; differences against the" \
-        "$reference_points-point run (reference); est0: the run's recorded estimate (at the start);" \
+        "$reference_points-point run (reference); est0: the run's recorded estimate (start and end);" \
         "act0, act_f: actual error at the start and at tau_f; est_f: estimate made at tau_f;" \
         "dtau_wr relative; CPU s user + system, one thread"
     printf '%-18s %9s %8s %8s %8s %8s %8s %10s %9s %6s %8s %9s %8s %9s %7s %s\n' example kernel_tol \
