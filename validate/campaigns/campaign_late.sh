@@ -43,6 +43,13 @@
 #   REPLICAS=4 DS=200 ... ode raw-unlocked (d = 200: ORDERS default; d = 400:
 #   DIMS=400 ORDERS="4 5");  REPLICAS=4 DS="200 400" ORDERS="4 5 6" ... ode he3;
 #   DS= ORDERS="4 5 6" ... ode rank;  DIMS=200 ... report raw-unlocked he3
+# and of secs. 8-10 (the quadrature M = 8 of beta2 fails in CVODE, exit 1,
+# and ends its step, the last run of it):
+#   DIMS=200 ... sgd beta2;  SEEDS=4 DIMS=400 ... sgd beta2;  REPLICAS=4 DS=200
+#   ... ode beta2;  ... report beta2;  SEEDS=4 DIMS=200 ... sgd raw-07;
+#   SEEDS=2 DIMS=400 ... sgd raw-07-early;  REPLICAS=4 DS=200 DIMS=200 (and
+#   400) ORDERS=3 ... ode raw-07;  SEEDS=4 DIMS=200 ... sgd fig3-he1 fig3-mix;
+#   REPLICAS=2 DS=200 ORDERS="5 6" ... ode fig3-he1 fig3-mix
 set -eu
 root=$(cd "$(dirname "$0")/../.." && pwd)
 B=${AIMDYN:-$root/build/aimdyn}
