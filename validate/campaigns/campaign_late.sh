@@ -16,7 +16,9 @@
 #           (examples/untied_he3_decay.ini); he3-early: the same to tau = 0.1, where
 #           the hierarchies stop (SGD at d = 400 to tau = 0.4 is 13 min of CPU a seed)
 #   raw     untied raw centring, He2, teacher mean 1 (unlocked), tau <= 0.05,
-#           and teacher mean 0.7, tau <= 0.2, d = 200, 400
+#           and teacher mean 0.7, tau <= 0.2, d = 200, 400; raw-07-early: SGD of
+#           the latter to tau = 0.12 (past the hierarchies' blow-up; at d = 400
+#           to tau = 0.2 it is about 6 min of CPU a seed)
 # Raw centring: the stiff mean depends on d, so the hierarchies and the
 # matrix process run at each d of the SGD runs (NAME-M<M>-d<d>,
 # NAME-matrix-D<D>-d<d>); He2 is even, so seeds and replicas whose student
@@ -41,6 +43,13 @@
 #   REPLICAS=4 DS=200 ... ode raw-unlocked (d = 200: ORDERS default; d = 400:
 #   DIMS=400 ORDERS="4 5");  REPLICAS=4 DS="200 400" ORDERS="4 5 6" ... ode he3;
 #   DS= ORDERS="4 5 6" ... ode rank;  DIMS=200 ... report raw-unlocked he3
+# and of secs. 8-10 (the quadrature M = 8 of beta2 fails in CVODE, exit 1,
+# and ends its step, the last run of it):
+#   DIMS=200 ... sgd beta2;  SEEDS=4 DIMS=400 ... sgd beta2;  REPLICAS=4 DS=200
+#   ... ode beta2;  ... report beta2;  SEEDS=4 DIMS=200 ... sgd raw-07;
+#   SEEDS=2 DIMS=400 ... sgd raw-07-early;  REPLICAS=4 DS=200 DIMS=200 (and
+#   400) ORDERS=3 ... ode raw-07;  SEEDS=4 DIMS=200 ... sgd fig3-he1 fig3-mix;
+#   REPLICAS=2 DS=200 ORDERS="5 6" ... ode fig3-he1 fig3-mix
 set -eu
 root=$(cd "$(dirname "$0")/../.." && pwd)
 B=${AIMDYN:-$root/build/aimdyn}
@@ -73,6 +82,9 @@ config() {
     he3-early) echo "$ex/untied_he3_decay.ini --set training.horizon=0.1 --set training.points=6" ;;
     raw-unlocked) echo "$ex/untied_raw_mean.ini" ;;
     raw-07) echo "$ex/untied_raw_mean.ini --set teacher.mean=0.7 --set training.horizon=0.2" ;;
+    # the first 39 points of raw-07's log grid (horizon 1e-5 (2e4)^(37/39))
+    raw-07-early) echo "$ex/untied_raw_mean.ini --set teacher.mean=0.7
+        --set training.horizon=0.12035506031584117 --set training.points=39" ;;
     *) echo "campaign_late: unknown case '$1'" >&2; exit 1 ;;
     esac
 }
@@ -87,7 +99,13 @@ orders() {
     *) echo "2 3 4 5 6" ;;
     esac
 }
-closures() { case $1 in rank) echo "aligned psd quadrature" ;; *) echo aligned ;; esac; }
+closures() {
+    case $1 in
+    rank) echo "aligned psd quadrature" ;;
+    beta2) echo "aligned quadrature" ;;
+    *) echo aligned ;;
+    esac
+}
 is_raw() { case $1 in raw-*) true ;; *) false ;; esac; }
 
 run() { # exit 3 (a stop) is a result, recorded in the file
