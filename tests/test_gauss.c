@@ -349,10 +349,12 @@ static void test_softmax_vs_mc(void **state)
 }
 
 /* The quasi-random rule on an elementwise map must agree with the
- * Gauss-Hermite rule, including a degenerate (symmetric) state, within
- * the quasi-random rule's own kernel error estimate (a 95 % bound on its
- * relative error; 0.0097 and 0.034 here, the actual errors at most 2e-4
- * and 3.4e-3). */
+ * Gauss-Hermite rule, including a degenerate (symmetric) state: within
+ * 3e-3 (1 + |value|), and within the quasi-random rule's own kernel error
+ * estimate (a 95 % bound on its relative error). At the default 16384
+ * points the shifted rule's gap reached 3.4e-3, above the first bound; at
+ * 2^18 points, used here, it is at most 1.0e-3 (K_omega, K_psi at the
+ * symmetric state; the estimate there 0.006). */
 static void test_generic_matches_elementwise(void **state)
 {
     (void)state;
@@ -360,6 +362,7 @@ static void test_generic_matches_elementwise(void **state)
     base_config(&cfg, 3);
     equicorrelated(&cfg, -0.2);
     cfg.noise = 0.2;
+    cfg.qmc_points = 262144;
     aim_overlaps qs[2] = {some_state(1),
                           {.omega = {{0.7, 0.4}, {0.4, 1.0}}, .psi = {{0.7, 0.4}, {0.4, 1.0}}}};
     for (int s = 0; s < 2; s++) {
@@ -379,7 +382,8 @@ static void test_generic_matches_elementwise(void **state)
         double estimate;
         assert_int_equal(aim_gauss_kernel_error(b, &estimate), 0);
         for (int k = 0; k < 6; k++)
-            if (!(fabs(va[k] - vb[k]) <= estimate * fabs(va[k])))
+            if (!(fabs(va[k] - vb[k]) <= 3e-3 * (1 + fabs(va[k]))) ||
+                !(fabs(va[k] - vb[k]) <= estimate * fabs(va[k])))
                 fail_msg("state %d quantity %d: Gauss-Hermite %.8g, quasi-random %.8g "
                          "(estimated relative error %.3g)",
                          s, k, va[k], vb[k], estimate);
