@@ -360,7 +360,7 @@ static aim_ode_status run_matrix(const aim_config *cfg, int d, const double *tau
 {
     const double d_raw = cfg->ode_d > 0 ? cfg->ode_d : (double)d;
     const int points = cfg->points, R = cfg->replicas, D = cfg->matrix_d;
-    const double h0 = cfg->matrix_dtau > 0.0 ? cfg->matrix_dtau : cfg->horizon / 512.0;
+    const double h0 = aim_config_matrix_step(cfg);
     int *tracked = NULL, count = 0;
     aim_wordset *ws = matrix_tracked_words(cfg, &tracked, &count);
     const int nw = ws ? aim_wordset_count(ws) : 0;
@@ -1025,21 +1025,19 @@ aim_ode_status aim_trajectory_run_reusing(const aim_config *cfg, int d, const do
     if (!reuse || !hierarchy || report->status == AIM_ODE_FAILED) {
         if (report->status != AIM_ODE_FAILED && hierarchy && cfg->order >= 3)
             truncation_estimate(cfg, d, tau, start, NULL, obs, moments, report);
-        if (truncation_failed(cfg, report))
-            hand_over(cfg, d, tau, obs, moments, report);
-        return report->status;
+    } else {
+        /* this run as the next order's estimate: before the estimate cuts it */
+        const size_t n = (size_t)cfg->points * AIM_OBS_COUNT;
+        double *raw = malloc(sizeof *raw * n);
+        const aim_ode_report raw_report = *report;
+        if (raw)
+            memcpy(raw, obs, sizeof *raw * n);
+        if (cfg->order >= 3)
+            truncation_estimate(cfg, d, tau, start, reuse, obs, moments, report);
+        if (raw && report->status != AIM_ODE_FAILED)
+            reuse_keep(reuse, cfg, d, tau, start, raw, &raw_report);
+        free(raw);
     }
-    /* this run as the next order's estimate: before the estimate cuts it */
-    const size_t n = (size_t)cfg->points * AIM_OBS_COUNT;
-    double *raw = malloc(sizeof *raw * n);
-    const aim_ode_report raw_report = *report;
-    if (raw)
-        memcpy(raw, obs, sizeof *raw * n);
-    if (cfg->order >= 3)
-        truncation_estimate(cfg, d, tau, start, reuse, obs, moments, report);
-    if (raw && report->status != AIM_ODE_FAILED)
-        reuse_keep(reuse, cfg, d, tau, start, raw, &raw_report);
-    free(raw);
     if (truncation_failed(cfg, report))
         hand_over(cfg, d, tau, obs, moments, report);
     return report->status;

@@ -218,4 +218,8 @@ int aim_config_saves_state(const aim_config *cfg, int point);
 /* Number of columns p = round(rho d), at least 1, for a matrix spec. */
 int aim_config_columns(const aim_matrix_spec *spec, int d);
 
+/* The matrix process's Euler-Maruyama step in tau: matrix.dtau, or
+ * training.horizon / 512 when it is 0. */
+double aim_config_matrix_step(const aim_config *cfg);
+
 #endif

@@ -77,3 +77,8 @@ int aim_config_columns(const aim_matrix_spec *spec, int d)
     return (int)p;
 }
 
+
+double aim_config_matrix_step(const aim_config *cfg)
+{
+    return cfg->matrix_dtau > 0.0 ? cfg->matrix_dtau : cfg->horizon / 512.0;
+}

@@ -151,6 +151,13 @@ static void put_fold_line(FILE *f, const aim_config *cfg, const int *sign, int s
     fputc('\n', f);
 }
 
+/* The matrix process of cfg as the ODE file's metadata names it. */
+static void put_matrix_process(FILE *f, const aim_config *cfg)
+{
+    fprintf(f, "D = %d, %d replicas (seeds %llu..), Euler-Maruyama step %.6g", cfg->matrix_d,
+            cfg->replicas, (unsigned long long)cfg->seed, aim_config_matrix_step(cfg));
+}
+
 /* Writes DIR/NAME-ode.tsv into path: renamed into place now (set NULL)
  * or with set. */
 int aim_cli_write_ode_file(const aim_config *cfg, int d, const double *tau,
@@ -170,13 +177,12 @@ int aim_cli_write_ode_file(const aim_config *cfg, int d, const double *tau,
         return -1;
     }
     const int matrix = cfg->method == AIM_METHOD_MATRIX;
-    if (matrix)
-        fprintf(f, "# ode: the limit process simulated with matrices (theory/matrix.md): "
-                   "D = %d, %d replicas (seeds %llu..), Euler-Maruyama step %.6g; the "
-                   "columns are replica means%s\n",
-                cfg->matrix_d, cfg->replicas, (unsigned long long)cfg->seed,
-                cfg->matrix_dtau > 0.0 ? cfg->matrix_dtau : cfg->horizon / 512.0,
+    if (matrix) {
+        fputs("# ode: the limit process simulated with matrices (theory/matrix.md): ", f);
+        put_matrix_process(f, cfg);
+        fprintf(f, "; the columns are replica means%s\n",
                 mom && mom->obs_se ? ", X_se their standard errors" : "");
+    }
     if (matrix && mom && mom->fold_sign)
         put_folded_line(f, cfg, cfg->replicas, mom->fold_sign, "replicas", " (seeds)");
     if (!matrix)
@@ -191,15 +197,15 @@ int aim_cli_write_ode_file(const aim_config *cfg, int d, const double *tau,
         fprintf(f, "# status: %s\n", rep->message);
     else
         fprintf(f, "# status: complete\n");
-    if (rep->handed_over)
+    if (rep->handed_over) {
         fprintf(f, "# hand-over: %s; the rows from tau = %.6g on are the matrix limit "
-                   "process's (hierarchy.beyond = matrix; theory/matrix.md sec. 7): D = %d, %d "
-                   "replicas (seeds %llu..), Euler-Maruyama step %.6g, X_se their standard "
-                   "errors (NaN before), overlap_trunc and risk_trunc NaN from there%s%s\n",
-                rep->handover_why, rep->handover, cfg->matrix_d, cfg->replicas,
-                (unsigned long long)cfg->seed,
-                cfg->matrix_dtau > 0.0 ? cfg->matrix_dtau : cfg->horizon / 512.0,
+                   "process's (hierarchy.beyond = matrix; theory/matrix.md sec. 7): ",
+                rep->handover_why, rep->handover);
+        put_matrix_process(f, cfg);
+        fprintf(f, ", X_se their standard errors (NaN before), overlap_trunc and risk_trunc "
+                   "NaN from there%s%s\n",
                 rep->handover_fold[0] ? "; " : "", rep->handover_fold);
+    }
     if (mom && mom->trunc) {
         fprintf(f, "# truncation error estimate from orders %d to %d (theory/matrix.md sec. 6): "
                    "overlap_trunc absolute, risk_trunc relative to risk; the last step "
