@@ -90,6 +90,8 @@ check "on the hierarchy's branch (positive mean)" $?
 printf '[hierarchy]\nbeyond = sideways\n' >"$work/bad.ini"
 expect_exit "bad hierarchy.beyond" 1 "$exe" ode "$work/bad.ini" --out "$work/x"
 contains "bad value named" "$work/err" "hierarchy.beyond.*allowed: matrix | stop"
+[ ! -e "$work/x" ]
+check "nothing written after a bad hierarchy.beyond" $?
 
 echo "$passes passed, $failures failed"
 [ "$failures" -eq 0 ]

@@ -202,6 +202,8 @@ contains "digest without a state named" "$work/err" "training.start_digest empty
 expect_exit "a malformed digest" 1 "$exe" ode $D --start "$st" \
     --set training.start_digest=0123 --out "$work/x"
 contains "malformed digest named" "$work/err" "not a digest as aimdyn records it"
+[ ! -e "$work/x" ]
+check "nothing written by runs refused for their digest" $?
 
 echo "$passes passed, $failures failed"
 [ "$failures" -eq 0 ]
