@@ -248,13 +248,19 @@ static void engine_accuracy(aim_gauss *g, int estimate, aim_ode_report *report)
         report->kernel_error = NAN;
 }
 
+/* Who a run_model is for: the run itself, or a lower order of its
+ * truncation error estimate. CVODE giving up after the start fails the
+ * run; a companion keeps the rows it wrote before, as a stopped run: the
+ * estimate ends there, not the run it qualifies (theory/matrix.md sec. 6). */
+typedef enum { MODEL_RUN, MODEL_COMPANION } model_role;
+
 /* cfg's model (exact start, or start) integrated on tau: observables per
  * grid point into obs, its tracked moments into moments (may be NULL);
  * estimate: the engine's kernel error wanted in the report (not for the
- * truncation estimate's second run). */
+ * truncation estimate's lower orders). */
 static aim_ode_status run_model(const aim_config *cfg, int d, const double *tau,
                                 const aim_measured_start *start, double *obs,
-                                aim_trajectory_moments *moments, int estimate,
+                                aim_trajectory_moments *moments, int estimate, model_role role,
                                 aim_ode_report *report)
 {
     /* a failure before the integration: no counters, a failed status */
@@ -288,6 +294,11 @@ static aim_ode_status run_model(const aim_config *cfg, int d, const double *tau,
                               .overlap = model_overlap,
                               .terms = aim_model_has_terms(m) ? model_terms : NULL};
     aim_ode_integrate(cfg, &om, y0, tau, points, states, report);
+    /* counters are recorded once CVODE is set up: a failure with them
+     * and a row is CVODE's own, after the start */
+    if (role == MODEL_COMPANION && report->status == AIM_ODE_FAILED &&
+        report->integrations > 0 && report->reached > 0)
+        report->status = AIM_ODE_BLOWUP;
     engine_accuracy(aim_model_engine(m), estimate, report);
     if (!isnan(aim_model_start_mean(m)))
         report->start_mean = aim_model_start_mean(m);
@@ -696,7 +707,8 @@ static int lower_runs(const aim_config *cfg, int d, const double *tau,
             memcpy(obs, kept->obs, sizeof *obs * (size_t)points * AIM_OBS_COUNT);
             rep[runs] = kept->report;
             reuse->reused++;
-        } else if (!obs || run_model(&lower, d, tau, start, obs, NULL, qmc > 0, &rep[runs]) ==
+        } else if (!obs || run_model(&lower, d, tau, start, obs, NULL, qmc > 0,
+                                         MODEL_COMPANION, &rep[runs]) ==
                                AIM_ODE_FAILED) {
             snprintf(report->message, sizeof report->message,
                      "the order-%d run for the truncation error estimate failed: %.600s", order,
@@ -781,7 +793,10 @@ static void truncation_estimate(const aim_config *cfg, int d, const double *tau,
             reached++;
         double *e = est + 2 * (size_t)i;
         if (reached == 0) {
+            /* without order M - 1 nothing vouches for the row */
             e[0] = e[1] = NAN;
+            if (cut < 0 && cfg->tol > 0.0)
+                cut = i;
             continue;
         }
         const int stalled =
@@ -798,7 +813,13 @@ static void truncation_estimate(const aim_config *cfg, int d, const double *tau,
         report->status = AIM_ODE_BLOWUP;
         report->stop = AIM_STOP_TRUNCATION;
         report->tau = tau[cut];
-        if (cut == stall) {
+        if (cut >= rep[0].reached) {
+            snprintf(report->reason, sizeof report->reason,
+                     "order %d companion: %.*s, so no truncation error estimate vouches for "
+                     "the rows from tau = %.6g on",
+                     cfg->order - 1, (int)strcspn(rep[0].message, ";"), rep[0].message,
+                     tau[cut]);
+        } else if (cut == stall) {
             const int from = cfg->order - (cut_runs > 2 ? 3 : 2); /* aim_mconv_estimate */
             snprintf(report->reason, sizeof report->reason,
                      "the orders %d to %d do not converge in M: the step from order %d to %d "
@@ -831,6 +852,9 @@ static void truncation_estimate(const aim_config *cfg, int d, const double *tau,
         moments->trunc_orders = runs;
         moments->trunc_points = qmc;
         moments->trunc_stop = rep[0].status == AIM_ODE_OK ? NAN : rep[0].tau;
+        if (rep[0].status != AIM_ODE_OK)
+            snprintf(moments->trunc_stop_why, sizeof moments->trunc_stop_why, "%.*s",
+                     (int)strcspn(rep[0].message, ";"), rep[0].message);
         moments->trunc_stall = stall >= 0 && stall < report->reached ? tau[stall] : NAN;
     } else {
         free(est);
@@ -1020,7 +1044,7 @@ aim_ode_status aim_trajectory_run_reusing(const aim_config *cfg, int d, const do
         memset(moments, 0, sizeof *moments);
     if (cfg->method == AIM_METHOD_MATRIX)
         return run_matrix(cfg, d, tau, obs, moments, report);
-    run_model(cfg, d, tau, start, obs, moments, 1, report);
+    run_model(cfg, d, tau, start, obs, moments, 1, MODEL_RUN, report);
     const int hierarchy = aim_model_ops_of(cfg)->hierarchy;
     if (!reuse || !hierarchy || report->status == AIM_ODE_FAILED) {
         if (report->status != AIM_ODE_FAILED && hierarchy && cfg->order >= 3)

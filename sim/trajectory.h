@@ -44,6 +44,7 @@ typedef struct {
     int trunc_points;  /* their quasi-random points, 0: the run's own rule */
     double trunc_stop; /* tau where the order M - 1 run stopped, NAN if it
                           ran through */
+    char trunc_stop_why[256]; /* why it stopped there (its stop, or CVODE's failure) */
     double trunc_stall; /* first tau of a row written where the orders do
                            not converge in M (hierarchy.tol = 0 keeps it;
                            its estimate is no bound), NAN if none */

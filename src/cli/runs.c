@@ -223,8 +223,8 @@ int aim_cli_write_ode_file(const aim_config *cfg, int d, const double *tau,
                     mom->trunc_stall);
         if (!isnan(mom->trunc_stop))
             fprintf(f, "# truncation error estimate: the order-%d run stopped at tau = %.6g "
-                       "(NaN from there: no estimate)\n",
-                    cfg->order - 1, mom->trunc_stop);
+                       "(NaN from there: no estimate): %s\n",
+                    cfg->order - 1, mom->trunc_stop, mom->trunc_stop_why);
     }
     char twr[32];
     if (isnan(rep->tau_wr_se))
