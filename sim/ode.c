@@ -418,7 +418,7 @@ aim_ode_status aim_ode_integrate(const aim_config *cfg, const aim_ode_model *mod
         (flag = catch_solver_messages(sunctx, mem, &s)) != CV_SUCCESS ||
         (flag = CVodeSStolerances(mem, cfg->rtol, cfg->atol)) != CV_SUCCESS ||
         (flag = CVodeSetLinearSolver(mem, LS, A)) != CV_SUCCESS ||
-        (flag = CVodeSetMaxNumSteps(mem, 1000000)) != CV_SUCCESS ||
+        (flag = CVodeSetMaxNumSteps(mem, cfg->max_steps)) != CV_SUCCESS ||
         (flag = CVodeSetStopTime(mem, tau[points - 1])) != CV_SUCCESS ||
         (flag = CVodeRootInit(mem, nroots, roots)) != CV_SUCCESS ||
         (flag = CVodeSetRootDirection(mem, direction)) != CV_SUCCESS ||

@@ -111,6 +111,7 @@ typedef struct {
     double rtol, atol;
     int quad_nodes;  /* Gauss-Hermite nodes per dimension (elementwise) */
     int qmc_points;  /* quasi-random points (row softmax) */
+    int max_steps;   /* CVODE's internal steps allowed between two grid points */
     double kernel_tol; /* > 0: the points chosen for this relative kernel
                           error (qmc_points then unused) */
     double ode_d;    /* finite d for the raw-mode mean; 0 = from sgd.d */

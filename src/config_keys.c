@@ -895,6 +895,10 @@ const aim_config_key aim_config_keys[] = {
     INT("ode", "quad_nodes", quad_nodes, "0", 2, 64, ZERO_OK,
         "0 (automatic) or an integer in 2..64 (>= 2 x Hermite degree)",
         "Gauss-Hermite nodes per dimension (elementwise outputs)"),
+    INT("ode", "max_steps", max_steps, "1000000", 10, 100000000, 0,
+        "an integer in 10..100000000",
+        "internal steps the integrator may take between two grid points before it gives up "
+        "(CV_TOO_MUCH_WORK)"),
     INT("ode", "qmc_points", qmc_points, "16384", 256, 4194304, 0,
         "an integer in 256..4194304", "quasi-random points (row softmax)"),
     REAL("ode", "kernel_tol", kernel_tol, "0", 1e-6, 0.1, ZERO_OK,
