@@ -748,6 +748,17 @@ static int row_estimate(const double *a, double *const low[LOWER_ORDERS], int ru
     return stalled;
 }
 
+/* The length of a run's message up to its first ';' (where and why it
+ * stopped; the advice and the state that follow are the run's own), a
+ * closing '.' left out. */
+static int first_clause(const char *message)
+{
+    size_t n = strcspn(message, ";");
+    if (n > 0 && message[n - 1] == '.')
+        n--;
+    return (int)n;
+}
+
 /* The truncation error estimate (theory/matrix.md sec. 6): the same run at
  * orders M - 1, M - 2, M - 3 (not below 2), whose words are the first of
  * the order-M word set (words are ordered by length), so the same start
@@ -815,10 +826,9 @@ static void truncation_estimate(const aim_config *cfg, int d, const double *tau,
         report->tau = tau[cut];
         if (cut >= rep[0].reached) {
             snprintf(report->reason, sizeof report->reason,
-                     "order %d companion: %.*s, so no truncation error estimate vouches for "
+                     "order %d companion: %.*s; so no truncation error estimate vouches for "
                      "the rows from tau = %.6g on",
-                     cfg->order - 1, (int)strcspn(rep[0].message, ";"), rep[0].message,
-                     tau[cut]);
+                     cfg->order - 1, first_clause(rep[0].message), rep[0].message, tau[cut]);
         } else if (cut == stall) {
             const int from = cfg->order - (cut_runs > 2 ? 3 : 2); /* aim_mconv_estimate */
             snprintf(report->reason, sizeof report->reason,
@@ -854,7 +864,7 @@ static void truncation_estimate(const aim_config *cfg, int d, const double *tau,
         moments->trunc_stop = rep[0].status == AIM_ODE_OK ? NAN : rep[0].tau;
         if (rep[0].status != AIM_ODE_OK)
             snprintf(moments->trunc_stop_why, sizeof moments->trunc_stop_why, "%.*s",
-                     (int)strcspn(rep[0].message, ";"), rep[0].message);
+                     first_clause(rep[0].message), rep[0].message);
         moments->trunc_stall = stall >= 0 && stall < report->reached ? tau[stall] : NAN;
     } else {
         free(est);

@@ -87,6 +87,38 @@ check "rows handed over are the folded replicas'" $?
 [ "$(cols "$g" mean "$cut_row" "$cut_row" | cut -c1)" != "-" ]
 check "on the hierarchy's branch (positive mean)" $?
 
+# a lower-order companion of the truncation estimate that CVODE gives up
+# on (Figure 3's He1 + He2/sqrt 2 at order 5: order 4 stalls near a state
+# of no matrices and passes ode.max_steps at tau = 0.142341) ends the
+# estimate, not the run: from the first row order 4 did not reach (0.15)
+# nothing vouches for order 5, which hands over there (matrix), stops
+# there (stop, exit 3), or with hierarchy.tol = 0 writes on with no
+# estimate (NaN) and says why in the header
+F="$(dirname "$0")/../examples/untied_fig3.ini"
+C="--order 5 --set model.activation=hermite --set model.hermite=0,1,0.70710678118654752
+   --set training.grid=linear --set training.horizon=0.2 --set training.points=21
+   --set ode.max_steps=5000 --set matrix.d=24 --set matrix.replicas=2"
+why="order 4 companion: CVODE failed at tau = 0.142341 with CV_TOO_MUCH_WORK"
+expect_exit "failed companion: hand-over" 0 "$exe" ode "$F" $C --set hierarchy.tol=1 \
+    --out "$work/c"
+contains "hand-over at the companion's failure, reason named" "$work/c/untied_fig3-ode.tsv" \
+    "^# hand-over: the order-5 hierarchy stopped at tau = 0.15: $why.*the rows from tau = 0.15 on are the matrix"
+expect_exit "failed companion: beyond = stop" 3 "$exe" ode "$F" $C --set hierarchy.tol=1 \
+    --set hierarchy.beyond=stop --out "$work/cs"
+contains "stop said, reason named" "$work/err" "stopped at tau = 0.15: $why"
+[ "$(cols "$work/cs/untied_fig3-ode.tsv" tau 1 21 | tail -n 1)" = "0.14" ]
+check "rows up to the companion's failure, none from there" $?
+! cols "$work/cs/untied_fig3-ode.tsv" risk,overlap,overlap_trunc,risk_trunc 1 21 | grep -qi nan
+check "no NaN written as a value" $?
+expect_exit "failed companion, hierarchy.tol = 0" 3 "$exe" ode "$F" $C --set hierarchy.tol=0 \
+    --set hierarchy.beyond=stop --out "$work/c0"
+contains "the order-5 run's own stop" "$work/c0/untied_fig3-ode.tsv" \
+    "^# status: the order-5 hierarchy left the valid moments at tau = 0.16"
+contains "the companion's failure in the header" "$work/c0/untied_fig3-ode.tsv" \
+    "^# truncation error estimate: the order-4 run stopped at tau = 0.142341 (NaN from there: no estimate): CVODE failed at tau = 0.142341 with CV_TOO_MUCH_WORK"
+[ "$(cols "$work/c0/untied_fig3-ode.tsv" tau,overlap_trunc 16 16 | cut -f 2)" = "nan" ]
+check "no estimate from tau = 0.15" $?
+
 printf '[hierarchy]\nbeyond = sideways\n' >"$work/bad.ini"
 expect_exit "bad hierarchy.beyond" 1 "$exe" ode "$work/bad.ini" --out "$work/x"
 contains "bad value named" "$work/err" "hierarchy.beyond.*allowed: matrix | stop"
