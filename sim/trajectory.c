@@ -530,9 +530,25 @@ typedef struct {
  * order reads is dropped before it does. */
 enum { REUSE_KEPT = 8 };
 
+/* A hand-over's matrix limit process (theory/matrix.md sec. 7), the same
+ * for every order of one configuration: what identifies it (its
+ * configuration with the order left out, d, grid), its words measured up
+ * to order words (those of every lower order are their leading columns),
+ * and its result. key NULL: none kept. */
+typedef struct {
+    char *key;
+    size_t key_len;
+    int d, words;
+    double *tau, *obs;
+    aim_trajectory_moments moments;
+    aim_ode_report report;
+} kept_matrix;
+
 struct aim_trajectory_reuse {
     int reused, next; /* next: the slot the next run kept takes */
+    int highest;      /* the highest order the runs sharing it ask for, 0 unknown */
     kept_run runs[REUSE_KEPT];
+    kept_matrix matrix;
 };
 
 /* cfg as the text of every key (aim_config_write: reals at 17 digits, so
@@ -573,14 +589,26 @@ static void kept_clear(kept_run *k)
     memset(k, 0, sizeof *k);
 }
 
+static void kept_matrix_clear(kept_matrix *k)
+{
+    free(k->key);
+    free(k->tau);
+    free(k->obs);
+    aim_trajectory_moments_free(&k->moments);
+    memset(k, 0, sizeof *k);
+}
+
 void aim_trajectory_reuse_free(aim_trajectory_reuse *r)
 {
     if (!r)
         return;
     for (int i = 0; i < REUSE_KEPT; i++)
         kept_clear(&r->runs[i]);
+    kept_matrix_clear(&r->matrix);
     free(r);
 }
+
+void aim_trajectory_reuse_orders(aim_trajectory_reuse *r, int highest) { r->highest = highest; }
 
 int aim_trajectory_reused(const aim_trajectory_reuse *r) { return r->reused; }
 
@@ -908,6 +936,52 @@ __attribute__((format(printf, 2, 3))) static void append_message(aim_ode_report 
     va_end(ap);
 }
 
+/* The matrix limit process of mcfg at d on tau (its words, when wanted,
+ * up to mcfg->order at least): the one kept in reuse when it is that run
+ * with words to that order, else run, into reuse (words to the highest
+ * order its runs ask for, so that the next order finds them) or, without
+ * one, into *own (clear it after). NULL when out of memory. */
+static const kept_matrix *matrix_process(const aim_config *mcfg, int d, const double *tau,
+                                         int want_words, aim_trajectory_reuse *reuse,
+                                         kept_matrix *own)
+{
+    const int points = mcfg->points;
+    aim_config run = *mcfg;
+    char *key = NULL;
+    size_t len = 0;
+    if (reuse) {
+        aim_config unordered = *mcfg;
+        unordered.order = 0; /* the process is the same at every order */
+        if (config_key(&unordered, &key, &len))
+            return NULL;
+        const kept_matrix *k = &reuse->matrix;
+        if (k->key && k->key_len == len && !memcmp(k->key, key, len) && k->d == d &&
+            !memcmp(k->tau, tau, sizeof *tau * (size_t)points) && k->words >= mcfg->order) {
+            free(key);
+            return k;
+        }
+        kept_matrix_clear(&reuse->matrix);
+        own = &reuse->matrix;
+        if (reuse->highest > run.order)
+            run.order = reuse->highest;
+        want_words = 1;
+    }
+    own->key = key;
+    own->key_len = len;
+    own->d = d;
+    own->words = run.order;
+    own->tau = malloc(sizeof *own->tau * (size_t)points);
+    own->obs = malloc(sizeof *own->obs * (size_t)points * AIM_OBS_COUNT);
+    if (!own->tau || !own->obs) {
+        kept_matrix_clear(own);
+        return NULL;
+    }
+    memcpy(own->tau, tau, sizeof *tau * (size_t)points);
+    aim_trajectory_run_full(&run, d, tau, NULL, own->obs, want_words ? &own->moments : NULL,
+                            &own->report);
+    return own;
+}
+
 /* hierarchy.beyond = matrix (theory/matrix.md sec. 7): a hierarchy that
  * failed at grid point report->reached, by its truncation error estimate
  * or by leaving the moments of real matrices, continues as the matrix
@@ -917,7 +991,8 @@ __attribute__((format(printf, 2, 3))) static void append_message(aim_ode_report 
  * errors, replace the missing ones; the rows before are the hierarchy's,
  * untouched. */
 static void hand_over(const aim_config *cfg, int d, const double *tau, double *obs,
-                      aim_trajectory_moments *moments, aim_ode_report *report)
+                      aim_trajectory_moments *moments, aim_trajectory_reuse *reuse,
+                      aim_ode_report *report)
 {
     const int points = cfg->points, cut = report->reached;
     snprintf(report->handover_why, sizeof report->handover_why, "%s", report->message);
@@ -944,29 +1019,31 @@ static void hand_over(const aim_config *cfg, int d, const double *tau, double *o
     }
     const int branch =
         cut > 0 ? aim_fold_sign(&mcfg, obs + (size_t)(cut - 1) * AIM_OBS_COUNT) : 1;
-    aim_trajectory_moments mmom;
-    aim_ode_report mrep;
-    double *mobs = malloc(sizeof *mobs * (size_t)points * AIM_OBS_COUNT);
     double *se =
         moments && !moments->obs_se ? malloc(sizeof *se * (size_t)points * AIM_OBS_COUNT) : NULL;
-    if (!mobs || (moments && !moments->obs_se && !se)) {
-        free(mobs);
-        free(se);
+    if (moments && !moments->obs_se && !se) {
         append_message(report, " (no hand-over to the matrix limit process: out of memory)");
         return;
     }
     fprintf(stderr, "aimdyn: %s; hierarchy.beyond = matrix: the matrix limit process (D = %d, "
                     "%d replicas) continues from tau = %g\n",
             report->message, cfg->matrix_d, cfg->replicas, tau[cut]);
-    aim_trajectory_run_full(&mcfg, d, tau, NULL, mobs, moments ? &mmom : NULL, &mrep);
+    kept_matrix own = {0};
+    const kept_matrix *run = matrix_process(&mcfg, d, tau, moments != NULL, reuse, &own);
+    if (!run) {
+        append_message(report, " (no hand-over to the matrix limit process: out of memory)");
+        free(se);
+        return;
+    }
+    const double *mobs = run->obs;
+    const aim_trajectory_moments mmom = run->moments;
+    const aim_ode_report mrep = run->report;
     if (mrep.status == AIM_ODE_FAILED || mrep.reached <= cut) {
         append_message(report, " (the matrix limit process, run to hand over, %s: %s)",
                        mrep.status == AIM_ODE_FAILED ? "failed" : "stopped before that point",
                        mrep.message);
-        free(mobs);
         free(se);
-        if (moments)
-            aim_trajectory_moments_free(&mmom);
+        kept_matrix_clear(&own);
         return;
     }
     for (int i = cut; i < mrep.reached; i++)
@@ -994,9 +1071,8 @@ static void hand_over(const aim_config *cfg, int d, const double *tau, double *o
             if (moments->trunc)
                 moments->trunc[2 * (size_t)i] = moments->trunc[2 * (size_t)i + 1] = NAN;
         }
-        aim_trajectory_moments_free(&mmom);
     }
-    free(mobs);
+    kept_matrix_clear(&own);
     aim_ode_stats_append(report, &mrep, "matrix limit process (hand-over)");
     if (mcfg.fold != AIM_FOLD_NONE)
         snprintf(report->handover_fold, sizeof report->handover_fold,
@@ -1073,7 +1149,7 @@ aim_ode_status aim_trajectory_run_reusing(const aim_config *cfg, int d, const do
         free(raw);
     }
     if (truncation_failed(cfg, report))
-        hand_over(cfg, d, tau, obs, moments, report);
+        hand_over(cfg, d, tau, obs, moments, reuse, report);
     return report->status;
 }
 

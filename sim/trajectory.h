@@ -77,6 +77,11 @@ typedef struct aim_trajectory_reuse aim_trajectory_reuse;
 /* NULL when out of memory */
 aim_trajectory_reuse *aim_trajectory_reuse_create(void);
 void aim_trajectory_reuse_free(aim_trajectory_reuse *r);
+/* The highest order the runs sharing r will ask for: a hierarchy that
+ * fails and hands over (hierarchy.beyond = matrix) runs the matrix limit
+ * process once, measuring the words up to that order, and every later
+ * order of the same configuration takes it from r. */
+void aim_trajectory_reuse_orders(aim_trajectory_reuse *r, int highest);
 /* how many lower-order runs the estimates took from r */
 int aim_trajectory_reused(const aim_trajectory_reuse *r);
 /* aim_trajectory_run_full with a reuse (NULL: none). */

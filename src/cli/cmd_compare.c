@@ -85,10 +85,15 @@ static int compare_student(const run_options *ro, const aim_config *cfg, aim_ato
     aim_tsv *tsv = NULL;
     /* each order's run serves the next one's truncation error estimate */
     aim_trajectory_reuse *reuse = aim_trajectory_reuse_create();
+    int highest = 0;
     if (!tau || !ode || !mean || !se || !xmean || !xse || !gaps || !reuse) {
         fprintf(stderr, "aimdyn compare: out of memory\n");
         goto done;
     }
+    for (int q = 0; q < nord; q++)
+        if (tied && orders[q] > highest)
+            highest = orders[q];
+    aim_trajectory_reuse_orders(reuse, highest);
     aim_grid_fill(cfg, tau);
     double twr_ode[MAX_DIMS * MAX_ORDERS], twr_sgd[MAX_DIMS];
     int recovered[MAX_DIMS];
