@@ -968,9 +968,10 @@ const aim_config_key aim_config_keys[] = {
     REAL("hierarchy", "tol", tol, "0.05", 0, 1, ZERO_OK,
          "0 (never stop) or a real number in [0, 1]",
          "tied and untied, M >= 3: the run stops where the truncation error estimate "
-         "from orders M-3..M (overlap absolute, risk relative) first exceeds it, or where "
-         "those orders do not converge in M (columns overlap_trunc, risk_trunc; "
-         "theory/matrix.md sec. 6)"),
+         "from orders M-3..M (overlap absolute, risk relative) first exceeds it, where "
+         "those orders do not converge in M, or where the order M-1 run stopped or failed "
+         "in CVODE (no estimate) (columns overlap_trunc, risk_trunc; theory/matrix.md sec. "
+         "6)"),
     ENUM("hierarchy", "beyond", beyond, "matrix", beyond_names, "matrix | stop",
          "tied and untied: where the hierarchy fails (its truncation error estimate "
          "passes hierarchy.tol or its orders do not converge in M, or its moments leave "
