@@ -794,11 +794,12 @@ static int first_clause(const char *message)
  * truncations converge there: alternating and shrinking, the last step
  * bounds the error; shrinking from one side, the geometric tail; not
  * shrinking (beyond the runs' numerical resolution), nothing bounds it.
- * The run is cut at the first row whose estimate passes hierarchy.tol or
- * whose orders do not converge (hierarchy.tol = 0: never). Where a lower
- * order had stopped, the orders above it serve; where order M - 1 had,
- * there is no estimate (NaN). Lower runs are taken from reuse when it
- * holds that very run, and kept there. */
+ * The run is cut at the first row whose estimate passes hierarchy.tol,
+ * whose orders do not converge, or that order M - 1 did not reach (it
+ * stopped, or CVODE gave up on it: no estimate, NaN) (hierarchy.tol = 0:
+ * never). Where only a lower order had stopped, the orders above it
+ * serve. Lower runs are taken from reuse when it holds that very run, and
+ * kept there. */
 static void truncation_estimate(const aim_config *cfg, int d, const double *tau,
                                 const aim_measured_start *start, aim_trajectory_reuse *reuse,
                                 double *obs, aim_trajectory_moments *moments,
@@ -987,9 +988,9 @@ static const kept_matrix *matrix_process(const aim_config *mcfg, int d, const do
  * or by leaving the moments of real matrices, continues as the matrix
  * limit process. That process is run over the whole grid from its own
  * start (it has no state to take over from a truncation: the words longer
- * than M are what failed) and its rows, with their replica standard
- * errors, replace the missing ones; the rows before are the hierarchy's,
- * untouched. */
+ * than M are what failed; the same run for every order, kept in reuse) and
+ * its rows, with their replica standard errors, replace the missing ones;
+ * the rows before are the hierarchy's, untouched. */
 static void hand_over(const aim_config *cfg, int d, const double *tau, double *obs,
                       aim_trajectory_moments *moments, aim_trajectory_reuse *reuse,
                       aim_ode_report *report)
