@@ -87,6 +87,22 @@ check "rows handed over are the folded replicas'" $?
 [ "$(cols "$g" mean "$cut_row" "$cut_row" | cut -c1)" != "-" ]
 check "on the hierarchy's branch (positive mean)" $?
 
+# compare --order 3 --order 4: both orders hand over, and the matrix
+# process is run once (its words to order 4) and serves both; each file is
+# the one `ode` writes at its order with its own process, row for row
+Q="--set hierarchy.tol=1e-4 --set matrix.d=32 --set matrix.replicas=2 --set training.points=6"
+expect_exit "compare, two orders handed over" 0 "$exe" compare "$T" --order 3 --order 4 $Q \
+    --d 32 --set sgd.seeds=1 --out "$work/cmp"
+[ "$(grep -c 'matrix limit process: replica 1/2 done' "$work/err")" -eq 1 ]
+check "one matrix process for both orders" $?
+for M in 3 4; do
+    expect_exit "ode at order $M" 0 "$exe" ode "$T" --order $M $Q --d 32 --out "$work/o$M"
+    a=$(grep -v '^#' "$work/cmp/tied_he2-M$M-ode.tsv" | md5sum)
+    b=$(grep -v '^#' "$work/o$M/tied_he2-ode.tsv" | md5sum)
+    [ "$a" = "$b" ]
+    check "order $M: compare's rows are ode's" $?
+done
+
 # a lower-order companion of the truncation estimate that CVODE gives up
 # on (Figure 3's He1 + He2/sqrt 2 at order 5: order 4 stalls near a state
 # of no matrices and passes ode.max_steps at tau = 0.142341) ends the
