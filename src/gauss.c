@@ -65,6 +65,11 @@
 #define RULE_SLOTS 8
 #define ERROR_SLOTS 16
 
+/* What the teacher's scores at a point depend on beside the point: its
+ * row of the latent factors (Fs[2], Fs[3], Fa[2], Fa[3]) and its index
+ * mean (state_factors, teacher_key_of). */
+#define TEACHER_KEY 5
+
 struct aim_gauss {
     int T, T2;
     double C[MAXT2], L[MAXT2]; /* token covariance and its Cholesky factor */
@@ -98,6 +103,12 @@ struct aim_gauss {
      * error estimate (kernel_spread) */
     double *chunk_eyc;
     double *eyc;                  /* T^2 x nlat: sum of diff_p yc_j */
+    /* The teacher's outputs f(mu* +- D*) at every point of yc (a
+     * teacher_table), for the teacher's part of the state they were
+     * made at (teacher_key; teacher_valid 0: not made yet). */
+    double *teacher;
+    double teacher_key[TEACHER_KEY];
+    int teacher_valid;
     /* Kernel error (aim_gauss_kernel_error) at the first state evaluated,
      * where the point count is also chosen when kernel_tol > 0; NAN until
      * estimated. */
@@ -224,6 +235,7 @@ static int generic_setup(aim_gauss *g, int npts);
 static void release_rule(const double *yc);
 static int thread_work(aim_gauss *g, int threads);
 static int first_points(const aim_gauss *g);
+static int teacher_space(aim_gauss *g, int npts);
 
 aim_gauss *aim_gauss_create(const aim_config *cfg, aim_gauss_rule rule)
 {
@@ -292,6 +304,7 @@ void aim_gauss_free(aim_gauss *g)
     free(g->work);
     free(g->chunk_eyc);
     free(g->eyc);
+    free(g->teacher);
     free(g);
 }
 
@@ -849,7 +862,7 @@ static int generic_setup(aim_gauss *g, int npts)
     if (!g->eyc || !g->chunk_eyc || thread_work(g, 1) ||
         random_shifts(RULE_SEED, 1, g->nlat, g->shift))
         return -1;
-    if (packing_matrix(g))
+    if (packing_matrix(g) || teacher_space(g, npts))
         return -1;
     g->yc = shared_rule(g, npts);
     return g->yc ? 0 : -1;
@@ -994,8 +1007,20 @@ static void error_kernels_lanes(const aim_gauss *g, const double *e, double ko[L
     }
 }
 
+/* The teacher's outputs at the points of a point set: per group of LANES
+ * points (a block's last group padded as block_sums pads it), f(mu* + D*)
+ * then f(mu* - D*), each T^2 x LANES interleaved. They do not depend on
+ * the student: made at the first evaluation (the teacher's scores of a
+ * run are fixed), read at every later one. */
+static size_t teacher_table_size(const aim_gauss *g, int npts)
+{
+    return (size_t)((npts + LANES - 1) / LANES) * 2 * (size_t)g->T2 * LANES;
+}
+
 /* One block of nb points (y: nb x nlat) at the state of index means mu
- * and factors Fs, Fa, added to the unweighted sums s; unless
+ * and factors Fs, Fa, added to the unweighted sums s, the teacher's
+ * outputs read from teacher (this block's part of a teacher table), or
+ * first written there when fill_teacher; unless
  * s->risk_only, also the kernels, E[e], E[e_p Y_k,p] and, when s->eyc is
  * set, the block's E[e Y] part into s->eyc (T^2 x nlat, overwritten for
  * the first block of a chunk; diff its work space). Every point z is used
@@ -1004,17 +1029,20 @@ static void error_kernels_lanes(const aim_gauss *g, const double *e, double ko[L
  * added in lane order at the end of the block: the order of every sum is
  * fixed by the point count alone. */
 static void block_sums(const aim_gauss *g, const double *y0, int nb, double mu[2][MAXT2],
-                       const double Fs[4], const double Fa[4], int first, double *diff,
-                       qmc_estimate *s)
+                       const double Fs[4], const double Fa[4], double *teacher,
+                       int fill_teacher, int first, double *diff, qmc_estimate *s)
 {
     const int T2 = g->T2, nlat = g->nlat, nsym = g->nsym, nanti = g->nanti;
     const int all = !s->risk_only;
     /* Fa = 0 (Psi = Omega: a tied student and teacher): the antisymmetric
      * latent coordinates carry no variance, and E[e_p Y_k,p] of k = 2, 3
      * meets a zero coefficient (aim_gauss_error_index) */
-    const int anti = Fa[0] != 0.0 || Fa[2] != 0.0 || Fa[3] != 0.0;
+    const int anti = Fa[0] != 0.0 || Fa[1] != 0.0 || Fa[2] != 0.0 || Fa[3] != 0.0;
+    /* the rows of D computed: the student's (0), and the teacher's (1)
+     * only when its table is being made */
+    const int rows = fill_teacher ? 2 : 1;
     /* interleaved: entry p of lane l at p * LANES + l */
-    double D[2][MAXT2 * LANES], f[2][MAXT2 * LANES], fs[2][MAXT2 * LANES];
+    double D[2][MAXT2 * LANES], f[2][MAXT2 * LANES];
     double deriv[2][MAXT2 * LANES], r[MAXT2 * LANES], e[2][MAXT2 * LANES];
     double yv[4][MAXT2 * LANES]; /* Y_k,p at the points */
     /* the lanes' sums */
@@ -1033,7 +1061,7 @@ static void block_sums(const aim_gauss *g, const double *y0, int nb, double mu[2
                     ya0 = g->anti_sign[p] * y[2 * nsym + g->anti_at[p]];
                     ya1 = g->anti_sign[p] * y[2 * nsym + nanti + g->anti_at[p]];
                 }
-                for (int i = 0; i < 2; i++)
+                for (int i = 0; i < rows; i++)
                     D[i][p * LANES + l] = Fs[i * 2 + 0] * ys0 + Fs[i * 2 + 1] * ys1 +
                                           Fa[i * 2 + 0] * ya0 + Fa[i * 2 + 1] * ya1;
                 if (!all)
@@ -1045,8 +1073,12 @@ static void block_sums(const aim_gauss *g, const double *y0, int nb, double mu[2
             }
         }
         const double keep[LANES] = {1.0, lanes > 1, lanes > 2, lanes > 3};
-        /* the points z (index 0) and -z (index 1) */
-        aim_outmap_forward_lanes(g->map, mu[1], D[1], fs[0], fs[1], NULL, NULL);
+        /* the points z (index 0) and -z (index 1); the teacher's outputs
+         * from its table (teacher_table) */
+        double *fs[2] = {teacher + (size_t)(b0 / LANES) * 2 * T2 * LANES,
+                         teacher + ((size_t)(b0 / LANES) * 2 + 1) * T2 * LANES};
+        if (fill_teacher)
+            aim_outmap_forward_lanes(g->map, mu[1], D[1], fs[0], fs[1], NULL, NULL);
         aim_outmap_forward_lanes(g->map, mu[0], D[0], f[0], f[1], all ? deriv[0] : NULL,
                                  all ? deriv[1] : NULL);
         for (int side = 0; side < 2; side++) {
@@ -1123,9 +1155,12 @@ static void block_sums(const aim_gauss *g, const double *y0, int nb, double mu[2
  * of threads). With out->risk_only only the risk is computed (the
  * output map forward, no pull-back, kernels or E[e Y]), summed in the
  * same order as with everything, so that it is the same number bit for
- * bit; every E[e_p yc_j] only when out->eyc is set. Returns 0. */
+ * bit; every E[e_p yc_j] only when out->eyc is set. The teacher's
+ * outputs come from teacher, yc's teacher table (teacher_table_size
+ * numbers), made here first when fill_teacher. Returns 0. */
 static int qmc_sum(aim_gauss *g, const double *yc, int npts, const aim_overlaps *q,
-                   const double Fs[4], const double Fa[4], qmc_estimate *out)
+                   const double Fs[4], const double Fa[4], double *teacher, int fill_teacher,
+                   qmc_estimate *out)
 {
     const int T2 = g->T2, nlat = g->nlat, all = !out->risk_only, full = all && out->eyc;
     const int blocks = (npts + QMC_BLOCK - 1) / QMC_BLOCK;
@@ -1159,6 +1194,7 @@ static int qmc_sum(aim_gauss *g, const double *yc, int npts, const aim_overlaps 
                 const int start = blk * QMC_BLOCK;
                 const int nb = npts - start < QMC_BLOCK ? npts - start : QMC_BLOCK;
                 block_sums(g, yc + (size_t)start * nlat, nb, mu, Fs, Fa,
+                           teacher + (size_t)(start / LANES) * 2 * T2 * LANES, fill_teacher,
                            blk == (int)((long)c * blocks / chunks), diff, s);
             }
         }
@@ -1196,66 +1232,117 @@ static int qmc_sum(aim_gauss *g, const double *yc, int npts, const aim_overlaps 
     return 0;
 }
 
-/* The estimated relative error of the rule at npts points, state q
- * (factors Fs, Fa): REPLICATES copies of the rule under other random
- * shifts (qmc_points), each a draw from the law the rule's own shift was
- * drawn from, so that their spread (standard deviation s) estimates the
- * rule's typical error; the rule's error over s is Student-t distributed
- * with REPLICATES - 1 degrees of freedom, and t s (t its two-sided
- * ESTIMATE_CONFIDENCE quantile) bounds it at that confidence. Per group of
- * kernels (the risk; K_omega; K_psi; the drift kernels E[e] and E[e Y]),
- * that bound relative to the group's largest value in ref, the rule's
- * estimate; the largest over the groups in *out. Returns 0 or -1. */
-static int kernel_spread(aim_gauss *g, int npts, const aim_overlaps *q, const double Fs[4],
-                         const double Fa[4], const qmc_estimate *ref, double *out)
+/* The teacher's part of the state q with factors Fs, Fa: what its
+ * outputs at the points depend on (TEACHER_KEY numbers). */
+static void teacher_key_of(const aim_overlaps *q, const double Fs[4], const double Fa[4],
+                           double key[TEACHER_KEY])
+{
+    key[0] = Fs[2];
+    key[1] = Fs[3];
+    key[2] = Fa[2];
+    key[3] = Fa[3];
+    key[4] = q->mean[1];
+}
+
+/* Whether g's teacher table must be made at q (factors Fs, Fa): 1 when
+ * it is not made yet or the teacher's part of the state changed (then it
+ * counts as made by the qmc_sum this asks), else 0. */
+static int teacher_fill(aim_gauss *g, const aim_overlaps *q, const double Fs[4],
+                        const double Fa[4])
+{
+    double key[TEACHER_KEY];
+    teacher_key_of(q, Fs, Fa, key);
+    const int fill = !g->teacher_valid || memcmp(key, g->teacher_key, sizeof key) != 0;
+    memcpy(g->teacher_key, key, sizeof key);
+    g->teacher_valid = 1;
+    return fill;
+}
+
+/* The state of a kernel error estimate: its factors (state_factors) and
+ * the rule's own estimate there, every E[e_p yc_j] included (ref). */
+typedef struct {
+    const aim_overlaps *q;
+    double Fs[4], Fa[4];
+    qmc_estimate ref;
+} spread_state;
+
+/* The estimated relative error of the rule at npts points, at each of
+ * the nstates states st[i] into out[i]: REPLICATES copies of the rule
+ * under other random shifts (qmc_points), each a draw from the law the
+ * rule's own shift was drawn from, so that their spread (standard
+ * deviation s) estimates the rule's typical error; the rule's error over
+ * s is Student-t distributed with REPLICATES - 1 degrees of freedom, and
+ * t s (t its two-sided ESTIMATE_CONFIDENCE quantile) bounds it at that
+ * confidence. Per group of kernels (the risk; K_omega; K_psi; the drift
+ * kernels E[e] and E[e Y]), that bound relative to the group's largest
+ * value in the rule's estimate st[i].ref; the largest over the groups.
+ * Each copy is made once and evaluated at every state (its teacher
+ * table, too, made once: the states share the teacher). Returns 0 or -1. */
+static int kernel_spread(aim_gauss *g, int npts, int nstates, const spread_state *st,
+                         double *out)
 {
     const int T2 = g->T2, nlat = g->nlat, ndrift = T2 + T2 * nlat, nvec = 3 + ndrift;
-    double *vals = malloc(sizeof(double) * (size_t)REPLICATES * nvec);
+    double *vals = malloc(sizeof(double) * (size_t)nstates * REPLICATES * nvec);
     double *eyc = malloc(sizeof(double) * (size_t)T2 * nlat);
     double *work = malloc(sizeof(double) * (size_t)npts * nlat);
     double *yc = malloc(sizeof(double) * (size_t)npts * nlat);
+    double *teacher = malloc(sizeof(double) * teacher_table_size(g, npts));
     double shifts[REPLICATES * 4 * MAXT2];
     int rc = -1;
-    if (!vals || !eyc || !work || !yc || random_shifts(REPLICATE_SEED, REPLICATES, nlat, shifts))
+    if (!vals || !eyc || !work || !yc || !teacher ||
+        random_shifts(REPLICATE_SEED, REPLICATES, nlat, shifts))
         goto done;
     for (int r = 0; r < REPLICATES; r++) {
-        qmc_estimate est = {.eyc = eyc};
-        if (qmc_rule(g, npts, shifts + (size_t)r * nlat, work, yc) ||
-            qmc_sum(g, yc, npts, q, Fs, Fa, &est))
+        if (qmc_rule(g, npts, shifts + (size_t)r * nlat, work, yc))
             goto done;
-        double *v = vals + (size_t)r * nvec;
-        v[0] = est.risk;
-        v[1] = est.k_omega;
-        v[2] = est.k_psi;
-        memcpy(v + 3, est.err, sizeof(double) * (size_t)T2);
-        memcpy(v + 3 + T2, eyc, sizeof(double) * (size_t)T2 * nlat);
-    }
-    double scale[4] = {fabs(ref->risk), fabs(ref->k_omega), fabs(ref->k_psi), 0.0};
-    for (int p = 0; p < T2; p++)
-        scale[3] = fmax(scale[3], fabs(ref->err[p]));
-    for (int j = 0; j < T2 * nlat; j++)
-        scale[3] = fmax(scale[3], fabs(ref->eyc[j]));
-    const double t = gsl_cdf_tdist_Pinv(0.5 + 0.5 * ESTIMATE_CONFIDENCE, REPLICATES - 1);
-    double worst = 0.0;
-    for (int j = 0; j < nvec; j++) {
-        double mean = 0.0, var = 0.0;
-        for (int r = 0; r < REPLICATES; r++)
-            mean += vals[(size_t)r * nvec + j] / REPLICATES;
-        for (int r = 0; r < REPLICATES; r++) {
-            const double dev = vals[(size_t)r * nvec + j] - mean;
-            var += dev * dev / (REPLICATES - 1);
+        double made[TEACHER_KEY];
+        for (int i = 0; i < nstates; i++) {
+            double key[TEACHER_KEY];
+            teacher_key_of(st[i].q, st[i].Fs, st[i].Fa, key);
+            const int fill = i == 0 || memcmp(key, made, sizeof key) != 0;
+            memcpy(made, key, sizeof key);
+            qmc_estimate est = {.eyc = eyc};
+            if (qmc_sum(g, yc, npts, st[i].q, st[i].Fs, st[i].Fa, teacher, fill, &est))
+                goto done;
+            double *v = vals + ((size_t)i * REPLICATES + r) * nvec;
+            v[0] = est.risk;
+            v[1] = est.k_omega;
+            v[2] = est.k_psi;
+            memcpy(v + 3, est.err, sizeof(double) * (size_t)T2);
+            memcpy(v + 3 + T2, eyc, sizeof(double) * (size_t)T2 * nlat);
         }
-        const double bound = t * sqrt(var), sc = scale[j < 3 ? j : 3];
-        if (bound > 0.0)
-            worst = fmax(worst, sc > 0.0 ? bound / sc : INFINITY);
     }
-    *out = worst;
+    const double t = gsl_cdf_tdist_Pinv(0.5 + 0.5 * ESTIMATE_CONFIDENCE, REPLICATES - 1);
+    for (int i = 0; i < nstates; i++) {
+        const qmc_estimate *ref = &st[i].ref;
+        double scale[4] = {fabs(ref->risk), fabs(ref->k_omega), fabs(ref->k_psi), 0.0};
+        for (int p = 0; p < T2; p++)
+            scale[3] = fmax(scale[3], fabs(ref->err[p]));
+        for (int j = 0; j < T2 * nlat; j++)
+            scale[3] = fmax(scale[3], fabs(ref->eyc[j]));
+        const double *vi = vals + (size_t)i * REPLICATES * nvec;
+        double worst = 0.0;
+        for (int j = 0; j < nvec; j++) {
+            double mean = 0.0, var = 0.0;
+            for (int r = 0; r < REPLICATES; r++)
+                mean += vi[(size_t)r * nvec + j] / REPLICATES;
+            for (int r = 0; r < REPLICATES; r++) {
+                const double dev = vi[(size_t)r * nvec + j] - mean;
+                var += dev * dev / (REPLICATES - 1);
+            }
+            const double bound = t * sqrt(var), sc = scale[j < 3 ? j : 3];
+            if (bound > 0.0)
+                worst = fmax(worst, sc > 0.0 ? bound / sc : INFINITY);
+        }
+        out[i] = worst;
+    }
     rc = 0;
 done:
     free(vals);
     free(eyc);
     free(work);
     free(yc);
+    free(teacher);
     return rc;
 }
 
@@ -1278,8 +1365,36 @@ static int first_points(const aim_gauss *g)
     return n;
 }
 
+/* The factor F of a 2 x 2 covariance V of (student, teacher) scores,
+ * F F^T = V, factorised teacher first: the teacher's row (F[2], F[3]) =
+ * (0, sqrt V_11) does not depend on the student, so that its scores at
+ * the points, and the outputs of a run's fixed teacher, are fixed
+ * (teacher_table). F is upper triangular, row-major (the Cholesky factor
+ * of V with its rows and columns swapped). Returns 0 or -1
+ * (chol_semidefinite_scaled). */
+static int teacher_first_factor(const double V[4], double scale, double F[4])
+{
+    const double swapped[4] = {V[3], V[2], V[1], V[0]};
+    double lower[4];
+    if (chol_semidefinite_scaled(2, swapped, lower, scale))
+        return -1;
+    F[0] = lower[3];
+    F[1] = lower[2];
+    F[2] = lower[1];
+    F[3] = lower[0];
+    return 0;
+}
+
+/* Solves F c = v for a teacher_first_factor F; coordinates with a zero
+ * pivot carry no variance and get c = 0. */
+static void teacher_first_solve(const double F[4], const double v[2], double c[2])
+{
+    c[1] = F[3] > 0.0 ? v[1] / F[3] : 0.0;
+    c[0] = F[0] > 0.0 ? (v[0] - F[1] * c[1]) / F[0] : 0.0;
+}
+
 /* The factors of the symmetric and antisymmetric parts of the latent
- * law at q (2 x 2, lower, row-major). Returns 0, or -1 when q is not a
+ * law at q (teacher_first_factor). Returns 0, or -1 when q is not a
  * valid covariance. */
 static int state_factors(const aim_overlaps *q, double Fs[4], double Fa[4])
 {
@@ -1290,10 +1405,27 @@ static int state_factors(const aim_overlaps *q, double Fs[4], double Fa[4])
             Va[i * 2 + j] = 0.5 * (q->omega[i][j] - q->psi[i][j]);
         }
     const double scale = fmax(fabs(q->omega[0][0]), fabs(q->omega[1][1]));
-    return chol_semidefinite_scaled(2, Vs, Fs, scale) ||
-                   chol_semidefinite_scaled(2, Va, Fa, scale)
-               ? -1
-               : 0;
+    return teacher_first_factor(Vs, scale, Fs) || teacher_first_factor(Va, scale, Fa) ? -1
+                                                                                        : 0;
+}
+
+/* The engine's teacher table for npts points (not yet made). Returns 0
+ * or -1. */
+static int teacher_space(aim_gauss *g, int npts)
+{
+    free(g->teacher);
+    g->teacher = malloc(sizeof(double) * teacher_table_size(g, npts));
+    g->teacher_valid = 0;
+    return g->teacher ? 0 : -1;
+}
+
+/* The rule's sums at q (factors Fs, Fa) into est, on g's point set and
+ * teacher table. */
+static int rule_sum(aim_gauss *g, const aim_overlaps *q, const double Fs[4], const double Fa[4],
+                    qmc_estimate *est)
+{
+    const int fill = teacher_fill(g, q, Fs, Fa);
+    return qmc_sum(g, g->yc, g->npts, q, Fs, Fa, g->teacher, fill, est);
 }
 
 /* ode.kernel_tol at the first state evaluated (est the unshifted
@@ -1304,8 +1436,11 @@ static int state_factors(const aim_overlaps *q, double Fs[4], double Fa[4])
  * right-hand side stays a smooth function of the state. */
 static int choose_points(aim_gauss *g, const aim_overlaps *q, qmc_estimate *est)
 {
+    spread_state st = {.q = q, .ref = *est};
+    memcpy(st.Fs, g->Fs, sizeof st.Fs);
+    memcpy(st.Fa, g->Fa, sizeof st.Fa);
     double err;
-    if (kernel_spread(g, g->npts, q, g->Fs, g->Fa, est, &err))
+    if (kernel_spread(g, g->npts, 1, &st, &err))
         return -1;
     while (err > g->kernel_tol && !points_capped(g->T, g->npts)) {
         const double *yc = shared_rule(g, 4 * g->npts);
@@ -1314,8 +1449,10 @@ static int choose_points(aim_gauss *g, const aim_overlaps *q, qmc_estimate *est)
         release_rule(g->yc);
         g->yc = yc;
         g->npts *= 4;
-        if (qmc_sum(g, g->yc, g->npts, q, g->Fs, g->Fa, est) ||
-            kernel_spread(g, g->npts, q, g->Fs, g->Fa, est, &err))
+        if (teacher_space(g, g->npts) || rule_sum(g, q, g->Fs, g->Fa, est))
+            return -1;
+        st.ref = *est;
+        if (kernel_spread(g, g->npts, 1, &st, &err))
             return -1;
     }
     g->kernel_err = err;
@@ -1329,7 +1466,7 @@ static int eval_generic(aim_gauss *g, const aim_overlaps *q)
     /* every E[e_p yc_j] at the first state: the kernel error estimate
      * compares them */
     qmc_estimate est = {.eyc = g->have_first ? NULL : g->eyc};
-    if (qmc_sum(g, g->yc, g->npts, q, g->Fs, g->Fa, &est))
+    if (rule_sum(g, q, g->Fs, g->Fa, &est))
         return -1;
     if (!g->have_first) {
         g->first = *q;
@@ -1398,8 +1535,7 @@ int aim_gauss_risk_at(aim_gauss *g, const aim_overlaps *q, double *risk)
     double Fs[4], Fa[4];
     qmc_estimate est = {.risk_only = 1};
     if (g->elementwise ? risk_elementwise(g, q, risk)
-                       : state_factors(q, Fs, Fa) ||
-                             qmc_sum(g, g->yc, g->npts, q, Fs, Fa, &est))
+                       : state_factors(q, Fs, Fa) || rule_sum(g, q, Fs, Fa, &est))
         return refuse_state(g, q);
     if (!g->elementwise)
         *risk = est.risk;
@@ -1410,26 +1546,36 @@ int aim_gauss_risk_at(aim_gauss *g, const aim_overlaps *q, double *risk)
     return 0;
 }
 
-/* The kernel error estimate of g's rule at q (kernel_spread), from the
- * cache or made and kept there. Returns 0, or -1 (*err NAN). */
-static int estimate_at(aim_gauss *g, const aim_overlaps *q, double *err)
+/* The kernel error estimates of g's rule at the n (1 or 2) states q[i]
+ * into err[i] (kernel_spread), each from the cache or made (those not
+ * cached in one kernel_spread, on the same copies of the rule) and kept
+ * there. Returns 0, or -1 (err NAN). */
+static int estimate_at(aim_gauss *g, int n, const aim_overlaps *const q[2], double err[2])
 {
-    error_key key;
-    kernel_error_key(g, q, &key);
-    if (cached_kernel_error(&key, err))
-        return 0;
-    double Fs[4], Fa[4];
-    qmc_estimate ref = {.eyc = malloc(sizeof(double) * (size_t)g->T2 * g->nlat)};
-    const int rc = !ref.eyc || state_factors(q, Fs, Fa) ||
-                   qmc_sum(g, g->yc, g->npts, q, Fs, Fa, &ref) ||
-                   kernel_spread(g, g->npts, q, Fs, Fa, &ref, err);
-    free(ref.eyc);
-    if (rc) {
-        *err = NAN;
-        return -1;
+    error_key key[2];
+    spread_state st[2];
+    int made[2], todo = 0, rc = 0;
+    for (int i = 0; i < n; i++) {
+        kernel_error_key(g, q[i], &key[i]);
+        if (cached_kernel_error(&key[i], &err[i]))
+            continue;
+        spread_state *s = &st[todo];
+        *s = (spread_state){.q = q[i],
+                            .ref = {.eyc = malloc(sizeof(double) * (size_t)g->T2 * g->nlat)}};
+        made[todo++] = i;
+        rc = rc || !s->ref.eyc || state_factors(q[i], s->Fs, s->Fa) ||
+             rule_sum(g, q[i], s->Fs, s->Fa, &s->ref);
     }
-    keep_kernel_error(&key, *err);
-    return 0;
+    double spread[2];
+    if (todo > 0 && !rc)
+        rc = kernel_spread(g, g->npts, todo, st, spread);
+    for (int k = 0; k < todo; k++) {
+        free(st[k].ref.eyc);
+        err[made[k]] = rc ? NAN : spread[k];
+        if (!rc)
+            keep_kernel_error(&key[made[k]], spread[k]);
+    }
+    return rc ? -1 : 0;
 }
 
 double aim_gauss_risk(const aim_gauss *g) { return g->risk; }
@@ -1439,13 +1585,25 @@ int aim_gauss_kernel_error(aim_gauss *g, double *err)
     *err = NAN;
     if (g->elementwise || !g->have_first)
         return 0;
-    const int moved = memcmp(&g->last, &g->first, sizeof g->last) != 0;
-    double at_last = NAN;
-    if ((isnan(g->kernel_err) && estimate_at(g, &g->first, &g->kernel_err)) ||
-        (moved && estimate_at(g, &g->last, &at_last))) {
+    /* the first state's estimate (unless made for ode.kernel_tol) and
+     * the last's, on the same copies of the rule */
+    const aim_overlaps *states[2];
+    double *into[2], at_last = NAN, found[2];
+    int n = 0;
+    if (isnan(g->kernel_err)) {
+        into[n] = &g->kernel_err;
+        states[n++] = &g->first;
+    }
+    if (memcmp(&g->last, &g->first, sizeof g->last) != 0) {
+        into[n] = &at_last;
+        states[n++] = &g->last;
+    }
+    if (n > 0 && estimate_at(g, n, states, found)) {
         snprintf(g->error, sizeof g->error, "out of memory for the kernel error estimate");
         return -1;
     }
+    for (int i = 0; i < n; i++)
+        *into[i] = found[i];
     *err = fmax(g->kernel_err, at_last);
     return 0;
 }
@@ -1484,8 +1642,8 @@ double aim_gauss_error_index(const aim_gauss *g, const double omega_b[2],
         gs[i] = 0.5 * (omega_b[i] + psi_b[i]);
         ga[i] = 0.5 * (omega_b[i] - psi_b[i]);
     }
-    forward_solve(2, g->Fs, gs, cs);
-    forward_solve(2, g->Fa, ga, ca);
+    teacher_first_solve(g->Fs, gs, cs);
+    teacher_first_solve(g->Fa, ga, ca);
     const double coef[4] = {cs[0], cs[1], ca[0], ca[1]};
     for (int p = 0; p < T2; p++) {
         const int r = transpose ? (p % T) * T + p / T : p;
