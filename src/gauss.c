@@ -1366,22 +1366,27 @@ static int first_points(const aim_gauss *g)
 }
 
 /* The factor F of a 2 x 2 covariance V of (student, teacher) scores,
- * F F^T = V, factorised teacher first: the teacher's row (F[2], F[3]) =
- * (0, sqrt V_11) does not depend on the student, so that its scores at
- * the points, and the outputs of a run's fixed teacher, are fixed
- * (teacher_table). F is upper triangular, row-major (the Cholesky factor
- * of V with its rows and columns swapped). Returns 0 or -1
- * (chol_semidefinite_scaled). */
+ * F F^T = V (row-major), factorised teacher first: the teacher's row
+ * (F[2], F[3]) = (sqrt V_11, 0) does not depend on the student, so that
+ * its scores at the points, and the outputs of a run's fixed teacher,
+ * are fixed (teacher_table). F is the lower Cholesky factor of V with
+ * rows and columns swapped, its rows swapped back: the teacher takes
+ * the first latent coordinates (the point set's first dimensions), the
+ * student the teacher's and its own residual's. Against the student
+ * first, this made the tied example's kernel error estimate smaller at
+ * its start, middle and end (theory/direct.md sec. 3.5), where the
+ * teacher on the second coordinates made it up to twice as large.
+ * Returns 0 or -1 (chol_semidefinite_scaled). */
 static int teacher_first_factor(const double V[4], double scale, double F[4])
 {
     const double swapped[4] = {V[3], V[2], V[1], V[0]};
     double lower[4];
     if (chol_semidefinite_scaled(2, swapped, lower, scale))
         return -1;
-    F[0] = lower[3];
-    F[1] = lower[2];
-    F[2] = lower[1];
-    F[3] = lower[0];
+    F[0] = lower[2];
+    F[1] = lower[3];
+    F[2] = lower[0];
+    F[3] = lower[1];
     return 0;
 }
 
@@ -1389,8 +1394,8 @@ static int teacher_first_factor(const double V[4], double scale, double F[4])
  * pivot carry no variance and get c = 0. */
 static void teacher_first_solve(const double F[4], const double v[2], double c[2])
 {
-    c[1] = F[3] > 0.0 ? v[1] / F[3] : 0.0;
-    c[0] = F[0] > 0.0 ? (v[0] - F[1] * c[1]) / F[0] : 0.0;
+    c[0] = F[2] > 0.0 ? v[1] / F[2] : 0.0;
+    c[1] = F[1] > 0.0 ? (v[0] - F[0] * c[0]) / F[1] : 0.0;
 }
 
 /* The factors of the symmetric and antisymmetric parts of the latent
