@@ -941,7 +941,7 @@ int aim_gauss_after_fork(void)
 /* error_kernels for LANES points (e interleaved) into ko[l], kp[l]: for
  * a diagonal C the same operations in the same order, point by point;
  * else error_kernels itself per point. */
-static void error_kernels_lanes(const aim_gauss *g, const double *e, double ko[LANES],
+AIM_VECTOR_CLONES static void error_kernels_lanes(const aim_gauss *g, const double *e, double ko[LANES],
                                 double kp[LANES])
 {
     const int T = g->T, T2 = g->T2;
@@ -991,7 +991,7 @@ static size_t teacher_table_size(const aim_gauss *g, int npts)
  * time (aim_outmap_forward_lanes), and each lane keeps its own sums,
  * added in lane order at the end of the block: the order of every sum is
  * fixed by the point count alone. */
-static void block_sums(const aim_gauss *g, const double *y0, int nb, double mu[2][MAXT2],
+AIM_VECTOR_CLONES static void block_sums(const aim_gauss *g, const double *y0, int nb, double mu[2][MAXT2],
                        const double Fs[4], const double Fa[4], double *teacher,
                        int fill_teacher, qmc_estimate *s)
 {
