@@ -61,8 +61,9 @@
 #define TOL_FIRST_POINTS 1024
 #define MAX_STORED (1L << 25)
 /* Point sets kept for reuse by later engines of the process (see
- * shared_rule), and kernel error estimates (see kernel_error_cache). */
-#define RULE_SLOTS 8
+ * shared_rule: the rules and the kernel error estimate's copies of them),
+ * and kernel error estimates (see kernel_error_cache). */
+#define RULE_SLOTS 24
 #define ERROR_SLOTS 16
 
 /* What the teacher's scores at a point depend on beside the point: its
@@ -641,6 +642,7 @@ static double *new_rule(const aim_gauss *g, int npts, const double *shift)
  * in the unused ones: ode.kernel_tol's sets can be that large). */
 typedef struct {
     int T, npts;
+    int copy; /* 0: the rule; r > 0: the estimate's copy r (random_shifts) */
     double L[MAXT2];
     double *yc; /* NULL: a free slot */
     int users;
@@ -650,16 +652,18 @@ static rule_slot rule_slots[RULE_SLOTS];
 static unsigned long rule_clock;
 static pthread_mutex_t rule_lock = PTHREAD_MUTEX_INITIALIZER;
 
-/* The point set of npts points for g (qmc_rule, shifted by g->shift): a shared one
- * of the same key, or a new one, shared if a slot is free or unused.
- * Release it with release_rule. NULL when out of memory. */
-static const double *shared_rule(const aim_gauss *g, int npts)
+/* The point set of npts points for g (qmc_rule), copy 0 (the rule,
+ * shifted by g->shift) or copy r = 1..REPLICATES of the kernel error
+ * estimate (shifted by row r - 1 of shifts): a shared one of the same
+ * key, or a new one, shared if a slot is free or unused. Release it with
+ * release_rule. NULL when out of memory. */
+static const double *shared_rule(const aim_gauss *g, int npts, int copy, const double *shifts)
 {
     pthread_mutex_lock(&rule_lock);
     rule_slot *spare = NULL;
     for (int i = 0; i < RULE_SLOTS; i++) {
         rule_slot *r = &rule_slots[i];
-        if (r->yc && r->T == g->T && r->npts == npts &&
+        if (r->yc && r->T == g->T && r->npts == npts && r->copy == copy &&
             memcmp(r->L, g->L, sizeof(double) * (size_t)g->T2) == 0) {
             r->users++;
             r->used = ++rule_clock;
@@ -675,10 +679,10 @@ static const double *shared_rule(const aim_gauss *g, int npts)
     }
     /* made under the lock: another engine asking for the same set waits
      * for it instead of making it again */
-    double *yc = new_rule(g, npts, g->shift);
+    double *yc = new_rule(g, npts, copy ? shifts + (size_t)(copy - 1) * g->nlat : g->shift);
     if (yc && spare) {
         free(spare->yc);
-        *spare = (rule_slot){.T = g->T, .npts = npts, .yc = yc, .users = 1,
+        *spare = (rule_slot){.T = g->T, .npts = npts, .copy = copy, .yc = yc, .users = 1,
                              .used = ++rule_clock};
         memcpy(spare->L, g->L, sizeof(double) * (size_t)g->T2);
     }
@@ -848,7 +852,7 @@ static int generic_setup(aim_gauss *g, int npts)
     if (random_shifts(RULE_SEED, 1, g->nlat, g->shift) || packing_matrix(g) ||
         teacher_space(g, npts))
         return -1;
-    g->yc = shared_rule(g, npts);
+    g->yc = shared_rule(g, npts, 0, NULL);
     return g->yc ? 0 : -1;
 }
 
@@ -1218,23 +1222,24 @@ static void kernel_values_of(const aim_gauss *g, const double Fs[4], const doubl
  * relative to its group's scale in the rule's estimate st[i].ref
  * (aim_gauss_kernel_gaps); the largest over the groups. Each copy is made
  * once and evaluated at every state (its teacher table, too, made once:
- * the states share the teacher). Returns 0 or -1. */
+ * the states share the teacher); the copies are shared point sets
+ * (shared_rule), made once for the engines of the process. Returns 0 or
+ * -1. */
 static int kernel_spread(aim_gauss *g, int npts, int nstates, const spread_state *st,
                          double *out)
 {
     enum { NV = AIM_GAUSS_KERNEL_VALUES };
     const int nlat = g->nlat;
     double *vals = malloc(sizeof(double) * (size_t)nstates * REPLICATES * NV);
-    double *work = malloc(sizeof(double) * (size_t)npts * nlat);
-    double *yc = malloc(sizeof(double) * (size_t)npts * nlat);
     double *teacher = malloc(sizeof(double) * teacher_table_size(g, npts));
     double shifts[REPLICATES * 4 * MAXT2];
+    const double *yc = NULL;
     int rc = -1;
-    if (!vals || !work || !yc || !teacher ||
-        random_shifts(REPLICATE_SEED, REPLICATES, nlat, shifts))
+    if (!vals || !teacher || random_shifts(REPLICATE_SEED, REPLICATES, nlat, shifts))
         goto done;
     for (int r = 0; r < REPLICATES; r++) {
-        if (qmc_rule(g, npts, shifts + (size_t)r * nlat, work, yc))
+        release_rule(yc);
+        if (!(yc = shared_rule(g, npts, r + 1, shifts)))
             goto done;
         double made[TEACHER_KEY];
         for (int i = 0; i < nstates; i++) {
@@ -1272,9 +1277,8 @@ static int kernel_spread(aim_gauss *g, int npts, int nstates, const spread_state
     }
     rc = 0;
 done:
+    release_rule(yc);
     free(vals);
-    free(work);
-    free(yc);
     free(teacher);
     return rc;
 }
@@ -1381,7 +1385,7 @@ static int choose_points(aim_gauss *g, const aim_overlaps *q, qmc_estimate *est)
     if (kernel_spread(g, g->npts, 1, &st, &err))
         return -1;
     while (err > g->kernel_tol && !points_capped(g->T, g->npts)) {
-        const double *yc = shared_rule(g, 4 * g->npts);
+        const double *yc = shared_rule(g, 4 * g->npts, 0, NULL);
         if (!yc)
             return -1;
         release_rule(g->yc);
