@@ -66,11 +66,6 @@
 #define RULE_SLOTS 24
 #define ERROR_SLOTS 16
 
-/* What the teacher's scores at a point depend on beside the point: its
- * row of the latent factors (Fs[2], Fs[3], Fa[2], Fa[3]) and its index
- * mean (state_factors, teacher_key_of). */
-#define TEACHER_KEY 5
-
 struct aim_gauss {
     int T, T2;
     double C[MAXT2], L[MAXT2]; /* token covariance and its Cholesky factor */
@@ -96,12 +91,14 @@ struct aim_gauss {
     int sym_at[MAXT2], anti_at[MAXT2];
     double anti_sign[MAXT2];
     int c_diagonal;               /* C diagonal: the noise kernels in O(T^2) */
-    /* The teacher's outputs f(mu* +- D*) at every point of yc (a
-     * teacher_table), for the teacher's part of the state they were
-     * made at (teacher_key; teacher_valid 0: not made yet). */
-    double *teacher;
-    double teacher_key[TEACHER_KEY];
-    int teacher_valid;
+    /* per thread (work_threads of them): a block's e(z) - e(-z)
+     * (QMC_BLOCK x T^2), for every E[e_p yc_j] */
+    double *work;
+    int work_threads;
+    /* per chunk: its sums of diff_p yc_j (T^2 x nlat), for the kernel
+     * error estimate (kernel_spread) */
+    double *chunk_eyc;
+    double *eyc;                  /* T^2 x nlat: sum of diff_p yc_j */
     /* Kernel error (aim_gauss_kernel_error) at the first state evaluated,
      * where the point count is also chosen when kernel_tol > 0; NAN until
      * estimated. */
@@ -226,8 +223,8 @@ static int polynomial_nodes(const aim_config *cfg)
 
 static int generic_setup(aim_gauss *g, int npts);
 static void release_rule(const double *yc);
+static int thread_work(aim_gauss *g, int threads);
 static int first_points(const aim_gauss *g);
-static int teacher_space(aim_gauss *g, int npts);
 
 aim_gauss *aim_gauss_create(const aim_config *cfg, aim_gauss_rule rule)
 {
@@ -293,7 +290,9 @@ void aim_gauss_free(aim_gauss *g)
     free(g->w4);
     release_rule(g->yc);
     free(g->pack);
-    free(g->teacher);
+    free(g->work);
+    free(g->chunk_eyc);
+    free(g->eyc);
     free(g);
 }
 
@@ -849,8 +848,12 @@ static int generic_setup(aim_gauss *g, int npts)
             if (a != b && g->C[a * T + b] != 0.0)
                 g->c_diagonal = 0;
     g->npts = npts;
-    if (random_shifts(RULE_SEED, 1, g->nlat, g->shift) || packing_matrix(g) ||
-        teacher_space(g, npts))
+    g->eyc = malloc(sizeof(double) * (size_t)T2 * g->nlat);
+    g->chunk_eyc = malloc(sizeof(double) * (size_t)MAX_CHUNKS * T2 * g->nlat);
+    if (!g->eyc || !g->chunk_eyc || thread_work(g, 1) ||
+        random_shifts(RULE_SEED, 1, g->nlat, g->shift))
+        return -1;
+    if (packing_matrix(g))
         return -1;
     g->yc = shared_rule(g, npts, 0, NULL);
     return g->yc ? 0 : -1;
@@ -904,6 +907,10 @@ typedef struct {
     double risk, k_omega, k_psi;
     double err[MAXT2];
     double eyd[4][MAXT2]; /* E[e_p Y_k,p] */
+    /* T^2 x nlat: every E[e_p yc_j] (one dgemm per block), which the
+     * kernel error estimate compares across its copies of the rule; NULL:
+     * not wanted */
+    double *eyc;
 } qmc_estimate;
 
 /* The engine's threads (aim_gauss_set_threads): process-wide, like a
@@ -938,6 +945,21 @@ int aim_gauss_after_fork(void)
      * them for ever */
     team_lost = team_started;
     return team_lost;
+}
+
+/* g->work for threads threads (kept for the next evaluation). Returns 0,
+ * or -1 when out of memory (the work space as it was). */
+static int thread_work(aim_gauss *g, int threads)
+{
+    if (g->work_threads >= threads)
+        return 0;
+    const size_t per = (size_t)QMC_BLOCK * g->T2;
+    double *work = realloc(g->work, sizeof(double) * per * (size_t)threads);
+    if (!work)
+        return -1;
+    g->work = work;
+    g->work_threads = threads;
+    return 0;
 }
 
 #define LANES AIM_OUTMAP_LANES
@@ -976,40 +998,27 @@ AIM_VECTOR_CLONES static void error_kernels_lanes(const aim_gauss *g, const doub
     }
 }
 
-/* The teacher's outputs at the points of a point set: per group of LANES
- * points (a block's last group padded as block_sums pads it), f(mu* + D*)
- * then f(mu* - D*), each T^2 x LANES interleaved. They do not depend on
- * the student: made at the first evaluation (the teacher's scores of a
- * run are fixed), read at every later one. */
-static size_t teacher_table_size(const aim_gauss *g, int npts)
-{
-    return (size_t)((npts + LANES - 1) / LANES) * 2 * (size_t)g->T2 * LANES;
-}
-
 /* One block of nb points (y: nb x nlat) at the state of index means mu
- * and factors Fs, Fa, added to the unweighted sums s, the teacher's
- * outputs read from teacher (this block's part of a teacher table), or
- * first written there when fill_teacher; unless
- * s->risk_only, also the kernels, E[e] and E[e_p Y_k,p]. Every point z is used
+ * and factors Fs, Fa, added to the unweighted sums s; unless
+ * s->risk_only, also the kernels, E[e], E[e_p Y_k,p] and, when s->eyc is
+ * set, the block's E[e Y] part into s->eyc (T^2 x nlat, overwritten for
+ * the first block of a chunk; diff its work space). Every point z is used
  * with -z: h = mu +- D. The points go through the output map LANES at a
  * time (aim_outmap_forward_lanes), and each lane keeps its own sums,
  * added in lane order at the end of the block: the order of every sum is
  * fixed by the point count alone. */
 AIM_VECTOR_CLONES static void block_sums(const aim_gauss *g, const double *y0, int nb, double mu[2][MAXT2],
-                       const double Fs[4], const double Fa[4], double *teacher,
-                       int fill_teacher, qmc_estimate *s)
+                       const double Fs[4], const double Fa[4], int first, double *diff,
+                       qmc_estimate *s)
 {
     const int T2 = g->T2, nlat = g->nlat, nsym = g->nsym, nanti = g->nanti;
     const int all = !s->risk_only;
     /* Fa = 0 (Psi = Omega: a tied student and teacher): the antisymmetric
      * latent coordinates carry no variance, and E[e_p Y_k,p] of k = 2, 3
      * meets a zero coefficient (aim_gauss_error_index) */
-    const int anti = Fa[0] != 0.0 || Fa[1] != 0.0 || Fa[2] != 0.0 || Fa[3] != 0.0;
-    /* the rows of D computed: the student's (0), and the teacher's (1)
-     * only when its table is being made */
-    const int rows = fill_teacher ? 2 : 1;
+    const int anti = Fa[0] != 0.0 || Fa[2] != 0.0 || Fa[3] != 0.0;
     /* interleaved: entry p of lane l at p * LANES + l */
-    double D[2][MAXT2 * LANES], f[2][MAXT2 * LANES];
+    double D[2][MAXT2 * LANES], f[2][MAXT2 * LANES], fs[2][MAXT2 * LANES];
     double deriv[2][MAXT2 * LANES], r[MAXT2 * LANES], e[2][MAXT2 * LANES];
     double yv[4][MAXT2 * LANES]; /* Y_k,p at the points */
     /* the lanes' sums */
@@ -1028,7 +1037,7 @@ AIM_VECTOR_CLONES static void block_sums(const aim_gauss *g, const double *y0, i
                     ya0 = g->anti_sign[p] * y[2 * nsym + g->anti_at[p]];
                     ya1 = g->anti_sign[p] * y[2 * nsym + nanti + g->anti_at[p]];
                 }
-                for (int i = 0; i < rows; i++)
+                for (int i = 0; i < 2; i++)
                     D[i][p * LANES + l] = Fs[i * 2 + 0] * ys0 + Fs[i * 2 + 1] * ys1 +
                                           Fa[i * 2 + 0] * ya0 + Fa[i * 2 + 1] * ya1;
                 if (!all)
@@ -1040,12 +1049,8 @@ AIM_VECTOR_CLONES static void block_sums(const aim_gauss *g, const double *y0, i
             }
         }
         const double keep[LANES] = {1.0, lanes > 1, lanes > 2, lanes > 3};
-        /* the points z (index 0) and -z (index 1); the teacher's outputs
-         * from its table (teacher_table) */
-        double *fs[2] = {teacher + (size_t)(b0 / LANES) * 2 * T2 * LANES,
-                         teacher + ((size_t)(b0 / LANES) * 2 + 1) * T2 * LANES};
-        if (fill_teacher)
-            aim_outmap_forward_lanes(g->map, mu[1], D[1], fs[0], fs[1], NULL, NULL);
+        /* the points z (index 0) and -z (index 1) */
+        aim_outmap_forward_lanes(g->map, mu[1], D[1], fs[0], fs[1], NULL, NULL);
         aim_outmap_forward_lanes(g->map, mu[0], D[0], f[0], f[1], all ? deriv[0] : NULL,
                                  all ? deriv[1] : NULL);
         for (int side = 0; side < 2; side++) {
@@ -1092,6 +1097,10 @@ AIM_VECTOR_CLONES static void block_sums(const aim_gauss *g, const double *y0, i
         for (int k = 0; k < (anti ? 4 : 2); k++)
             for (int i = 0; i < T2 * LANES; i++)
                 eyd[k][i] += (e[0][i] - e[1][i]) * yv[k][i];
+        if (s->eyc)
+            for (int l = 0; l < lanes; l++)
+                for (int p = 0; p < T2; p++)
+                    diff[(size_t)(b0 + l) * T2 + p] = e[0][p * LANES + l] - e[1][p * LANES + l];
     }
     for (int l = 0; l < LANES; l++)
         s->risk += risk[l];
@@ -1106,6 +1115,10 @@ AIM_VECTOR_CLONES static void block_sums(const aim_gauss *g, const double *y0, i
                 s->eyd[k][p] += eyd[k][p * LANES + l];
         }
     }
+    /* every E[e_p yc_j], for the block diff^T y */
+    if (s->eyc)
+        cblas_dgemm(CblasRowMajor, CblasTrans, CblasNoTrans, T2, nlat, nb, 1.0, diff, T2, y0,
+                    nlat, first ? 0.0 : 1.0, s->eyc, nlat);
 }
 
 /* The generic rule over the point set yc (npts x nlat, qmc_rule) at the
@@ -1114,17 +1127,18 @@ AIM_VECTOR_CLONES static void block_sums(const aim_gauss *g, const double *y0, i
  * of threads). With out->risk_only only the risk is computed (the
  * output map forward, no pull-back, kernels or E[e Y]), summed in the
  * same order as with everything, so that it is the same number bit for
- * bit. The teacher's
- * outputs come from teacher, yc's teacher table (teacher_table_size
- * numbers), made here first when fill_teacher. Returns 0. */
+ * bit; every E[e_p yc_j] only when out->eyc is set. Returns 0. */
 static int qmc_sum(aim_gauss *g, const double *yc, int npts, const aim_overlaps *q,
-                   const double Fs[4], const double Fa[4], double *teacher, int fill_teacher,
-                   qmc_estimate *out)
+                   const double Fs[4], const double Fa[4], qmc_estimate *out)
 {
-    const int T2 = g->T2, nlat = g->nlat, all = !out->risk_only;
+    const int T2 = g->T2, nlat = g->nlat, all = !out->risk_only, full = all && out->eyc;
     const int blocks = (npts + QMC_BLOCK - 1) / QMC_BLOCK;
     const int chunks = blocks < MAX_CHUNKS ? blocks : MAX_CHUNKS;
-    const int threads = aim_gauss_threads() < chunks ? aim_gauss_threads() : chunks;
+    int threads = aim_gauss_threads() < chunks ? aim_gauss_threads() : chunks;
+    /* short of memory for more, the threads there is work space for (the
+     * same numbers) */
+    if (thread_work(g, threads))
+        threads = g->work_threads;
     double mu[2][MAXT2];
     for (int i = 0; i < 2; i++)
         for (int p = 0; p < T2; p++)
@@ -1134,20 +1148,28 @@ static int qmc_sum(aim_gauss *g, const double *yc, int npts, const aim_overlaps 
         team_started = 1;
     OMP(omp parallel num_threads(threads) if (threads > 1))
     {
+#ifdef _OPENMP
+        double *diff = g->work + (size_t)omp_get_thread_num() * QMC_BLOCK * T2;
+#else
+        double *diff = g->work;
+#endif
         OMP(omp for schedule(dynamic, 1))
         for (int c = 0; c < chunks; c++) {
             qmc_estimate *s = &part[c];
-            *s = (qmc_estimate){.risk_only = !all};
+            *s = (qmc_estimate){.risk_only = !all,
+                                .eyc = full ? g->chunk_eyc + (size_t)c * T2 * nlat : NULL};
             const int last = (int)((long)(c + 1) * blocks / chunks);
             for (int blk = (int)((long)c * blocks / chunks); blk < last; blk++) {
                 const int start = blk * QMC_BLOCK;
                 const int nb = npts - start < QMC_BLOCK ? npts - start : QMC_BLOCK;
                 block_sums(g, yc + (size_t)start * nlat, nb, mu, Fs, Fa,
-                           teacher + (size_t)(start / LANES) * 2 * T2 * LANES, fill_teacher, s);
+                           blk == (int)((long)c * blocks / chunks), diff, s);
             }
         }
     }
     double risk = 0, ko = 0, kp = 0, err[MAXT2] = {0}, eyd[4][MAXT2] = {{0}};
+    if (full)
+        memset(out->eyc, 0, sizeof(double) * (size_t)T2 * nlat);
     for (int c = 0; c < chunks; c++) {
         risk += part[c].risk;
         if (!all)
@@ -1159,6 +1181,8 @@ static int qmc_sum(aim_gauss *g, const double *yc, int npts, const aim_overlaps 
         for (int k = 0; k < 4; k++)
             for (int p = 0; p < T2; p++)
                 eyd[k][p] += part[c].eyd[k][p];
+        for (int i = 0; full && i < T2 * nlat; i++)
+            out->eyc[i] += part[c].eyc[i];
     }
     const double weight = 1.0 / (2.0 * npts);
     out->risk = risk * weight;
@@ -1171,45 +1195,18 @@ static int qmc_sum(aim_gauss *g, const double *yc, int npts, const aim_overlaps 
     for (int k = 0; k < 4; k++)
         for (int p = 0; p < T2; p++)
             out->eyd[k][p] = eyd[k][p] * weight;
+    for (int i = 0; full && i < T2 * nlat; i++)
+        out->eyc[i] *= weight;
     return 0;
 }
 
-/* The teacher's part of the state q with factors Fs, Fa: what its
- * outputs at the points depend on (TEACHER_KEY numbers). */
-static void teacher_key_of(const aim_overlaps *q, const double Fs[4], const double Fa[4],
-                           double key[TEACHER_KEY])
-{
-    key[0] = Fs[2];
-    key[1] = Fs[3];
-    key[2] = Fa[2];
-    key[3] = Fa[3];
-    key[4] = q->mean[1];
-}
-
-/* Whether g's teacher table must be made at q (factors Fs, Fa): 1 when
- * it is not made yet or the teacher's part of the state changed (then it
- * counts as made by the qmc_sum this asks), else 0. */
-static int teacher_fill(aim_gauss *g, const aim_overlaps *q, const double Fs[4],
-                        const double Fa[4])
-{
-    double key[TEACHER_KEY];
-    teacher_key_of(q, Fs, Fa, key);
-    const int fill = !g->teacher_valid || memcmp(key, g->teacher_key, sizeof key) != 0;
-    memcpy(g->teacher_key, key, sizeof key);
-    g->teacher_valid = 1;
-    return fill;
-}
-
 /* The state of a kernel error estimate: its factors (state_factors) and
- * the rule's own estimate there (ref). */
+ * the rule's own estimate there, every E[e_p yc_j] included (ref). */
 typedef struct {
     const aim_overlaps *q;
     double Fs[4], Fa[4];
     qmc_estimate ref;
 } spread_state;
-
-static void kernel_values_of(const aim_gauss *g, const double Fs[4], const double Fa[4],
-                             const qmc_estimate *est, double v[AIM_GAUSS_KERNEL_VALUES]);
 
 /* The estimated relative error of the rule at npts points, at each of
  * the nstates states st[i] into out[i]: REPLICATES copies of the rule
@@ -1218,68 +1215,68 @@ static void kernel_values_of(const aim_gauss *g, const double Fs[4], const doubl
  * deviation s) estimates the rule's typical error; the rule's error over
  * s is Student-t distributed with REPLICATES - 1 degrees of freedom, and
  * t s (t its two-sided ESTIMATE_CONFIDENCE quantile) bounds it at that
- * confidence. Of each kernel (aim_gauss_kernel_values), that bound
- * relative to its group's scale in the rule's estimate st[i].ref
- * (aim_gauss_kernel_gaps); the largest over the groups. Each copy is made
- * once and evaluated at every state (its teacher table, too, made once:
- * the states share the teacher); the copies are shared point sets
- * (shared_rule), made once for the engines of the process. Returns 0 or
- * -1. */
+ * confidence. Per group of kernels (the risk; K_omega; K_psi; the drift
+ * kernels E[e] and E[e Y]), that bound relative to the group's largest
+ * value in the rule's estimate st[i].ref; the largest over the groups.
+ * Each copy is made once and evaluated at every state; the copies are
+ * shared point sets (shared_rule), made once for the engines of a
+ * process. Returns 0 or -1. */
 static int kernel_spread(aim_gauss *g, int npts, int nstates, const spread_state *st,
                          double *out)
 {
-    enum { NV = AIM_GAUSS_KERNEL_VALUES };
-    const int nlat = g->nlat;
-    double *vals = malloc(sizeof(double) * (size_t)nstates * REPLICATES * NV);
-    double *teacher = malloc(sizeof(double) * teacher_table_size(g, npts));
+    const int T2 = g->T2, nlat = g->nlat, ndrift = T2 + T2 * nlat, nvec = 3 + ndrift;
+    double *vals = malloc(sizeof(double) * (size_t)nstates * REPLICATES * nvec);
+    double *eyc = malloc(sizeof(double) * (size_t)T2 * nlat);
     double shifts[REPLICATES * 4 * MAXT2];
     const double *yc = NULL;
     int rc = -1;
-    if (!vals || !teacher || random_shifts(REPLICATE_SEED, REPLICATES, nlat, shifts))
+    if (!vals || !eyc || random_shifts(REPLICATE_SEED, REPLICATES, nlat, shifts))
         goto done;
     for (int r = 0; r < REPLICATES; r++) {
         release_rule(yc);
         if (!(yc = shared_rule(g, npts, r + 1, shifts)))
             goto done;
-        double made[TEACHER_KEY];
         for (int i = 0; i < nstates; i++) {
-            double key[TEACHER_KEY];
-            teacher_key_of(st[i].q, st[i].Fs, st[i].Fa, key);
-            const int fill = i == 0 || memcmp(key, made, sizeof key) != 0;
-            memcpy(made, key, sizeof key);
-            qmc_estimate est = {0};
-            if (qmc_sum(g, yc, npts, st[i].q, st[i].Fs, st[i].Fa, teacher, fill, &est))
+            qmc_estimate est = {.eyc = eyc};
+            if (qmc_sum(g, yc, npts, st[i].q, st[i].Fs, st[i].Fa, &est))
                 goto done;
-            kernel_values_of(g, st[i].Fs, st[i].Fa, &est,
-                             vals + ((size_t)i * REPLICATES + r) * NV);
+            double *v = vals + ((size_t)i * REPLICATES + r) * nvec;
+            v[0] = est.risk;
+            v[1] = est.k_omega;
+            v[2] = est.k_psi;
+            memcpy(v + 3, est.err, sizeof(double) * (size_t)T2);
+            memcpy(v + 3 + T2, eyc, sizeof(double) * (size_t)T2 * nlat);
         }
     }
     const double t = gsl_cdf_tdist_Pinv(0.5 + 0.5 * ESTIMATE_CONFIDENCE, REPLICATES - 1);
     for (int i = 0; i < nstates; i++) {
-        double ref[NV], bound[NV], gaps[AIM_GAUSS_KERNEL_GROUPS];
-        kernel_values_of(g, st[i].Fs, st[i].Fa, &st[i].ref, ref);
-        const double *vi = vals + (size_t)i * REPLICATES * NV;
-        for (int j = 0; j < NV; j++) {
+        const qmc_estimate *ref = &st[i].ref;
+        double scale[4] = {fabs(ref->risk), fabs(ref->k_omega), fabs(ref->k_psi), 0.0};
+        for (int p = 0; p < T2; p++)
+            scale[3] = fmax(scale[3], fabs(ref->err[p]));
+        for (int j = 0; j < T2 * nlat; j++)
+            scale[3] = fmax(scale[3], fabs(ref->eyc[j]));
+        const double *vi = vals + (size_t)i * REPLICATES * nvec;
+        double worst = 0.0;
+        for (int j = 0; j < nvec; j++) {
             double mean = 0.0, var = 0.0;
             for (int r = 0; r < REPLICATES; r++)
-                mean += vi[(size_t)r * NV + j] / REPLICATES;
+                mean += vi[(size_t)r * nvec + j] / REPLICATES;
             for (int r = 0; r < REPLICATES; r++) {
-                const double dev = vi[(size_t)r * NV + j] - mean;
+                const double dev = vi[(size_t)r * nvec + j] - mean;
                 var += dev * dev / (REPLICATES - 1);
             }
-            bound[j] = t * sqrt(var);
+            const double bound = t * sqrt(var), sc = scale[j < 3 ? j : 3];
+            if (bound > 0.0)
+                worst = fmax(worst, sc > 0.0 ? bound / sc : INFINITY);
         }
-        aim_gauss_kernel_gaps(bound, ref, gaps);
-        double worst = 0.0;
-        for (int k = 0; k < AIM_GAUSS_KERNEL_GROUPS; k++)
-            worst = fmax(worst, gaps[k]);
         out[i] = worst;
     }
     rc = 0;
 done:
     release_rule(yc);
     free(vals);
-    free(teacher);
+    free(eyc);
     return rc;
 }
 
@@ -1302,41 +1299,8 @@ static int first_points(const aim_gauss *g)
     return n;
 }
 
-/* The factor F of a 2 x 2 covariance V of (student, teacher) scores,
- * F F^T = V (row-major), factorised teacher first: the teacher's row
- * (F[2], F[3]) = (sqrt V_11, 0) does not depend on the student, so that
- * its scores at the points, and the outputs of a run's fixed teacher,
- * are fixed (teacher_table). F is the lower Cholesky factor of V with
- * rows and columns swapped, its rows swapped back: the teacher takes
- * the first latent coordinates (the point set's first dimensions), the
- * student the teacher's and its own residual's. Against the student
- * first, this made the tied example's kernel error estimate smaller at
- * its start, middle and end (theory/direct.md sec. 3.5), where the
- * teacher on the second coordinates made it up to twice as large.
- * Returns 0 or -1 (chol_semidefinite_scaled). */
-static int teacher_first_factor(const double V[4], double scale, double F[4])
-{
-    const double swapped[4] = {V[3], V[2], V[1], V[0]};
-    double lower[4];
-    if (chol_semidefinite_scaled(2, swapped, lower, scale))
-        return -1;
-    F[0] = lower[2];
-    F[1] = lower[3];
-    F[2] = lower[0];
-    F[3] = lower[1];
-    return 0;
-}
-
-/* Solves F c = v for a teacher_first_factor F; coordinates with a zero
- * pivot carry no variance and get c = 0. */
-static void teacher_first_solve(const double F[4], const double v[2], double c[2])
-{
-    c[0] = F[2] > 0.0 ? v[1] / F[2] : 0.0;
-    c[1] = F[1] > 0.0 ? (v[0] - F[0] * c[0]) / F[1] : 0.0;
-}
-
 /* The factors of the symmetric and antisymmetric parts of the latent
- * law at q (teacher_first_factor). Returns 0, or -1 when q is not a
+ * law at q (2 x 2, lower, row-major). Returns 0, or -1 when q is not a
  * valid covariance. */
 static int state_factors(const aim_overlaps *q, double Fs[4], double Fa[4])
 {
@@ -1347,27 +1311,10 @@ static int state_factors(const aim_overlaps *q, double Fs[4], double Fa[4])
             Va[i * 2 + j] = 0.5 * (q->omega[i][j] - q->psi[i][j]);
         }
     const double scale = fmax(fabs(q->omega[0][0]), fabs(q->omega[1][1]));
-    return teacher_first_factor(Vs, scale, Fs) || teacher_first_factor(Va, scale, Fa) ? -1
-                                                                                        : 0;
-}
-
-/* The engine's teacher table for npts points (not yet made). Returns 0
- * or -1. */
-static int teacher_space(aim_gauss *g, int npts)
-{
-    free(g->teacher);
-    g->teacher = malloc(sizeof(double) * teacher_table_size(g, npts));
-    g->teacher_valid = 0;
-    return g->teacher ? 0 : -1;
-}
-
-/* The rule's sums at q (factors Fs, Fa) into est, on g's point set and
- * teacher table. */
-static int rule_sum(aim_gauss *g, const aim_overlaps *q, const double Fs[4], const double Fa[4],
-                    qmc_estimate *est)
-{
-    const int fill = teacher_fill(g, q, Fs, Fa);
-    return qmc_sum(g, g->yc, g->npts, q, Fs, Fa, g->teacher, fill, est);
+    return chol_semidefinite_scaled(2, Vs, Fs, scale) ||
+                   chol_semidefinite_scaled(2, Va, Fa, scale)
+               ? -1
+               : 0;
 }
 
 /* ode.kernel_tol at the first state evaluated (est the unshifted
@@ -1391,7 +1338,7 @@ static int choose_points(aim_gauss *g, const aim_overlaps *q, qmc_estimate *est)
         release_rule(g->yc);
         g->yc = yc;
         g->npts *= 4;
-        if (teacher_space(g, g->npts) || rule_sum(g, q, g->Fs, g->Fa, est))
+        if (qmc_sum(g, g->yc, g->npts, q, g->Fs, g->Fa, est))
             return -1;
         st.ref = *est;
         if (kernel_spread(g, g->npts, 1, &st, &err))
@@ -1405,8 +1352,10 @@ static int eval_generic(aim_gauss *g, const aim_overlaps *q)
 {
     if (state_factors(q, g->Fs, g->Fa))
         return -1;
-    qmc_estimate est = {0};
-    if (rule_sum(g, q, g->Fs, g->Fa, &est))
+    /* every E[e_p yc_j] at the first state: the kernel error estimate
+     * compares them */
+    qmc_estimate est = {.eyc = g->have_first ? NULL : g->eyc};
+    if (qmc_sum(g, g->yc, g->npts, q, g->Fs, g->Fa, &est))
         return -1;
     if (!g->have_first) {
         g->first = *q;
@@ -1475,7 +1424,8 @@ int aim_gauss_risk_at(aim_gauss *g, const aim_overlaps *q, double *risk)
     double Fs[4], Fa[4];
     qmc_estimate est = {.risk_only = 1};
     if (g->elementwise ? risk_elementwise(g, q, risk)
-                       : state_factors(q, Fs, Fa) || rule_sum(g, q, Fs, Fa, &est))
+                       : state_factors(q, Fs, Fa) ||
+                             qmc_sum(g, g->yc, g->npts, q, Fs, Fa, &est))
         return refuse_state(g, q);
     if (!g->elementwise)
         *risk = est.risk;
@@ -1500,14 +1450,17 @@ static int estimate_at(aim_gauss *g, int n, const aim_overlaps *const q[2], doub
         if (cached_kernel_error(&key[i], &err[i]))
             continue;
         spread_state *s = &st[todo];
-        *s = (spread_state){.q = q[i]};
+        *s = (spread_state){.q = q[i],
+                            .ref = {.eyc = malloc(sizeof(double) * (size_t)g->T2 * g->nlat)}};
         made[todo++] = i;
-        rc = rc || state_factors(q[i], s->Fs, s->Fa) || rule_sum(g, q[i], s->Fs, s->Fa, &s->ref);
+        rc = rc || !s->ref.eyc || state_factors(q[i], s->Fs, s->Fa) ||
+             qmc_sum(g, g->yc, g->npts, q[i], s->Fs, s->Fa, &s->ref);
     }
     double spread[2];
     if (todo > 0 && !rc)
         rc = kernel_spread(g, g->npts, todo, st, spread);
     for (int k = 0; k < todo; k++) {
+        free(st[k].ref.eyc);
         err[made[k]] = rc ? NAN : spread[k];
         if (!rc)
             keep_kernel_error(&key[made[k]], spread[k]);
@@ -1555,87 +1508,57 @@ double aim_gauss_error_mean(const aim_gauss *g)
     return s;
 }
 
-/* aim_gauss_error_index of the quasi-random rule for the factors Fs, Fa
- * and the rule's E[e] (err) and E[e_p Y_k,p] (eyd). */
-static double generic_error_index(const aim_gauss *g, const double Fs[4], const double Fa[4],
-                                  const double err[MAXT2], const double eyd[4][MAXT2],
-                                  const double omega_b[2], const double psi_b[2],
-                                  double mean_b, int transpose)
+double aim_gauss_error_index(const aim_gauss *g, const double omega_b[2],
+                             const double psi_b[2], double mean_b,
+                             int transpose)
 {
     const int T = g->T, T2 = g->T2;
+    double s = 0.0;
+    if (g->elementwise) {
+        for (int p = 0; p < T2; p++) {
+            const double c2 = g->C[p] * g->C[p];
+            double cov[2], coef[2];
+            for (int i = 0; i < 2; i++)
+                cov[i] = transpose ? c2 * omega_b[i] + psi_b[i]
+                                   : omega_b[i] + c2 * psi_b[i];
+            forward_solve(2, g->F2[p], cov, coef);
+            s += mean_b * g->C[p] * g->err[p] + coef[0] * g->ez2[p][0] +
+                 coef[1] * g->ez2[p][1];
+        }
+        return s;
+    }
     double gs[2], ga[2], cs[2], ca[2];
     for (int i = 0; i < 2; i++) {
         gs[i] = 0.5 * (omega_b[i] + psi_b[i]);
         ga[i] = 0.5 * (omega_b[i] - psi_b[i]);
     }
-    teacher_first_solve(Fs, gs, cs);
-    teacher_first_solve(Fa, ga, ca);
+    forward_solve(2, g->Fs, gs, cs);
+    forward_solve(2, g->Fa, ga, ca);
     const double coef[4] = {cs[0], cs[1], ca[0], ca[1]};
-    double s = 0.0;
     for (int p = 0; p < T2; p++) {
         const int r = transpose ? (p % T) * T + p / T : p;
-        s += mean_b * g->C[r] * err[p];
+        s += mean_b * g->C[r] * g->err[p];
         /* E[e_p Y_k,r]: Y_k,p^T = Y_k,p for the symmetric k = 0, 1 and
          * -Y_k,p for the antisymmetric k = 2, 3 */
         for (int k = 0; k < 4; k++)
-            s += coef[k] * (k >= 2 && r != p ? -eyd[k][p] : eyd[k][p]);
+            s += coef[k] * (k >= 2 && r != p ? -g->eyd[k][p] : g->eyd[k][p]);
     }
     return s;
-}
-
-double aim_gauss_error_index(const aim_gauss *g, const double omega_b[2],
-                             const double psi_b[2], double mean_b,
-                             int transpose)
-{
-    if (!g->elementwise)
-        return generic_error_index(g, g->Fs, g->Fa, g->err, g->eyd, omega_b, psi_b, mean_b,
-                                   transpose);
-    const int T2 = g->T2;
-    double s = 0.0;
-    for (int p = 0; p < T2; p++) {
-        const double c2 = g->C[p] * g->C[p];
-        double cov[2], coef[2];
-        for (int i = 0; i < 2; i++)
-            cov[i] = transpose ? c2 * omega_b[i] + psi_b[i] : omega_b[i] + c2 * psi_b[i];
-        forward_solve(2, g->F2[p], cov, coef);
-        s += mean_b * g->C[p] * g->err[p] + coef[0] * g->ez2[p][0] + coef[1] * g->ez2[p][1];
-    }
-    return s;
-}
-
-/* The (Omega, Psi) of the directions B of aim_gauss_kernel_values: the
- * student's and the teacher's symmetric directions (Psi = Omega), then
- * the Omega-only ones; with the mean's, they span every input of
- * aim_gauss_error_index. */
-static const double kernel_directions[4][2][2] = {
-    {{1, 0}, {1, 0}}, {{0, 1}, {0, 1}}, {{1, 0}, {0, 0}}, {{0, 1}, {0, 0}}};
-
-static void kernel_values_of(const aim_gauss *g, const double Fs[4], const double Fa[4],
-                             const qmc_estimate *est, double v[AIM_GAUSS_KERNEL_VALUES])
-{
-    v[0] = est->risk;
-    v[1] = est->k_omega;
-    v[2] = est->k_psi;
-    v[3] = 0.0;
-    for (int p = 0; p < g->T2; p++)
-        v[3] += g->C[p] * est->err[p];
-    for (int k = 0; k < 4; k++)
-        for (int t = 0; t < 2; t++)
-            v[4 + 2 * k + t] =
-                generic_error_index(g, Fs, Fa, est->err, est->eyd, kernel_directions[k][0],
-                                    kernel_directions[k][1], 0.0, t);
 }
 
 void aim_gauss_kernel_values(const aim_gauss *g, double v[AIM_GAUSS_KERNEL_VALUES])
 {
+    /* the directions B of the drift kernels, (Omega, Psi) with the
+     * student and the teacher: (e_i, e_i), then (e_i, 0) */
+    static const double dir[4][2][2] = {
+        {{1, 0}, {1, 0}}, {{0, 1}, {0, 1}}, {{1, 0}, {0, 0}}, {{0, 1}, {0, 0}}};
     v[0] = aim_gauss_risk(g);
     v[1] = aim_gauss_noise_omega(g);
     v[2] = aim_gauss_noise_psi(g);
     v[3] = aim_gauss_error_mean(g);
     for (int k = 0; k < 4; k++)
         for (int t = 0; t < 2; t++)
-            v[4 + 2 * k + t] = aim_gauss_error_index(g, kernel_directions[k][0],
-                                                     kernel_directions[k][1], 0.0, t);
+            v[4 + 2 * k + t] = aim_gauss_error_index(g, dir[k][0], dir[k][1], 0.0, t);
 }
 
 void aim_gauss_kernel_gaps(const double dev[AIM_GAUSS_KERNEL_VALUES],
@@ -1644,9 +1567,9 @@ void aim_gauss_kernel_gaps(const double dev[AIM_GAUSS_KERNEL_VALUES],
 {
     /* the groups: the risk, K_omega, K_psi, the drift kernels v[3..] */
     for (int k = 0; k < AIM_GAUSS_KERNEL_GROUPS; k++) {
-        const int from = k, to = k < 3 ? k + 1 : AIM_GAUSS_KERNEL_VALUES;
+        const int to = k < 3 ? k + 1 : AIM_GAUSS_KERNEL_VALUES;
         double scale = 0.0, worst = 0.0;
-        for (int j = from; j < to; j++) {
+        for (int j = k; j < to; j++) {
             scale = fmax(scale, fabs(ref[j]));
             worst = fmax(worst, fabs(dev[j]));
         }
