@@ -61,8 +61,9 @@
 #define TOL_FIRST_POINTS 1024
 #define MAX_STORED (1L << 25)
 /* Point sets kept for reuse by later engines of the process (see
- * shared_rule), and kernel error estimates (see kernel_error_cache). */
-#define RULE_SLOTS 8
+ * shared_rule: the rules and the kernel error estimate's copies of them),
+ * and kernel error estimates (see kernel_error_cache). */
+#define RULE_SLOTS 24
 #define ERROR_SLOTS 16
 
 struct aim_gauss {
@@ -640,6 +641,7 @@ static double *new_rule(const aim_gauss *g, int npts, const double *shift)
  * in the unused ones: ode.kernel_tol's sets can be that large). */
 typedef struct {
     int T, npts;
+    int copy; /* 0: the rule; r > 0: the estimate's copy r (random_shifts) */
     double L[MAXT2];
     double *yc; /* NULL: a free slot */
     int users;
@@ -649,16 +651,18 @@ static rule_slot rule_slots[RULE_SLOTS];
 static unsigned long rule_clock;
 static pthread_mutex_t rule_lock = PTHREAD_MUTEX_INITIALIZER;
 
-/* The point set of npts points for g (qmc_rule, shifted by g->shift): a shared one
- * of the same key, or a new one, shared if a slot is free or unused.
- * Release it with release_rule. NULL when out of memory. */
-static const double *shared_rule(const aim_gauss *g, int npts)
+/* The point set of npts points for g (qmc_rule), copy 0 (the rule,
+ * shifted by g->shift) or copy r = 1..REPLICATES of the kernel error
+ * estimate (shifted by row r - 1 of shifts): a shared one of the same
+ * key, or a new one, shared if a slot is free or unused. Release it with
+ * release_rule. NULL when out of memory. */
+static const double *shared_rule(const aim_gauss *g, int npts, int copy, const double *shifts)
 {
     pthread_mutex_lock(&rule_lock);
     rule_slot *spare = NULL;
     for (int i = 0; i < RULE_SLOTS; i++) {
         rule_slot *r = &rule_slots[i];
-        if (r->yc && r->T == g->T && r->npts == npts &&
+        if (r->yc && r->T == g->T && r->npts == npts && r->copy == copy &&
             memcmp(r->L, g->L, sizeof(double) * (size_t)g->T2) == 0) {
             r->users++;
             r->used = ++rule_clock;
@@ -674,10 +678,10 @@ static const double *shared_rule(const aim_gauss *g, int npts)
     }
     /* made under the lock: another engine asking for the same set waits
      * for it instead of making it again */
-    double *yc = new_rule(g, npts, g->shift);
+    double *yc = new_rule(g, npts, copy ? shifts + (size_t)(copy - 1) * g->nlat : g->shift);
     if (yc && spare) {
         free(spare->yc);
-        *spare = (rule_slot){.T = g->T, .npts = npts, .yc = yc, .users = 1,
+        *spare = (rule_slot){.T = g->T, .npts = npts, .copy = copy, .yc = yc, .users = 1,
                              .used = ++rule_clock};
         memcpy(spare->L, g->L, sizeof(double) * (size_t)g->T2);
     }
@@ -851,7 +855,7 @@ static int generic_setup(aim_gauss *g, int npts)
         return -1;
     if (packing_matrix(g))
         return -1;
-    g->yc = shared_rule(g, npts);
+    g->yc = shared_rule(g, npts, 0, NULL);
     return g->yc ? 0 : -1;
 }
 
@@ -963,7 +967,7 @@ static int thread_work(aim_gauss *g, int threads)
 /* error_kernels for LANES points (e interleaved) into ko[l], kp[l]: for
  * a diagonal C the same operations in the same order, point by point;
  * else error_kernels itself per point. */
-static void error_kernels_lanes(const aim_gauss *g, const double *e, double ko[LANES],
+AIM_VECTOR_CLONES static void error_kernels_lanes(const aim_gauss *g, const double *e, double ko[LANES],
                                 double kp[LANES])
 {
     const int T = g->T, T2 = g->T2;
@@ -1003,7 +1007,7 @@ static void error_kernels_lanes(const aim_gauss *g, const double *e, double ko[L
  * time (aim_outmap_forward_lanes), and each lane keeps its own sums,
  * added in lane order at the end of the block: the order of every sum is
  * fixed by the point count alone. */
-static void block_sums(const aim_gauss *g, const double *y0, int nb, double mu[2][MAXT2],
+AIM_VECTOR_CLONES static void block_sums(const aim_gauss *g, const double *y0, int nb, double mu[2][MAXT2],
                        const double Fs[4], const double Fa[4], int first, double *diff,
                        qmc_estimate *s)
 {
@@ -1196,66 +1200,83 @@ static int qmc_sum(aim_gauss *g, const double *yc, int npts, const aim_overlaps 
     return 0;
 }
 
-/* The estimated relative error of the rule at npts points, state q
- * (factors Fs, Fa): REPLICATES copies of the rule under other random
- * shifts (qmc_points), each a draw from the law the rule's own shift was
- * drawn from, so that their spread (standard deviation s) estimates the
- * rule's typical error; the rule's error over s is Student-t distributed
- * with REPLICATES - 1 degrees of freedom, and t s (t its two-sided
- * ESTIMATE_CONFIDENCE quantile) bounds it at that confidence. Per group of
- * kernels (the risk; K_omega; K_psi; the drift kernels E[e] and E[e Y]),
- * that bound relative to the group's largest value in ref, the rule's
- * estimate; the largest over the groups in *out. Returns 0 or -1. */
-static int kernel_spread(aim_gauss *g, int npts, const aim_overlaps *q, const double Fs[4],
-                         const double Fa[4], const qmc_estimate *ref, double *out)
+/* The state of a kernel error estimate: its factors (state_factors) and
+ * the rule's own estimate there, every E[e_p yc_j] included (ref). */
+typedef struct {
+    const aim_overlaps *q;
+    double Fs[4], Fa[4];
+    qmc_estimate ref;
+} spread_state;
+
+/* The estimated relative error of the rule at npts points, at each of
+ * the nstates states st[i] into out[i]: REPLICATES copies of the rule
+ * under other random shifts (qmc_points), each a draw from the law the
+ * rule's own shift was drawn from, so that their spread (standard
+ * deviation s) estimates the rule's typical error; the rule's error over
+ * s is Student-t distributed with REPLICATES - 1 degrees of freedom, and
+ * t s (t its two-sided ESTIMATE_CONFIDENCE quantile) bounds it at that
+ * confidence. Per group of kernels (the risk; K_omega; K_psi; the drift
+ * kernels E[e] and E[e Y]), that bound relative to the group's largest
+ * value in the rule's estimate st[i].ref; the largest over the groups.
+ * Each copy is made once and evaluated at every state; the copies are
+ * shared point sets (shared_rule), made once for the engines of a
+ * process. Returns 0 or -1. */
+static int kernel_spread(aim_gauss *g, int npts, int nstates, const spread_state *st,
+                         double *out)
 {
     const int T2 = g->T2, nlat = g->nlat, ndrift = T2 + T2 * nlat, nvec = 3 + ndrift;
-    double *vals = malloc(sizeof(double) * (size_t)REPLICATES * nvec);
+    double *vals = malloc(sizeof(double) * (size_t)nstates * REPLICATES * nvec);
     double *eyc = malloc(sizeof(double) * (size_t)T2 * nlat);
-    double *work = malloc(sizeof(double) * (size_t)npts * nlat);
-    double *yc = malloc(sizeof(double) * (size_t)npts * nlat);
     double shifts[REPLICATES * 4 * MAXT2];
+    const double *yc = NULL;
     int rc = -1;
-    if (!vals || !eyc || !work || !yc || random_shifts(REPLICATE_SEED, REPLICATES, nlat, shifts))
+    if (!vals || !eyc || random_shifts(REPLICATE_SEED, REPLICATES, nlat, shifts))
         goto done;
     for (int r = 0; r < REPLICATES; r++) {
-        qmc_estimate est = {.eyc = eyc};
-        if (qmc_rule(g, npts, shifts + (size_t)r * nlat, work, yc) ||
-            qmc_sum(g, yc, npts, q, Fs, Fa, &est))
+        release_rule(yc);
+        if (!(yc = shared_rule(g, npts, r + 1, shifts)))
             goto done;
-        double *v = vals + (size_t)r * nvec;
-        v[0] = est.risk;
-        v[1] = est.k_omega;
-        v[2] = est.k_psi;
-        memcpy(v + 3, est.err, sizeof(double) * (size_t)T2);
-        memcpy(v + 3 + T2, eyc, sizeof(double) * (size_t)T2 * nlat);
-    }
-    double scale[4] = {fabs(ref->risk), fabs(ref->k_omega), fabs(ref->k_psi), 0.0};
-    for (int p = 0; p < T2; p++)
-        scale[3] = fmax(scale[3], fabs(ref->err[p]));
-    for (int j = 0; j < T2 * nlat; j++)
-        scale[3] = fmax(scale[3], fabs(ref->eyc[j]));
-    const double t = gsl_cdf_tdist_Pinv(0.5 + 0.5 * ESTIMATE_CONFIDENCE, REPLICATES - 1);
-    double worst = 0.0;
-    for (int j = 0; j < nvec; j++) {
-        double mean = 0.0, var = 0.0;
-        for (int r = 0; r < REPLICATES; r++)
-            mean += vals[(size_t)r * nvec + j] / REPLICATES;
-        for (int r = 0; r < REPLICATES; r++) {
-            const double dev = vals[(size_t)r * nvec + j] - mean;
-            var += dev * dev / (REPLICATES - 1);
+        for (int i = 0; i < nstates; i++) {
+            qmc_estimate est = {.eyc = eyc};
+            if (qmc_sum(g, yc, npts, st[i].q, st[i].Fs, st[i].Fa, &est))
+                goto done;
+            double *v = vals + ((size_t)i * REPLICATES + r) * nvec;
+            v[0] = est.risk;
+            v[1] = est.k_omega;
+            v[2] = est.k_psi;
+            memcpy(v + 3, est.err, sizeof(double) * (size_t)T2);
+            memcpy(v + 3 + T2, eyc, sizeof(double) * (size_t)T2 * nlat);
         }
-        const double bound = t * sqrt(var), sc = scale[j < 3 ? j : 3];
-        if (bound > 0.0)
-            worst = fmax(worst, sc > 0.0 ? bound / sc : INFINITY);
     }
-    *out = worst;
+    const double t = gsl_cdf_tdist_Pinv(0.5 + 0.5 * ESTIMATE_CONFIDENCE, REPLICATES - 1);
+    for (int i = 0; i < nstates; i++) {
+        const qmc_estimate *ref = &st[i].ref;
+        double scale[4] = {fabs(ref->risk), fabs(ref->k_omega), fabs(ref->k_psi), 0.0};
+        for (int p = 0; p < T2; p++)
+            scale[3] = fmax(scale[3], fabs(ref->err[p]));
+        for (int j = 0; j < T2 * nlat; j++)
+            scale[3] = fmax(scale[3], fabs(ref->eyc[j]));
+        const double *vi = vals + (size_t)i * REPLICATES * nvec;
+        double worst = 0.0;
+        for (int j = 0; j < nvec; j++) {
+            double mean = 0.0, var = 0.0;
+            for (int r = 0; r < REPLICATES; r++)
+                mean += vi[(size_t)r * nvec + j] / REPLICATES;
+            for (int r = 0; r < REPLICATES; r++) {
+                const double dev = vi[(size_t)r * nvec + j] - mean;
+                var += dev * dev / (REPLICATES - 1);
+            }
+            const double bound = t * sqrt(var), sc = scale[j < 3 ? j : 3];
+            if (bound > 0.0)
+                worst = fmax(worst, sc > 0.0 ? bound / sc : INFINITY);
+        }
+        out[i] = worst;
+    }
     rc = 0;
 done:
+    release_rule(yc);
     free(vals);
     free(eyc);
-    free(work);
-    free(yc);
     return rc;
 }
 
@@ -1304,18 +1325,23 @@ static int state_factors(const aim_overlaps *q, double Fs[4], double Fa[4])
  * right-hand side stays a smooth function of the state. */
 static int choose_points(aim_gauss *g, const aim_overlaps *q, qmc_estimate *est)
 {
+    spread_state st = {.q = q, .ref = *est};
+    memcpy(st.Fs, g->Fs, sizeof st.Fs);
+    memcpy(st.Fa, g->Fa, sizeof st.Fa);
     double err;
-    if (kernel_spread(g, g->npts, q, g->Fs, g->Fa, est, &err))
+    if (kernel_spread(g, g->npts, 1, &st, &err))
         return -1;
     while (err > g->kernel_tol && !points_capped(g->T, g->npts)) {
-        const double *yc = shared_rule(g, 4 * g->npts);
+        const double *yc = shared_rule(g, 4 * g->npts, 0, NULL);
         if (!yc)
             return -1;
         release_rule(g->yc);
         g->yc = yc;
         g->npts *= 4;
-        if (qmc_sum(g, g->yc, g->npts, q, g->Fs, g->Fa, est) ||
-            kernel_spread(g, g->npts, q, g->Fs, g->Fa, est, &err))
+        if (qmc_sum(g, g->yc, g->npts, q, g->Fs, g->Fa, est))
+            return -1;
+        st.ref = *est;
+        if (kernel_spread(g, g->npts, 1, &st, &err))
             return -1;
     }
     g->kernel_err = err;
@@ -1410,26 +1436,36 @@ int aim_gauss_risk_at(aim_gauss *g, const aim_overlaps *q, double *risk)
     return 0;
 }
 
-/* The kernel error estimate of g's rule at q (kernel_spread), from the
- * cache or made and kept there. Returns 0, or -1 (*err NAN). */
-static int estimate_at(aim_gauss *g, const aim_overlaps *q, double *err)
+/* The kernel error estimates of g's rule at the n (1 or 2) states q[i]
+ * into err[i] (kernel_spread), each from the cache or made (those not
+ * cached in one kernel_spread, on the same copies of the rule) and kept
+ * there. Returns 0, or -1 (err NAN). */
+static int estimate_at(aim_gauss *g, int n, const aim_overlaps *const q[2], double err[2])
 {
-    error_key key;
-    kernel_error_key(g, q, &key);
-    if (cached_kernel_error(&key, err))
-        return 0;
-    double Fs[4], Fa[4];
-    qmc_estimate ref = {.eyc = malloc(sizeof(double) * (size_t)g->T2 * g->nlat)};
-    const int rc = !ref.eyc || state_factors(q, Fs, Fa) ||
-                   qmc_sum(g, g->yc, g->npts, q, Fs, Fa, &ref) ||
-                   kernel_spread(g, g->npts, q, Fs, Fa, &ref, err);
-    free(ref.eyc);
-    if (rc) {
-        *err = NAN;
-        return -1;
+    error_key key[2];
+    spread_state st[2];
+    int made[2], todo = 0, rc = 0;
+    for (int i = 0; i < n; i++) {
+        kernel_error_key(g, q[i], &key[i]);
+        if (cached_kernel_error(&key[i], &err[i]))
+            continue;
+        spread_state *s = &st[todo];
+        *s = (spread_state){.q = q[i],
+                            .ref = {.eyc = malloc(sizeof(double) * (size_t)g->T2 * g->nlat)}};
+        made[todo++] = i;
+        rc = rc || !s->ref.eyc || state_factors(q[i], s->Fs, s->Fa) ||
+             qmc_sum(g, g->yc, g->npts, q[i], s->Fs, s->Fa, &s->ref);
     }
-    keep_kernel_error(&key, *err);
-    return 0;
+    double spread[2];
+    if (todo > 0 && !rc)
+        rc = kernel_spread(g, g->npts, todo, st, spread);
+    for (int k = 0; k < todo; k++) {
+        free(st[k].ref.eyc);
+        err[made[k]] = rc ? NAN : spread[k];
+        if (!rc)
+            keep_kernel_error(&key[made[k]], spread[k]);
+    }
+    return rc ? -1 : 0;
 }
 
 double aim_gauss_risk(const aim_gauss *g) { return g->risk; }
@@ -1439,13 +1475,25 @@ int aim_gauss_kernel_error(aim_gauss *g, double *err)
     *err = NAN;
     if (g->elementwise || !g->have_first)
         return 0;
-    const int moved = memcmp(&g->last, &g->first, sizeof g->last) != 0;
-    double at_last = NAN;
-    if ((isnan(g->kernel_err) && estimate_at(g, &g->first, &g->kernel_err)) ||
-        (moved && estimate_at(g, &g->last, &at_last))) {
+    /* the first state's estimate (unless made for ode.kernel_tol) and
+     * the last's, on the same copies of the rule */
+    const aim_overlaps *states[2];
+    double *into[2], at_last = NAN, found[2];
+    int n = 0;
+    if (isnan(g->kernel_err)) {
+        into[n] = &g->kernel_err;
+        states[n++] = &g->first;
+    }
+    if (memcmp(&g->last, &g->first, sizeof g->last) != 0) {
+        into[n] = &at_last;
+        states[n++] = &g->last;
+    }
+    if (n > 0 && estimate_at(g, n, states, found)) {
         snprintf(g->error, sizeof g->error, "out of memory for the kernel error estimate");
         return -1;
     }
+    for (int i = 0; i < n; i++)
+        *into[i] = found[i];
     *err = fmax(g->kernel_err, at_last);
     return 0;
 }
@@ -1496,6 +1544,37 @@ double aim_gauss_error_index(const aim_gauss *g, const double omega_b[2],
             s += coef[k] * (k >= 2 && r != p ? -g->eyd[k][p] : g->eyd[k][p]);
     }
     return s;
+}
+
+void aim_gauss_kernel_values(const aim_gauss *g, double v[AIM_GAUSS_KERNEL_VALUES])
+{
+    /* the directions B of the drift kernels, (Omega, Psi) with the
+     * student and the teacher: (e_i, e_i), then (e_i, 0) */
+    static const double dir[4][2][2] = {
+        {{1, 0}, {1, 0}}, {{0, 1}, {0, 1}}, {{1, 0}, {0, 0}}, {{0, 1}, {0, 0}}};
+    v[0] = aim_gauss_risk(g);
+    v[1] = aim_gauss_noise_omega(g);
+    v[2] = aim_gauss_noise_psi(g);
+    v[3] = aim_gauss_error_mean(g);
+    for (int k = 0; k < 4; k++)
+        for (int t = 0; t < 2; t++)
+            v[4 + 2 * k + t] = aim_gauss_error_index(g, dir[k][0], dir[k][1], 0.0, t);
+}
+
+void aim_gauss_kernel_gaps(const double dev[AIM_GAUSS_KERNEL_VALUES],
+                           const double ref[AIM_GAUSS_KERNEL_VALUES],
+                           double gaps[AIM_GAUSS_KERNEL_GROUPS])
+{
+    /* the groups: the risk, K_omega, K_psi, the drift kernels v[3..] */
+    for (int k = 0; k < AIM_GAUSS_KERNEL_GROUPS; k++) {
+        const int to = k < 3 ? k + 1 : AIM_GAUSS_KERNEL_VALUES;
+        double scale = 0.0, worst = 0.0;
+        for (int j = k; j < to; j++) {
+            scale = fmax(scale, fabs(ref[j]));
+            worst = fmax(worst, fabs(dev[j]));
+        }
+        gaps[k] = worst > 0.0 ? (scale > 0.0 ? worst / scale : INFINITY) : 0.0;
+    }
 }
 
 int aim_gauss_observables(aim_gauss *g, const aim_overlaps *q,

@@ -70,19 +70,39 @@ int aim_gauss_after_fork(void);
  * and forgets the estimates (memory back; the tests start afresh). */
 void aim_gauss_cache_clear(void);
 
+/* The kernels the ODE reads, at the last evaluation, into v, for
+ * measuring the rule's actual error against a finer rule (the tests,
+ * validate/bench/kernel_accuracy.c): the risk, K_omega, K_psi, then the
+ * drift kernels aim_gauss_error_mean and aim_gauss_error_index
+ * (transpose 0, 1) for B of (Omega, Psi) = (e_i, e_i) and (e_i, 0),
+ * i = student, teacher (every drift kernel is a combination of these
+ * nine). */
+#define AIM_GAUSS_KERNEL_VALUES 12
+void aim_gauss_kernel_values(const aim_gauss *g, double v[AIM_GAUSS_KERNEL_VALUES]);
+/* The relative errors of the groups of kernels (the risk, K_omega,
+ * K_psi, the drift kernels) given the errors dev of the kernels
+ * (as aim_gauss_kernel_values orders them) and their values ref: per
+ * group, its largest |dev| over its largest |ref| (INFINITY when that
+ * is 0 and the error is not). */
+#define AIM_GAUSS_KERNEL_GROUPS 4
+void aim_gauss_kernel_gaps(const double dev[AIM_GAUSS_KERNEL_VALUES],
+                           const double ref[AIM_GAUSS_KERNEL_VALUES],
+                           double gaps[AIM_GAUSS_KERNEL_GROUPS]);
+
 /* The quasi-random rule's point count (0 for Gauss-Hermite), fixed at
  * the first evaluation. */
 int aim_gauss_points(const aim_gauss *g);
 /* The estimated relative kernel error of the quasi-random rule, into
  * *err: the larger of the estimates at the first and at the last state
  * evaluated, each the largest over the risk, K_omega, K_psi and the drift
- * kernels (E[e], E[e Y]) of the 95 % Student-t bound on the rule's error
+ * kernels (E[e], every E[e Y]) of the 95 % Student-t bound on the rule's error
  * from the spread of 8 copies of the rule under other random shifts (the
  * rule is the point set under one fixed random shift, a draw from the same
- * law), relative to the kernel's size. Each state's estimate costs about 8
- * evaluations and point sets, made on the first request for that state
- * (ode.kernel_tol makes the first state's). NAN for Gauss-Hermite or
- * before any evaluation. Returns 0, or -1 (out of memory; message in
+ * law), relative to its group's largest value. The estimates of the two
+ * states are made on the first request, on the same 8 point sets
+ * (ode.kernel_tol makes the first state's earlier): about 8 point sets
+ * and 8 evaluations per state. NAN for Gauss-Hermite or before any
+ * evaluation. Returns 0, or -1 (out of memory; message in
  * aim_gauss_error). */
 int aim_gauss_kernel_error(aim_gauss *g, double *err);
 /* 1 when ode.kernel_tol stops at points points for cfg (4 times more would

@@ -40,6 +40,17 @@ void aim_outmap_forward_pair(const aim_outmap *map, const double *m, const doubl
  * instructions) where a row softmax of T = 4 alone fills no vector. */
 #define AIM_OUTMAP_LANES 4
 
+/* The lane loops compiled twice, for AVX2 (one 4-lane vector per
+ * operation) and for the baseline (two SSE2 halves), the form chosen at
+ * load time by the machine: the same operations in the same order (no
+ * contraction into fused multiply-adds, -std=c17), so the same numbers
+ * bit for bit on either. */
+#ifdef AIM_HAVE_TARGET_CLONES
+#define AIM_VECTOR_CLONES __attribute__((target_clones("avx2", "default")))
+#else
+#define AIM_VECTOR_CLONES
+#endif
+
 /* aim_outmap_forward_pair for AIM_OUTMAP_LANES points of a common m (T^2,
  * not interleaved): D, fp, fm, derivp, derivm interleaved. Each point's
  * numbers are bit for bit those of aim_outmap_forward_pair. */

@@ -30,7 +30,7 @@
 #include "overlaps.h"
 #include "tsv.h"
 
-#define NVAL 12
+#define NVAL AIM_GAUSS_KERNEL_VALUES
 
 static int configure(aim_config *cfg, int points, double tol)
 {
@@ -52,40 +52,29 @@ static int configure(aim_config *cfg, int points, double tol)
     return 0;
 }
 
-/* The kernels at q: risk, K_omega, K_psi, then the drift kernels. */
+/* The kernels at q (aim_gauss_kernel_values). */
 static int kernels(aim_gauss *g, const aim_overlaps *q, double v[NVAL])
 {
     if (aim_gauss_eval(g, q))
         return -1;
-    v[0] = aim_gauss_risk(g);
-    v[1] = aim_gauss_noise_omega(g);
-    v[2] = aim_gauss_noise_psi(g);
-    v[3] = aim_gauss_error_mean(g);
-    const double dir[4][2][2] = {{{1, 0}, {1, 0}}, {{0, 1}, {0, 1}}, {{1, 0}, {0, 0}},
-                                 {{0, 1}, {0, 0}}};
-    for (int k = 0; k < 4; k++)
-        for (int t = 0; t < 2; t++)
-            v[4 + 2 * k + t] = aim_gauss_error_index(g, dir[k][0], dir[k][1], 0.0, t);
+    aim_gauss_kernel_values(g, v);
     return 0;
 }
 
-/* The actual error of each group: the risk, K_omega, K_psi, the drift
- * kernels. */
-static void group_errors(const double v[NVAL], const double ref[NVAL], double err[4])
+/* The actual error of each group (aim_gauss_kernel_gaps): the risk,
+ * K_omega, K_psi, the drift kernels. */
+static void group_errors(const double v[NVAL], const double ref[NVAL],
+                         double err[AIM_GAUSS_KERNEL_GROUPS])
 {
-    double drift_scale = 0.0, drift_err = 0.0;
-    for (int j = 0; j < 3; j++)
-        err[j] = fabs(v[j] - ref[j]) / fabs(ref[j]);
-    for (int j = 3; j < NVAL; j++) {
-        drift_scale = fmax(drift_scale, fabs(ref[j]));
-        drift_err = fmax(drift_err, fabs(v[j] - ref[j]));
-    }
-    err[3] = drift_err / drift_scale;
+    double dev[NVAL];
+    for (int j = 0; j < NVAL; j++)
+        dev[j] = v[j] - ref[j];
+    aim_gauss_kernel_gaps(dev, ref, err);
 }
 
 static double actual_error(const double v[NVAL], const double ref[NVAL])
 {
-    double err[4];
+    double err[AIM_GAUSS_KERNEL_GROUPS];
     group_errors(v, ref, err);
     return fmax(fmax(err[0], err[1]), fmax(err[2], err[3]));
 }
