@@ -18,7 +18,7 @@
 #   raw     untied raw centring, He2, teacher mean 1 (unlocked), tau <= 0.05,
 #           and teacher mean 0.7, tau <= 0.2, d = 200, 400; raw-07-early: SGD of
 #           the latter to tau = 0.12 (past the hierarchies' blow-up; at d = 400
-#           to tau = 0.2 it is about 6 min of CPU a seed)
+#           to tau = 0.2 it is 222 s of CPU a seed, measured)
 # Raw centring: the stiff mean depends on d, so the hierarchies and the
 # matrix process run at each d of the SGD runs (NAME-M<M>-d<d>,
 # NAME-matrix-D<D>-d<d>); He2 is even, so seeds and replicas whose student
@@ -47,7 +47,8 @@
 # and ends its step, the last run of it):
 #   DIMS=200 ... sgd beta2;  SEEDS=4 DIMS=400 ... sgd beta2;  REPLICAS=4 DS=200
 #   ... ode beta2;  ... report beta2;  SEEDS=4 DIMS=200 ... sgd raw-07;
-#   SEEDS=2 DIMS=400 ... sgd raw-07-early;  REPLICAS=4 DS=200 DIMS=200 (and
+#   SEEDS=4 DIMS=400 JOBS=2 ... sgd raw-07 (before it, SEEDS=2 DIMS=400 ...
+#   sgd raw-07-early);  REPLICAS=4 DS=200 DIMS=200 (and
 #   400) ORDERS=3 ... ode raw-07;  SEEDS=4 DIMS=200 ... sgd fig3-he1 fig3-mix;
 #   REPLICAS=2 DS=200 ORDERS="5 6" ... ode fig3-he1 fig3-mix
 set -eu
