@@ -24,8 +24,13 @@ typedef enum {
                            matrices) */
     AIM_STOP_DIVERGED,  /* the model's own divergence (e.g. the untied
                            adiabatic mean runs away) */
-    AIM_STOP_TRUNCATION /* a truncated hierarchy's error estimate (order M
+    AIM_STOP_TRUNCATION, /* a truncated hierarchy's error estimate (order M
                            against M - 1) passed hierarchy.tol
+                           (sim/trajectory.c) */
+    AIM_STOP_SOLVER     /* CVODE gave up on a truncated hierarchy after its
+                           start (too many steps, repeated error-test or
+                           corrector failures): its state near moments of
+                           no real matrices, where the closure has failed
                            (sim/trajectory.c) */
 } aim_ode_stop;
 

@@ -64,6 +64,13 @@ static void hierarchy_stop(const aim_config *cfg, aim_ode_report *report)
                  "closure error has grown too large (raise hierarchy.order, or shorten "
                  "training.horizon)",
                  cfg->order, report->tau, report->reason);
+    else if (report->stop == AIM_STOP_SOLVER)
+        snprintf(report->message, sizeof report->message,
+                 "the order-%d hierarchy stopped at tau = %.6g, where CVODE gave up: its "
+                 "state has neared moments that no real matrices have, where the closure "
+                 "error is large (raise hierarchy.order, or shorten training.horizon; raise "
+                 "ode.max_steps if CVODE only ran out of steps): %.450s",
+                 cfg->order, report->tau, report->reason);
     else if (report->stop == AIM_STOP_GRADIENT)
         snprintf(report->message, sizeof report->message,
                  "the order-%d hierarchy stopped at tau = %.6g: %s; the truncation's "
@@ -249,9 +256,11 @@ static void engine_accuracy(aim_gauss *g, int estimate, aim_ode_report *report)
 }
 
 /* Who a run_model is for: the run itself, or a lower order of its
- * truncation error estimate. CVODE giving up after the start fails the
- * run; a companion keeps the rows it wrote before, as a stopped run: the
- * estimate ends there, not the run it qualifies (theory/matrix.md sec. 6). */
+ * truncation error estimate. CVODE giving up after the start of a
+ * hierarchy keeps the rows it wrote before, as a stopped run: for a
+ * companion the estimate ends there, not the run it qualifies
+ * (theory/matrix.md sec. 6); the run itself stops there
+ * (AIM_STOP_SOLVER), or hands over. */
 typedef enum { MODEL_RUN, MODEL_COMPANION } model_role;
 
 /* cfg's model (exact start, or start) integrated on tau: observables per
@@ -296,9 +305,15 @@ static aim_ode_status run_model(const aim_config *cfg, int d, const double *tau,
     aim_ode_integrate(cfg, &om, y0, tau, points, states, report);
     /* counters are recorded once CVODE is set up: a failure with them
      * and a row is CVODE's own, after the start */
-    if (role == MODEL_COMPANION && report->status == AIM_ODE_FAILED &&
-        report->integrations > 0 && report->reached > 0)
+    if (report->status == AIM_ODE_FAILED && report->integrations > 0 && report->reached > 0 &&
+        (role == MODEL_COMPANION || aim_model_is_hierarchy(m))) {
         report->status = AIM_ODE_BLOWUP;
+        if (role == MODEL_RUN) {
+            report->stop = AIM_STOP_SOLVER;
+            snprintf(report->reason, sizeof report->reason, "%.*s",
+                     (int)sizeof report->reason - 1, report->message);
+        }
+    }
     engine_accuracy(aim_model_engine(m), estimate, report);
     if (!isnan(aim_model_start_mean(m)))
         report->start_mean = aim_model_start_mean(m);
@@ -1101,7 +1116,8 @@ static int truncation_failed(const aim_config *cfg, const aim_ode_report *report
 {
     return aim_model_ops_of(cfg)->hierarchy && cfg->beyond == AIM_BEYOND_MATRIX &&
            report->status == AIM_ODE_BLOWUP &&
-           (report->stop == AIM_STOP_TRUNCATION || report->stop == AIM_STOP_INVALID);
+           (report->stop == AIM_STOP_TRUNCATION || report->stop == AIM_STOP_INVALID ||
+            report->stop == AIM_STOP_SOLVER);
 }
 
 aim_ode_status aim_trajectory_run(const aim_config *cfg, int d,

@@ -974,8 +974,8 @@ const aim_config_key aim_config_keys[] = {
          "6)"),
     ENUM("hierarchy", "beyond", beyond, "matrix", beyond_names, "matrix | stop",
          "tied and untied: where the hierarchy fails (its truncation error estimate "
-         "passes hierarchy.tol or its orders do not converge in M, or its moments leave "
-         "those of real matrices): matrix = "
+         "passes hierarchy.tol or its orders do not converge in M, its moments leave "
+         "those of real matrices, or CVODE gives up on it): matrix = "
          "the rows from there on are the matrix limit process's (ode.method = matrix, "
          "matrix.d, matrix.replicas; run over the whole grid, exit 0 if it reaches the "
          "end; theory/matrix.md sec. 7); stop = the run ends there (exit 3); recovery "

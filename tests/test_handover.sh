@@ -135,6 +135,25 @@ contains "the companion's failure in the header" "$work/c0/untied_fig3-ode.tsv" 
 [ "$(cols "$work/c0/untied_fig3-ode.tsv" tau,overlap_trunc 16 16 | cut -f 2)" = "nan" ]
 check "no estimate from tau = 0.15" $?
 
+# the run itself that CVODE gives up on (the same order 4, on its own)
+# keeps its rows to the last grid point it reached, as a stopped run: with
+# beyond = stop the file ends at 0.14 (exit 3, the reason and CVODE's flag
+# in the status line); with matrix it hands over at the next point. Before,
+# such a run wrote nothing (exit 2), losing rows that were sound.
+C4="$(printf '%s' "$C" | sed 's/--order 5/--order 4/')"
+expect_exit "failed run: beyond = stop" 3 "$exe" ode "$F" $C4 --set hierarchy.tol=0 \
+    --set hierarchy.beyond=stop --out "$work/r"
+contains "the run's own CVODE failure named" "$work/r/untied_fig3-ode.tsv" \
+    "^# status: the order-4 hierarchy stopped at tau = 0.142341, where CVODE gave up: .*CV_TOO_MUCH_WORK"
+[ "$(cols "$work/r/untied_fig3-ode.tsv" tau 1 21 | tail -n 1)" = "0.14" ]
+check "rows up to the failure kept" $?
+expect_exit "failed run: hand-over" 0 "$exe" ode "$F" $C4 --set hierarchy.tol=0 \
+    --out "$work/rm"
+contains "hand-over at the run's CVODE failure" "$work/rm/untied_fig3-ode.tsv" \
+    "^# hand-over: the order-4 hierarchy stopped at tau = 0.142341, where CVODE gave up: .*the rows from tau = 0.15 on are the matrix"
+[ "$(cols "$work/rm/untied_fig3-ode.tsv" tau 1 21 | tail -n 1)" = "0.2" ]
+check "the handed-over run reaches the end" $?
+
 printf '[hierarchy]\nbeyond = sideways\n' >"$work/bad.ini"
 expect_exit "bad hierarchy.beyond" 1 "$exe" ode "$work/bad.ini" --out "$work/x"
 contains "bad value named" "$work/err" "hierarchy.beyond.*allowed: matrix | stop"
