@@ -197,11 +197,18 @@ void aim_tied_initial(const aim_tied *m, double *y)
     aim_truncation_initial(m->hm.trunc, y);
 }
 
-void aim_tied_moments(aim_tied *m, const double *y, double *mom)
+int aim_tied_moments(aim_tied *m, const double *y, double *mom)
 {
     /* tracked words from y; the teacher's from the start */
     aim_truncation_fill(m->hm.trunc, y, mom);
-    aim_truncation_close(m->hm.trunc, m->cfg.closure, mom);
+    if (aim_truncation_close(m->hm.trunc, m->cfg.closure, mom)) {
+        m->invalid = 1;
+        snprintf(m->error, sizeof m->error,
+                 "the quadrature closure found no pair of matrices for these moments "
+                 "(its eigensolver failed)");
+        return -1;
+    }
+    return 0;
 }
 
 void aim_tied_overlaps(const aim_tied *m, const double *mom, aim_overlaps *q)
@@ -248,7 +255,8 @@ int aim_tied_terms(aim_tied *m, const double *y, double *gradient,
             snprintf(m->error, sizeof m->error, "%s is not finite", m->hm.names[i]);
             return -1;
         }
-    aim_tied_moments(m, y, m->hm.mom);
+    if (aim_tied_moments(m, y, m->hm.mom))
+        return -1;
     return aim_tied_terms_at(m, m->hm.mom, gradient, noise, decay);
 }
 
@@ -264,7 +272,8 @@ int aim_tied_rhs(aim_tied *m, const double *y, double *dy)
 
 int aim_tied_observables(aim_tied *m, const double *y, double obs[AIM_OBS_COUNT])
 {
-    aim_tied_moments(m, y, m->hm.mom);
+    if (aim_tied_moments(m, y, m->hm.mom))
+        return -1;
     aim_overlaps q;
     aim_tied_overlaps(m, m->hm.mom, &q);
     if (aim_gauss_observables(m->hm.gauss, &q, obs)) {

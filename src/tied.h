@@ -54,8 +54,13 @@ int aim_tied_rhs(aim_tied *m, const double *y, double *dy);
  * closure): the drift tests evaluate the rules at measured moments. */
 int aim_tied_terms_at(aim_tied *m, const double *moments, double *gradient,
                       double *noise, double *decay);
-/* Moments of every word (lengths 0..M + 1) at state y, closure applied. */
-void aim_tied_moments(aim_tied *m, const double *y, double *moments);
+/* Moments of every word (lengths 0..M + 1) at state y, closure applied.
+ * -1 (the message in the error) where the closure fails
+ * (aim_truncation_close): the long words are then not the closure's. The
+ * right-hand side and the observables fail there; the margins and the
+ * overlap, which CVODE's root finding needs as plain values, go on with
+ * the closure's prior (the failed right-hand side stops the run). */
+int aim_tied_moments(aim_tied *m, const double *y, double *moments);
 /* Order parameters of {S, S*} from moments of every word. */
 void aim_tied_overlaps(const aim_tied *m, const double *moments, aim_overlaps *q);
 /* The validity margins at y (theory/stops.md sec. 1): continuous

@@ -159,7 +159,7 @@ static void close_cumulants(const aim_truncation *t, double *cum, int aligned)
     }
 }
 
-void aim_truncation_close(aim_truncation *t, aim_closure closure, double *mom)
+int aim_truncation_close(aim_truncation *t, aim_closure closure, double *mom)
 {
     const int M = t->order;
     switch (closure) {
@@ -176,8 +176,8 @@ void aim_truncation_close(aim_truncation *t, aim_closure closure, double *mom)
             aim_gram_project(t->gram, mom, GRAM_ROUNDS);
         /* the aligned values are the prior of the words of length M + 1
          * that the construction does not determine (even M) */
-        if (closure == AIM_CLOSURE_QUADRATURE && t->quad)
-            aim_quadrature_close(t->quad, mom);
+        if (closure == AIM_CLOSURE_QUADRATURE && t->quad && aim_quadrature_close(t->quad, mom) < 0)
+            return -1;
         break;
     case AIM_CLOSURE_FREE:
         aim_freecum_cumulants(t->fc, mom, t->cum, M);
@@ -188,6 +188,7 @@ void aim_truncation_close(aim_truncation *t, aim_closure closure, double *mom)
         aim_freecum_moments(t->fc, t->cum, mom, M + 1, M + 1);
         break;
     }
+    return 0;
 }
 
 int aim_truncation_use_gram(aim_truncation *t)

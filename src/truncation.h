@@ -96,7 +96,11 @@ int aim_truncation_use_quadrature(aim_truncation *t);
 void aim_truncation_initial(const aim_truncation *t, double *y);
 /* mom (count words): the start, with the tracked words from y. */
 void aim_truncation_fill(const aim_truncation *t, const double *y, double *mom);
-/* Closes mom's words of length M + 1 from its shorter ones. */
-void aim_truncation_close(aim_truncation *t, aim_closure closure, double *mom);
+/* Closes mom's words of length M + 1 from its shorter ones. Returns 0, or
+ * -1 when the quadrature closure cannot build its pair of matrices (its
+ * eigensolver fails, as on moments that are not finite): the long words
+ * are then the aligned closure's, its prior, and no value of the
+ * quadrature closure. */
+int aim_truncation_close(aim_truncation *t, aim_closure closure, double *mom);
 
 #endif

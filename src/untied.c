@@ -401,12 +401,19 @@ int aim_untied_balance(const aim_untied *m, char *msg, size_t n)
     return bad;
 }
 
-void aim_untied_moments(aim_untied *m, const double *y, double *mom)
+int aim_untied_moments(aim_untied *m, const double *y, double *mom)
 {
     aim_truncation_fill(m->hm.trunc, y, mom);
     if (m->d > 0.0)
         mom[m->w_k] = y[m->slot_k] / m->sqrt_d; /* Tr S/d = mean/sqrt d */
-    aim_truncation_close(m->hm.trunc, m->cfg.closure, mom);
+    if (aim_truncation_close(m->hm.trunc, m->cfg.closure, mom)) {
+        m->invalid = 1;
+        snprintf(m->error, sizeof m->error,
+                 "the quadrature closure found no pair of matrices for these moments "
+                 "(its eigensolver failed)");
+        return -1;
+    }
+    return 0;
 }
 
 static void overlaps_of(const aim_untied *m, const double *mom, double mean, aim_overlaps *q)
@@ -626,7 +633,8 @@ int aim_untied_terms(aim_untied *m, const double *y, double *gradient, double *n
 {
     if (finite_state(m, y))
         return -1;
-    aim_untied_moments(m, y, m->hm.mom);
+    if (aim_untied_moments(m, y, m->hm.mom))
+        return -1;
     return aim_untied_terms_at(m, m->hm.mom, m->d > 0.0 ? y[m->slot_k] : 0.0, gradient,
                                noise, decay);
 }
@@ -651,9 +659,8 @@ int aim_untied_mean(aim_untied *m, const double *y, double *mean)
         *mean = y[m->slot_k];
         return 0;
     }
-    aim_untied_moments(m, y, m->hm.mom);
     double k[AIM_KERNEL_COUNT];
-    if (kernels_at(m, m->hm.mom, 0.0, k))
+    if (aim_untied_moments(m, y, m->hm.mom) || kernels_at(m, m->hm.mom, 0.0, k))
         return -1;
     *mean = m->cached_root;
     return 0;
@@ -744,7 +751,8 @@ double aim_untied_overlap(aim_untied *m, const double *y)
 int aim_untied_observables_with_mean(aim_untied *m, const double *y, double mean,
                                      double obs[AIM_OBS_COUNT])
 {
-    aim_untied_moments(m, y, m->hm.mom);
+    if (aim_untied_moments(m, y, m->hm.mom))
+        return -1;
     aim_overlaps q;
     overlaps_of(m, m->hm.mom, mean, &q);
     if (aim_gauss_observables(m->hm.gauss, &q, obs)) {

@@ -88,8 +88,13 @@ int aim_untied_terms_at(aim_untied *m, const double *moments, double mean,
 int aim_untied_terms_split_at(aim_untied *m, const double *moments, double mean,
                               double *gradient, double *mean_part, double *noise,
                               double *decay);
-/* Moments of every word (lengths 0..M + 1) at state y, closure applied. */
-void aim_untied_moments(aim_untied *m, const double *y, double *moments);
+/* Moments of every word (lengths 0..M + 1) at state y, closure applied.
+ * -1 (the message in the error) where the closure fails
+ * (aim_truncation_close): the long words are then not the closure's. The
+ * right-hand side and the observables fail there; the margins and the
+ * overlap, which CVODE's root finding needs as plain values, go on with
+ * the closure's prior (the failed right-hand side stops the run). */
+int aim_untied_moments(aim_untied *m, const double *y, double *moments);
 /* The student's index mean at y: the state (stiff), the critical point
  * m*(q) (adiabatic), 0 (centred). Returns 0 or -1. */
 int aim_untied_mean(aim_untied *m, const double *y, double *mean);

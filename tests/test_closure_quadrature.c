@@ -237,12 +237,46 @@ static void test_generic_tracked_kept(void **state)
     }
 }
 
+/* Moments for which the construction finds no pair of matrices (a
+ * tracked word not a number: its Gram matrix is not finite) fail the
+ * model's moments and observables with the reason, instead of going on
+ * with the aligned prior's long words as if they were the closure's. */
+static void test_failure_is_reported(void **state)
+{
+    (void)state;
+    const int order = 4;
+    double *z;
+    aim_tied *m = measure(order, GENERIC_D, 0, 11, &z);
+    const aim_hierarchy *h = aim_tied_hierarchy(m);
+    const aim_wordset *ws = aim_hierarchy_words(h);
+    const int size = aim_tied_size(m), ss = aim_wordset_find(ws, "SS");
+    double *y = malloc(sizeof *y * (size_t)size);
+    double *out = malloc(sizeof *out * (size_t)aim_wordset_count(ws));
+    double obs[AIM_OBS_COUNT];
+    assert_true(y && out && ss >= 0);
+    for (int i = 0; i < size; i++)
+        y[i] = z[aim_hierarchy_tracked(h, i)];
+    assert_int_equal(aim_tied_moments(m, y, out), 0);
+    for (int i = 0; i < size; i++)
+        if (aim_hierarchy_tracked(h, i) == ss)
+            y[i] = NAN;
+    assert_int_equal(aim_tied_moments(m, y, out), -1);
+    assert_non_null(strstr(aim_tied_error(m), "the quadrature closure found no pair of matrices"));
+    assert_int_equal(aim_tied_observables(m, y, obs), -1);
+    assert_non_null(strstr(aim_tied_error(m), "the quadrature closure found no pair of matrices"));
+    aim_tied_free(m);
+    free(z);
+    free(y);
+    free(out);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_exact_commuting_order4), cmocka_unit_test(test_exact_order5),
         cmocka_unit_test(test_exact_order6),           cmocka_unit_test(test_exact_order7),
         cmocka_unit_test(test_exact_order8),           cmocka_unit_test(test_generic_tracked_kept),
+        cmocka_unit_test(test_failure_is_reported),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
