@@ -60,21 +60,26 @@ ninja -C "$build" aimdyn bench_engine > "$tmp/ninja.log"
 
 new_bench=$build/bench_engine
 old_bench=$tmp/ref/build/bench_engine
+# each build runs its own tree's copy of the example: the same model, and
+# the older one without the keys it does not know (hierarchy.tol, [matrix])
 example=$root/examples/tied_softmax_T4.ini
+example_old=$tmp/ref/examples/tied_softmax_T4.ini
 orders="--order 1 --order 2 --order 3 --order 4 --order 5"
-# one whole run: CPU seconds of build TAG (old, new) on run NAME into
-# $tmp/NAME-TAG-ROUND, its files in $tmp/NAME-TAG
-whole() {
-    tag=$1 name=$2
-    shift 2
+# one whole run: CPU seconds of build TAG (old, new) of COMMAND on the
+# example with OPTIONS, run NAME, into $tmp/NAME-TAG-ROUND, its files in
+# $tmp/NAME-TAG
+whole() { # TAG NAME COMMAND OPTIONS...
+    tag=$1 name=$2 command=$3
+    shift 3
     if [ "$tag" = old ]; then
-        bench=$old_bench bin=$tmp/ref/build/aimdyn same=
+        bench=$old_bench bin=$tmp/ref/build/aimdyn ex=$example_old same=
     else
-        bench=$new_bench bin=$build/aimdyn same="--set hierarchy.tol=0 --set hierarchy.beyond=stop"
+        bench=$new_bench bin=$build/aimdyn ex=$example
+        same="--set hierarchy.tol=0 --set hierarchy.beyond=stop"
     fi
     rm -rf "$tmp/$name-$tag"
     # shellcheck disable=SC2086 # the options are words
-    "$bench" --run "$bin" "$@" $same --out "$tmp/$name-$tag" > "$tmp/$name-$tag-$r" \
+    "$bench" --run "$bin" "$command" "$ex" "$@" $same --out "$tmp/$name-$tag" > "$tmp/$name-$tag-$r" \
         2> "$tmp/$name-$tag.err" || { cat "$tmp/$name-$tag.err" >&2; exit 1; }
 }
 r=1
@@ -83,10 +88,10 @@ while [ "$r" -le "$rounds" ]; do
     "$old_bench" "$seconds" > "$tmp/calls-old-$r"
     "$new_bench" "$seconds" > "$tmp/calls-new-$r"
     for tag in old new; do
-        whole $tag ode4 ode "$example" --order 4
+        whole "$tag" ode4 ode --order 4
         # shellcheck disable=SC2086
-        whole $tag compare compare "$example" $orders --seeds 1 --d 20
-        whole $tag ode8 ode "$example" --order 4 --set model.tokens=8
+        whole "$tag" compare compare $orders --seeds 1 --d 20
+        whole "$tag" ode8 ode --order 4 --set model.tokens=8
     done
     r=$((r + 1))
 done
