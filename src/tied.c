@@ -203,9 +203,7 @@ int aim_tied_moments(aim_tied *m, const double *y, double *mom)
     aim_truncation_fill(m->hm.trunc, y, mom);
     if (aim_truncation_close(m->hm.trunc, m->cfg.closure, mom)) {
         m->invalid = 1;
-        snprintf(m->error, sizeof m->error,
-                 "the quadrature closure found no pair of matrices for these moments "
-                 "(its eigensolver failed)");
+        snprintf(m->error, sizeof m->error, "%s", AIM_TRUNCATION_CLOSE_FAILED);
         return -1;
     }
     return 0;

@@ -102,5 +102,9 @@ void aim_truncation_fill(const aim_truncation *t, const double *y, double *mom);
  * are then the aligned closure's, its prior, and no value of the
  * quadrature closure. */
 int aim_truncation_close(aim_truncation *t, aim_closure closure, double *mom);
+/* What the models say when it fails. */
+#define AIM_TRUNCATION_CLOSE_FAILED                                                          \
+    "the quadrature closure found no pair of matrices for these moments (its eigensolver "   \
+    "failed)"
 
 #endif

@@ -408,9 +408,7 @@ int aim_untied_moments(aim_untied *m, const double *y, double *mom)
         mom[m->w_k] = y[m->slot_k] / m->sqrt_d; /* Tr S/d = mean/sqrt d */
     if (aim_truncation_close(m->hm.trunc, m->cfg.closure, mom)) {
         m->invalid = 1;
-        snprintf(m->error, sizeof m->error,
-                 "the quadrature closure found no pair of matrices for these moments "
-                 "(its eigensolver failed)");
+        snprintf(m->error, sizeof m->error, "%s", AIM_TRUNCATION_CLOSE_FAILED);
         return -1;
     }
     return 0;
