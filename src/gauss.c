@@ -967,7 +967,8 @@ static int thread_work(aim_gauss *g, int threads)
 /* error_kernels for LANES points (e interleaved) into ko[l], kp[l]: for
  * a diagonal C the same operations in the same order, point by point;
  * else error_kernels itself per point. */
-AIM_VECTOR_CLONES static void error_kernels_lanes(const aim_gauss *g, const double *e, double ko[LANES],
+AIM_VECTOR_CLONES
+static void error_kernels_lanes(const aim_gauss *g, const double *e, double ko[LANES],
                                 double kp[LANES])
 {
     const int T = g->T, T2 = g->T2;
@@ -1007,7 +1008,8 @@ AIM_VECTOR_CLONES static void error_kernels_lanes(const aim_gauss *g, const doub
  * time (aim_outmap_forward_lanes), and each lane keeps its own sums,
  * added in lane order at the end of the block: the order of every sum is
  * fixed by the point count alone. */
-AIM_VECTOR_CLONES static void block_sums(const aim_gauss *g, const double *y0, int nb, double mu[2][MAXT2],
+AIM_VECTOR_CLONES
+static void block_sums(const aim_gauss *g, const double *y0, int nb, double mu[2][MAXT2],
                        const double Fs[4], const double Fa[4], int first, double *diff,
                        qmc_estimate *s)
 {
@@ -1561,7 +1563,7 @@ void aim_gauss_kernel_values(const aim_gauss *g, double v[AIM_GAUSS_KERNEL_VALUE
             v[4 + 2 * k + t] = aim_gauss_error_index(g, dir[k][0], dir[k][1], 0.0, t);
 }
 
-void aim_gauss_kernel_gaps(const double dev[AIM_GAUSS_KERNEL_VALUES],
+void aim_gauss_kernel_gaps(const double v[AIM_GAUSS_KERNEL_VALUES],
                            const double ref[AIM_GAUSS_KERNEL_VALUES],
                            double gaps[AIM_GAUSS_KERNEL_GROUPS])
 {
@@ -1571,7 +1573,7 @@ void aim_gauss_kernel_gaps(const double dev[AIM_GAUSS_KERNEL_VALUES],
         double scale = 0.0, worst = 0.0;
         for (int j = k; j < to; j++) {
             scale = fmax(scale, fabs(ref[j]));
-            worst = fmax(worst, fabs(dev[j]));
+            worst = fmax(worst, fabs(v[j] - ref[j]));
         }
         gaps[k] = worst > 0.0 ? (scale > 0.0 ? worst / scale : INFINITY) : 0.0;
     }

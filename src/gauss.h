@@ -80,12 +80,12 @@ void aim_gauss_cache_clear(void);
 #define AIM_GAUSS_KERNEL_VALUES 12
 void aim_gauss_kernel_values(const aim_gauss *g, double v[AIM_GAUSS_KERNEL_VALUES]);
 /* The relative errors of the groups of kernels (the risk, K_omega,
- * K_psi, the drift kernels) given the errors dev of the kernels
- * (as aim_gauss_kernel_values orders them) and their values ref: per
- * group, its largest |dev| over its largest |ref| (INFINITY when that
- * is 0 and the error is not). */
+ * K_psi, the drift kernels) of the values v against the reference values
+ * ref (both as aim_gauss_kernel_values orders them): per group, its
+ * largest |v - ref| over its largest |ref| (INFINITY when that is 0 and
+ * the error is not). */
 #define AIM_GAUSS_KERNEL_GROUPS 4
-void aim_gauss_kernel_gaps(const double dev[AIM_GAUSS_KERNEL_VALUES],
+void aim_gauss_kernel_gaps(const double v[AIM_GAUSS_KERNEL_VALUES],
                            const double ref[AIM_GAUSS_KERNEL_VALUES],
                            double gaps[AIM_GAUSS_KERNEL_GROUPS]);
 

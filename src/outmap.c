@@ -258,7 +258,8 @@ void aim_outmap_forward_pair(const aim_outmap *map, const double *m, const doubl
 /* softmax_forward_block at h = m + D (sign 1) or m - D (sign -1) for
  * LANES points (D, f interleaved), each with the same operations in the
  * same order (m + -D is m - D exactly). */
-AIM_VECTOR_CLONES static void softmax_block_lanes(const aim_outmap *map, const double *m, const double *D,
+AIM_VECTOR_CLONES
+static void softmax_block_lanes(const aim_outmap *map, const double *m, const double *D,
                                 double sign, double *f)
 {
     const int T = map->tokens, n = T * T;
@@ -294,7 +295,8 @@ AIM_VECTOR_CLONES static void softmax_block_lanes(const aim_outmap *map, const d
 
 /* softmax_reflect for LANES points (fp, fm interleaved); returns -1 when
  * an fp_c of some point underflowed (that point's fm then not set). */
-AIM_VECTOR_CLONES static int softmax_reflect_lanes(const aim_outmap *map, const double *fp, double *fm)
+AIM_VECTOR_CLONES
+static int softmax_reflect_lanes(const aim_outmap *map, const double *fp, double *fm)
 {
     const int T = map->tokens;
     int ok = 1;
@@ -322,7 +324,8 @@ AIM_VECTOR_CLONES static int softmax_reflect_lanes(const aim_outmap *map, const 
     return ok ? 0 : -1;
 }
 
-AIM_VECTOR_CLONES void aim_outmap_forward_lanes(const aim_outmap *map, const double *m, const double *D,
+AIM_VECTOR_CLONES
+void aim_outmap_forward_lanes(const aim_outmap *map, const double *m, const double *D,
                               double *fp, double *fm, double *derivp, double *derivm)
 {
     const int n = map->tokens * map->tokens;
@@ -363,7 +366,8 @@ AIM_VECTOR_CLONES void aim_outmap_forward_lanes(const aim_outmap *map, const dou
     }
 }
 
-AIM_VECTOR_CLONES void aim_outmap_pullback_lanes(const aim_outmap *map, const double *f, const double *deriv,
+AIM_VECTOR_CLONES
+void aim_outmap_pullback_lanes(const aim_outmap *map, const double *f, const double *deriv,
                                const double *r, double *e)
 {
     const int T = map->tokens;

@@ -599,10 +599,8 @@ static void estimated_values(aim_gauss *g, const aim_overlaps *q, double v[ESTIM
 static double estimated_error(const double v[ESTIMATED_VALUES],
                               const double ref[ESTIMATED_VALUES])
 {
-    double dev[ESTIMATED_VALUES], gaps[AIM_GAUSS_KERNEL_GROUPS], worst = 0.0;
-    for (int j = 0; j < ESTIMATED_VALUES; j++)
-        dev[j] = v[j] - ref[j];
-    aim_gauss_kernel_gaps(dev, ref, gaps);
+    double gaps[AIM_GAUSS_KERNEL_GROUPS], worst = 0.0;
+    aim_gauss_kernel_gaps(v, ref, gaps);
     for (int k = 0; k < AIM_GAUSS_KERNEL_GROUPS; k++)
         worst = fmax(worst, gaps[k]);
     return worst;

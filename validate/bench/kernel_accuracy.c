@@ -61,21 +61,10 @@ static int kernels(aim_gauss *g, const aim_overlaps *q, double v[NVAL])
     return 0;
 }
 
-/* The actual error of each group (aim_gauss_kernel_gaps): the risk,
- * K_omega, K_psi, the drift kernels. */
-static void group_errors(const double v[NVAL], const double ref[NVAL],
-                         double err[AIM_GAUSS_KERNEL_GROUPS])
-{
-    double dev[NVAL];
-    for (int j = 0; j < NVAL; j++)
-        dev[j] = v[j] - ref[j];
-    aim_gauss_kernel_gaps(dev, ref, err);
-}
-
 static double actual_error(const double v[NVAL], const double ref[NVAL])
 {
     double err[AIM_GAUSS_KERNEL_GROUPS];
-    group_errors(v, ref, err);
+    aim_gauss_kernel_gaps(v, ref, err);
     return fmax(fmax(err[0], err[1]), fmax(err[2], err[3]));
 }
 
@@ -227,7 +216,7 @@ static int at_file_state(int nref, const char *path, const char *row, int ncount
         if (measure(&cfg, &q, (int)n, 0.0, v, &est, &used))
             return 1;
         double err[4];
-        group_errors(v, ref, err);
+        aim_gauss_kernel_gaps(v, ref, err);
         printf("%10d %12.3g %14.3g %10.2g %10.2g %10.2g %10.2g\n", used, est, actual_error(v, ref),
                err[0], err[1], err[2], err[3]);
     }
