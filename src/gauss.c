@@ -90,7 +90,6 @@ struct aim_gauss {
     int npts, nlat, nsym, nanti;
     const double *yc;             /* npts x nlat, shared (shared_rule) */
     double *pack;                 /* nlat x nlat: z -> packed Y (qmc_rule) */
-    int pack_diagonal;            /* 1: pack is diagonal (L diagonal) */
     int sym_at[MAXT2], anti_at[MAXT2];
     double anti_sign[MAXT2];
     int c_diagonal;               /* C diagonal: the noise kernels in O(T^2) */
@@ -607,8 +606,9 @@ static int random_shifts(unsigned long seed, int count, int dim, double *shifts)
 /* The point set as the generic rule uses it: the packed entries of
  * Y_k = L Z_k L^T (k = 0..3) per point, as many as z has (nlat), into yc
  * (npts x nlat); they are linear in z, yc = Z g->pack. With uncorrelated
- * tokens (L diagonal) g->pack is diagonal and yc is Z scaled column by
- * column, in place: the numbers a dgemm by that diagonal matrix makes
+ * tokens (g->c_diagonal: L diagonal, its off-diagonal entries exact
+ * zeros, and so are g->pack's) g->pack is diagonal and yc is Z scaled
+ * column by column, in place: the numbers a dgemm by that diagonal matrix makes
  * (every product with a zero adds an exact zero), without its second
  * buffer and its pass over it. Else one dgemm, work: npts x nlat
  * numbers. Returns 0 or -1. */
@@ -616,9 +616,9 @@ static int qmc_rule(const aim_gauss *g, int npts, const double *shift, double *w
                     double *yc)
 {
     const int nlat = g->nlat;
-    if (qmc_points(nlat, npts, shift, g->pack_diagonal ? yc : work))
+    if (qmc_points(nlat, npts, shift, g->c_diagonal ? yc : work))
         return -1;
-    if (g->pack_diagonal) {
+    if (g->c_diagonal) {
         for (size_t i = 0; i < (size_t)npts; i++)
             for (int j = 0; j < nlat; j++)
                 yc[i * nlat + j] *= g->pack[(size_t)j * nlat + j];
@@ -653,9 +653,9 @@ static double *set_memory(size_t n)
 static double *new_rule(const aim_gauss *g, int npts, const double *shift)
 {
     const size_t n = (size_t)npts * g->nlat;
-    double *work = g->pack_diagonal ? NULL : malloc(sizeof(double) * n);
+    double *work = g->c_diagonal ? NULL : malloc(sizeof(double) * n);
     double *yc = set_memory(n);
-    if (!yc || (!g->pack_diagonal && !work) || qmc_rule(g, npts, shift, work, yc)) {
+    if (!yc || (!g->c_diagonal && !work) || qmc_rule(g, npts, shift, work, yc)) {
         free(yc);
         yc = NULL;
     }
@@ -855,11 +855,6 @@ static int packing_matrix(aim_gauss *g)
                 for (int f = e + 1; f < T; f++)
                     y[i++] = Y[k][e * T + f];
     }
-    g->pack_diagonal = 1;
-    for (int j = 0; j < nlat; j++)
-        for (int i = 0; i < nlat; i++)
-            if (i != j && g->pack[(size_t)j * nlat + i] != 0.0)
-                g->pack_diagonal = 0;
     return 0;
 }
 
