@@ -17,6 +17,8 @@
 #include <gsl/gsl_qrng.h>
 #include <gsl/gsl_rng.h>
 
+#include "normal.h"
+
 #ifdef _OPENMP
 #include <omp.h>
 /* an OpenMP directive, left out (not an unknown pragma) without OpenMP */
@@ -568,9 +570,10 @@ static int qmc_points(int dim, int npts, const double *shift, double *points)
             v -= floor(v);
             if (v <= 0.0) /* the quantile needs (0, 1) */
                 v = 0.5 / npts;
-            z[j] = gsl_cdf_ugaussian_Pinv(v);
+            z[j] = v;
         }
     }
+    aim_normal_quantiles(points, (size_t)npts * dim);
     /* second moments Z^T Z / npts (lower triangle), their Cholesky factor
      * K, and the whitened points Z K^-T */
     cblas_dsyrk(CblasRowMajor, CblasLower, CblasTrans, dim, npts, 1.0 / npts, points, dim,
