@@ -68,6 +68,9 @@
  * shared_rule: the rules and the kernel error estimate's copies of them),
  * and kernel error estimates (see kernel_error_cache). */
 #define RULE_SLOTS 24
+/* the most numbers an engine keeps of its teacher's outputs (64 MiB;
+ * as many as its point set has, 2 T^2 per point) */
+#define TEACHER_KEPT_MAX (1L << 23)
 #define ERROR_SLOTS 16
 
 struct aim_gauss {
@@ -121,7 +124,19 @@ struct aim_gauss {
      * or antisymmetric (k = 2, 3) latent matrices: of E[e_p Y_k,q] the
      * drift kernels need q = p and q = p^T only, and Y_k,p^T = +-Y_k,p */
     double eyd[4][MAXT2];
-    double Fs[4], Fa[4];        /* 2 x 2 lower factors, row-major */
+    /* 2 x 2 lower factors, row-major, of the latent law with the teacher
+     * first (state_factors) */
+    double Fs[4], Fa[4];
+    /* The teacher's outputs at every point of the rule (and its antithetic
+     * image), as block_sums makes them, LANES points interleaved: with the
+     * teacher first they do not depend on the student, so they are made
+     * at the first evaluation and read at the next ones (while the key
+     * stays: the rule, the teacher's mean and factor entries). NULL when
+     * the set is too large to keep them (TEACHER_KEPT_MAX). */
+    double *teacher_f;
+    const double *teacher_yc;
+    double teacher_key[3];
+    int teacher_valid;
     /* elementwise: per entry, 2 x 2 factor and E[e_p z_j] */
     double F2[MAXT2][4];
     double ez2[MAXT2][2];
@@ -297,6 +312,7 @@ void aim_gauss_free(aim_gauss *g)
     free(g->work);
     free(g->chunk_eyc);
     free(g->eyc);
+    free(g->teacher_f);
     free(g);
 }
 
@@ -1044,11 +1060,13 @@ static void error_kernels_lanes(const aim_gauss *g, const double *e, double ko[L
  * with -z: h = mu +- D. The points go through the output map LANES at a
  * time (aim_outmap_forward_lanes), and each lane keeps its own sums,
  * added in lane order at the end of the block: the order of every sum is
- * fixed by the point count alone. */
+ * fixed by the point count alone. teacher (NULL: none): the teacher's
+ * outputs at the block's points (g->teacher_f from the block's first
+ * point on), read, or made and written there when make_teacher is 1. */
 AIM_VECTOR_CLONES
 static void block_sums(const aim_gauss *g, const double *y0, int nb, double mu[2][MAXT2],
                        const double Fs[4], const double Fa[4], int first, double *diff,
-                       qmc_estimate *s)
+                       double *teacher, int make_teacher, qmc_estimate *s)
 {
     const int T2 = g->T2, nlat = g->nlat, nsym = g->nsym, nanti = g->nanti;
     const int all = !s->risk_only;
@@ -1056,6 +1074,7 @@ static void block_sums(const aim_gauss *g, const double *y0, int nb, double mu[2
      * latent coordinates carry no variance, and E[e_p Y_k,p] of k = 2, 3
      * meets a zero coefficient (aim_gauss_error_index) */
     const int anti = Fa[0] != 0.0 || Fa[2] != 0.0 || Fa[3] != 0.0;
+    const int group_size = 2 * T2 * LANES;
     /* interleaved: entry p of lane l at p * LANES + l */
     double D[2][MAXT2 * LANES], f[2][MAXT2 * LANES], fs[2][MAXT2 * LANES];
     double deriv[2][MAXT2 * LANES], r[MAXT2 * LANES], e[2][MAXT2 * LANES];
@@ -1076,9 +1095,10 @@ static void block_sums(const aim_gauss *g, const double *y0, int nb, double mu[2
                     ya0 = g->anti_sign[p] * y[2 * nsym + g->anti_at[p]];
                     ya1 = g->anti_sign[p] * y[2 * nsym + nanti + g->anti_at[p]];
                 }
-                for (int i = 0; i < 2; i++)
-                    D[i][p * LANES + l] = Fs[i * 2 + 0] * ys0 + Fs[i * 2 + 1] * ys1 +
-                                          Fa[i * 2 + 0] * ya0 + Fa[i * 2 + 1] * ya1;
+                /* the student (index 0) is row 1 of the teacher-first
+                 * factors, the teacher row 0 */
+                D[0][p * LANES + l] = Fs[2] * ys0 + Fs[3] * ys1 + Fa[2] * ya0 + Fa[3] * ya1;
+                D[1][p * LANES + l] = Fs[0] * ys0 + Fa[0] * ya0;
                 if (!all)
                     continue;
                 yv[0][p * LANES + l] = ys0;
@@ -1089,7 +1109,17 @@ static void block_sums(const aim_gauss *g, const double *y0, int nb, double mu[2
         }
         const double keep[LANES] = {1.0, lanes > 1, lanes > 2, lanes > 3};
         /* the points z (index 0) and -z (index 1) */
-        aim_outmap_forward_lanes(g->map, mu[1], D[1], fs[0], fs[1], NULL, NULL);
+        double *kept = teacher ? teacher + (size_t)(b0 / LANES) * group_size : NULL;
+        if (kept && !make_teacher) {
+            memcpy(fs[0], kept, sizeof(double) * (size_t)T2 * LANES);
+            memcpy(fs[1], kept + T2 * LANES, sizeof(double) * (size_t)T2 * LANES);
+        } else {
+            aim_outmap_forward_lanes(g->map, mu[1], D[1], fs[0], fs[1], NULL, NULL);
+            if (kept) {
+                memcpy(kept, fs[0], sizeof(double) * (size_t)T2 * LANES);
+                memcpy(kept + T2 * LANES, fs[1], sizeof(double) * (size_t)T2 * LANES);
+            }
+        }
         aim_outmap_forward_lanes(g->map, mu[0], D[0], f[0], f[1], all ? deriv[0] : NULL,
                                  all ? deriv[1] : NULL);
         for (int side = 0; side < 2; side++) {
@@ -1160,6 +1190,31 @@ static void block_sums(const aim_gauss *g, const double *y0, int nb, double mu[2
                     nlat, first ? 0.0 : 1.0, s->eyc, nlat);
 }
 
+/* g->teacher_f for a sum over the point set yc at q (factors Fs, Fa),
+ * with *make 1 when it is to be made (the key has changed), or NULL:
+ * not g's own rule (a copy of the kernel error estimate), or too large
+ * to keep, or out of memory (block_sums then makes the teacher's outputs
+ * as it goes, the same numbers). */
+static double *kept_teacher(aim_gauss *g, const double *yc, int npts, const aim_overlaps *q,
+                            const double Fs[4], const double Fa[4], int *make)
+{
+    const size_t numbers = (size_t)((npts + LANES - 1) / LANES) * 2 * g->T2 * LANES;
+    if (yc != g->yc || numbers > TEACHER_KEPT_MAX)
+        return NULL;
+    const double key[3] = {q->mean[1], Fs[0], Fa[0]};
+    if (g->teacher_valid && g->teacher_yc == yc && memcmp(key, g->teacher_key, sizeof key) == 0)
+        return g->teacher_f;
+    if (g->teacher_yc != yc) {
+        free(g->teacher_f);
+        g->teacher_f = set_memory(numbers);
+        g->teacher_yc = g->teacher_f ? yc : NULL;
+    }
+    g->teacher_valid = 0;
+    memcpy(g->teacher_key, key, sizeof key);
+    *make = g->teacher_f != NULL;
+    return g->teacher_f;
+}
+
 /* The generic rule over the point set yc (npts x nlat, qmc_rule) at the
  * state q with factors Fs, Fa (state_factors), in chunks of blocks on
  * the engine's threads (see MAX_CHUNKS: the same numbers on any number
@@ -1182,6 +1237,8 @@ static int qmc_sum(aim_gauss *g, const double *yc, int npts, const aim_overlaps 
     for (int i = 0; i < 2; i++)
         for (int p = 0; p < T2; p++)
             mu[i][p] = g->C[p] * q->mean[i];
+    int make_teacher = 0;
+    double *teacher = kept_teacher(g, yc, npts, q, Fs, Fa, &make_teacher);
     qmc_estimate part[MAX_CHUNKS];
     if (threads > 1)
         team_started = 1;
@@ -1202,10 +1259,14 @@ static int qmc_sum(aim_gauss *g, const double *yc, int npts, const aim_overlaps 
                 const int start = blk * QMC_BLOCK;
                 const int nb = npts - start < QMC_BLOCK ? npts - start : QMC_BLOCK;
                 block_sums(g, yc + (size_t)start * nlat, nb, mu, Fs, Fa,
-                           blk == (int)((long)c * blocks / chunks), diff, s);
+                           blk == (int)((long)c * blocks / chunks), diff,
+                           teacher ? teacher + (size_t)(start / LANES) * 2 * T2 * LANES : NULL,
+                           make_teacher, s);
             }
         }
     }
+    if (make_teacher)
+        g->teacher_valid = 1;
     double risk = 0, ko = 0, kp = 0, err[MAXT2] = {0}, eyd[4][MAXT2] = {{0}};
     if (full)
         memset(out->eyc, 0, sizeof(double) * (size_t)T2 * nlat);
@@ -1339,15 +1400,18 @@ static int first_points(const aim_gauss *g)
 }
 
 /* The factors of the symmetric and antisymmetric parts of the latent
- * law at q (2 x 2, lower, row-major). Returns 0, or -1 when q is not a
- * valid covariance. */
+ * law at q (2 x 2, lower, row-major), with the teacher first: the
+ * teacher's index is F_00 times the first latent coordinates, which does
+ * not involve the student, so that its outputs at the rule's points stay
+ * the same while the student moves (g->teacher_f). Returns 0, or -1 when
+ * q is not a valid covariance. */
 static int state_factors(const aim_overlaps *q, double Fs[4], double Fa[4])
 {
     double Vs[4], Va[4];
     for (int i = 0; i < 2; i++)
-        for (int j = 0; j < 2; j++) {
-            Vs[i * 2 + j] = 0.5 * (q->omega[i][j] + q->psi[i][j]);
-            Va[i * 2 + j] = 0.5 * (q->omega[i][j] - q->psi[i][j]);
+        for (int j = 0; j < 2; j++) { /* index 0 the teacher, 1 the student */
+            Vs[i * 2 + j] = 0.5 * (q->omega[1 - i][1 - j] + q->psi[1 - i][1 - j]);
+            Va[i * 2 + j] = 0.5 * (q->omega[1 - i][1 - j] - q->psi[1 - i][1 - j]);
         }
     const double scale = fmax(fabs(q->omega[0][0]), fabs(q->omega[1][1]));
     return chol_semidefinite_scaled(2, Vs, Fs, scale) ||
@@ -1567,9 +1631,9 @@ double aim_gauss_error_index(const aim_gauss *g, const double omega_b[2],
         return s;
     }
     double gs[2], ga[2], cs[2], ca[2];
-    for (int i = 0; i < 2; i++) {
-        gs[i] = 0.5 * (omega_b[i] + psi_b[i]);
-        ga[i] = 0.5 * (omega_b[i] - psi_b[i]);
+    for (int i = 0; i < 2; i++) { /* the teacher first, as in the factors */
+        gs[i] = 0.5 * (omega_b[1 - i] + psi_b[1 - i]);
+        ga[i] = 0.5 * (omega_b[1 - i] - psi_b[1 - i]);
     }
     forward_solve(2, g->Fs, gs, cs);
     forward_solve(2, g->Fa, ga, ca);

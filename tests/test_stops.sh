@@ -108,15 +108,24 @@ contains "the overflowing quantity is named" "$work/err" "grows too fast for the
 # 5. Weak-recovery times do not depend on the output grid (the tied
 # Figure-1 ODE gave 0.03694, 0.03704, 0.03706 on 11, 41 and 81 points; with
 # 2048 quasi-random points, to keep the test short under the sanitizers,
-# 0.0369643, 0.0369683, 0.0369687).
+# 0.0369643, 0.0369683, 0.0369687). The same steps are taken on every grid,
+# but CVODE searches for the crossing between the output times too, so it
+# is located to the integrator's accuracy, not bit for bit: 0.037079447,
+# 0.037079478, 0.037079478 (8e-7 apart, ode.rtol = 1e-6). Equal within
+# 10 rtol = 1e-5 relative, 100 times below the old grid effect.
 for p in 11 41 81; do
     expect_exit "Figure 1 ODE, $p points" 0 "$exe" ode "$root/examples/tied_softmax_T4.ini" \
         --set training.horizon=0.06 --set ode.qmc_points=2048 --set training.points=$p \
         --out "$work/s5" --name f$p
     weak_line "$work/s5/f$p-ode.tsv" >"$work/weak$p"
 done
-cmp -s "$work/weak11" "$work/weak41" && cmp -s "$work/weak11" "$work/weak81"
-check "tau_wr is the same on 11, 41 and 81 points ($(cat "$work/weak11" "$work/weak41" "$work/weak81" | tr '\n' ' '))" $?
+cat "$work/weak11" "$work/weak41" "$work/weak81" | awk '
+{ t[NR] = $NF + 0 }
+END {
+    if (NR != 3 || t[1] <= 0) exit 1
+    for (i = 2; i <= 3; i++) if ((t[i] - t[1]) / t[1] > 1e-5 || (t[1] - t[i]) / t[1] > 1e-5) exit 1
+}'
+check "tau_wr the same within 1e-5 on 11, 41 and 81 points ($(cat "$work/weak11" "$work/weak41" "$work/weak81" | tr '\n' ' '))" $?
 expect_exit "sgd states the interpolation error" 0 "$exe" sgd --d 40 --seeds 2 \
     --set training.points=11 --out "$work/s5" --name sgd
 contains "sgd file: interpolation error" "$work/s5/sgd-sgd-d40.tsv" \
@@ -188,24 +197,27 @@ expect_exit "scaling refuses two thresholds" 1 "$exe" scaling --sgd "$work/s7/t-
 contains "scaling: two thresholds named" "$work/err" "records output.recovery_threshold = 0.1, an earlier --sgd file 0.3"
 
 # 8. The truncation error estimate sees a stall (theory/matrix.md sec. 6):
-# Figure 1 with the quadrature closure at M = 9. From tau = 0.66 the step
-# from order 8 to 9 is no smaller than the one from 6 to 7 (the risk of
-# orders 7..10 ends up oscillating about a value 8 % below the limit,
-# validate/results/RESULTS_late.md sec. 1), while the last step is still
-# below hierarchy.tol = 0.05: order 9 against 8 alone would have passed
-# every row to tau = 0.7. The run stops there, as not converging in M.
-# (The example asks for hierarchy.tol = 0.02; the stall is seen at 0.05.)
-expect_exit "a stall in M stops the run" 3 "$exe" ode "$root/examples/tied_softmax_T4.ini" \
-    --set hierarchy.closure=quadrature --set training.horizon=0.7 --set training.points=36 \
-    --order 9 --set hierarchy.tol=0.05 --set hierarchy.beyond=stop --out "$work/s8" --name stall
+# the rank-deficient tied He2 case (examples/tied_he2_rank.ini) with the
+# quadrature closure at M = 7, exact Gauss-Hermite kernels (no
+# quasi-random error: the runs resolve steps down to 100 ode.rtol = 1e-4).
+# Orders 4 to 7 by tau (step from 4 to 5, step from 6 to 7, overlap):
+# 0.007: -0.0091, +0.0010 (alternating, estimate 0.001); 0.008: +0.0032,
+# +0.0122, a step 3.8 times the one two orders down, while it is still
+# below hierarchy.tol = 0.05 (order 7 against 6 alone would pass the row);
+# from 0.009 on the orders part (risk steps 0.09 to 1.4 by tau = 0.02).
+# The run stops at 0.008 as not converging in M, its rows to 0.007 kept.
+expect_exit "a stall in M stops the run" 3 "$exe" ode "$root/examples/tied_he2_rank.ini" \
+    --set ode.method=auto --set hierarchy.closure=quadrature --order 7 \
+    --set hierarchy.tol=0.05 --set hierarchy.beyond=stop --set training.horizon=0.02 \
+    --set training.points=21 --out "$work/s8" --name stall
 f="$work/s8/stall-ode.tsv"
 contains "stall: the file says why" "$f" \
-    "^# status: the order-9 hierarchy stopped at tau = 0.66: the orders 6 to 9 do not converge in M"
+    "^# status: the order-7 hierarchy stopped at tau = 0.008: the orders 4 to 7 do not converge in M"
 # the last row written, below hierarchy.tol in both estimates (the last two
 # columns): only the stall stops the run
 awk -F'\t' '!/^#/ && $1 != "tau" { t = $1; o = $(NF - 1); r = $NF }
-    END { exit !(t < 0.7 && o < 0.05 && r < 0.05) }' "$f"
-check "stall: rows to tau < 0.7 written, their estimates below 0.05 ($(tail -n 1 "$f" | cut -f 1))" $?
+    END { exit !(t == 0.007 && o < 0.05 && r < 0.05) }' "$f"
+check "stall: rows to tau = 0.007 written, their estimates below 0.05 ($(tail -n 1 "$f" | cut -f 1))" $?
 
 echo "stops: $passes passed, $failures failed"
 [ "$failures" -eq 0 ]
