@@ -86,12 +86,16 @@ struct aim_gauss {
     double *x2, *w2, *x4, *w4;
 
     /* Generic rule: npts standard normal points z of dimension
-     * nlat = 2 T^2, stored as what they become, Y_k = L Z_k L^T (which
+     * 2 T^2, stored as what they become, Y_k = L Z_k L^T (which
      * does not depend on the state): per point the nsym independent
      * entries of the symmetric Y_0 and Y_1, then the nanti of the
      * antisymmetric Y_2 and Y_3 (latent_matrices' order). Entry q of Y_k
      * is yc[sym_at[q]] (k = 0, 1, plus k nsym) or anti_sign[q] times
-     * yc[2 nsym + k' nanti + anti_at[q]] (k = 2 + k'). */
+     * yc[2 nsym + k' nanti + anti_at[q]] (k = 2 + k'). nlat of them are
+     * stored: all 2 T^2, or for a symmetric student and teacher (tied:
+     * Psi = Omega, so the antisymmetric coordinates carry no variance
+     * and meet only zero coefficients) the 2 nsym symmetric ones, the
+     * leading columns of the whole set (set_dimensions). */
     int npts, nlat, nsym, nanti;
     const double *yc;             /* npts x nlat, shared (shared_rule) */
     double *pack;                 /* nlat x nlat: z -> packed Y (qmc_rule) */
@@ -240,7 +244,7 @@ static int polynomial_nodes(const aim_config *cfg)
     return n < 2 ? 2 : n;
 }
 
-static int generic_setup(aim_gauss *g, int npts);
+static int generic_setup(aim_gauss *g, int npts, int symmetric);
 static void release_rule(const double *yc);
 static int thread_work(aim_gauss *g, int threads);
 static int first_points(const aim_gauss *g);
@@ -289,7 +293,11 @@ aim_gauss *aim_gauss_create(const aim_config *cfg, aim_gauss_rule rule)
         if (hermite_rule(g->n2, &g->x2, &g->w2) || hermite_rule(g->n4, &g->x4, &g->w4))
             goto fail;
     } else {
-        if (generic_setup(g, g->kernel_tol > 0.0 ? first_points(g) : cfg->qmc_points))
+        /* tied student and teacher: S and S* symmetric, Psi = Omega */
+        const int symmetric =
+            cfg->decomposition == AIM_TIED && cfg->teacher.decomposition == AIM_TIED;
+        if (generic_setup(g, g->kernel_tol > 0.0 ? first_points(g) : cfg->qmc_points,
+                          symmetric))
             goto fail;
     }
     return g;
@@ -558,7 +566,8 @@ static void congruence(int T, const double *L, const double *M, double *out)
         }
 }
 
-/* Fixed quasi-random standard normal points (npts x dim). The point set
+/* Fixed quasi-random standard normal points (npts x dim): the first dim
+ * coordinates of the set of dimension whole. The point set
  * is used with its antithetic image (z, -z), which makes every odd moment
  * exact; it is then whitened so that its second moments are exactly the
  * identity, which makes the rule exact for the linear-in-index parts of
@@ -566,10 +575,12 @@ static void congruence(int T, const double *L, const double *M, double *out)
  * (dim numbers in [0, 1)) rotates the unit cube first
  * (u -> frac(u + shift)): one randomised copy of the rule
  * (random_shifts). Into points; returns 0 or -1. */
-static int qmc_points(int dim, int npts, const double *shift, double *points)
+static int qmc_points(int dim, int whole, int npts, const double *shift, double *points)
 {
-    /* GSL's Sobol generator stops at 40 dimensions; Halton goes on. */
-    const gsl_qrng_type *type = dim <= 40 ? gsl_qrng_sobol : gsl_qrng_halton;
+    /* GSL's Sobol generator stops at 40 dimensions; Halton goes on. Both
+     * make coordinate j the same whatever the dimension, so the first dim
+     * of a whole-dimensional set are a set of dim (chosen by whole). */
+    const gsl_qrng_type *type = whole <= 40 ? gsl_qrng_sobol : gsl_qrng_halton;
     gsl_qrng *q = gsl_qrng_alloc(type, (unsigned)dim);
     double *cov = calloc((size_t)dim * (size_t)dim, sizeof(double));
     int rc = -1;
@@ -635,7 +646,7 @@ static int qmc_rule(const aim_gauss *g, int npts, const double *shift, double *w
                     double *yc)
 {
     const int nlat = g->nlat;
-    if (qmc_points(nlat, npts, shift, g->c_diagonal ? yc : work))
+    if (qmc_points(nlat, 2 * g->T2, npts, shift, g->c_diagonal ? yc : work))
         return -1;
     if (g->c_diagonal) {
         for (size_t i = 0; i < (size_t)npts; i++)
@@ -693,7 +704,7 @@ static double *new_rule(const aim_gauss *g, int npts, const double *shift)
  * recently used unused one replaced first, and at most MAX_STORED numbers
  * in the unused ones: ode.kernel_tol's sets can be that large). */
 typedef struct {
-    int T, npts;
+    int T, npts, nlat;
     int copy; /* 0: the rule; r > 0: the estimate's copy r (random_shifts) */
     double L[MAXT2];
     double *yc; /* NULL: a free slot */
@@ -706,7 +717,7 @@ static pthread_mutex_t rule_lock = PTHREAD_MUTEX_INITIALIZER;
 
 /* The point set of npts points for g (qmc_rule), copy 0 (the rule,
  * shifted by g->shift) or copy r = 1..REPLICATES of the kernel error
- * estimate (shifted by row r - 1 of shifts): a shared one of the same
+ * estimate (shifted by row r - 1 of shifts, rows of 2 T^2): a shared one of the same
  * key, or a new one, shared if a slot is free or unused. Release it with
  * release_rule. NULL when out of memory. */
 static const double *shared_rule(const aim_gauss *g, int npts, int copy, const double *shifts)
@@ -715,7 +726,7 @@ static const double *shared_rule(const aim_gauss *g, int npts, int copy, const d
     rule_slot *spare = NULL;
     for (int i = 0; i < RULE_SLOTS; i++) {
         rule_slot *r = &rule_slots[i];
-        if (r->yc && r->T == g->T && r->npts == npts && r->copy == copy &&
+        if (r->yc && r->T == g->T && r->npts == npts && r->nlat == g->nlat && r->copy == copy &&
             memcmp(r->L, g->L, sizeof(double) * (size_t)g->T2) == 0) {
             r->users++;
             r->used = ++rule_clock;
@@ -731,11 +742,11 @@ static const double *shared_rule(const aim_gauss *g, int npts, int copy, const d
     }
     /* made under the lock: another engine asking for the same set waits
      * for it instead of making it again */
-    double *yc = new_rule(g, npts, copy ? shifts + (size_t)(copy - 1) * g->nlat : g->shift);
+    double *yc = new_rule(g, npts, copy ? shifts + (size_t)(copy - 1) * 2 * g->T2 : g->shift);
     if (yc && spare) {
         free(spare->yc);
-        *spare = (rule_slot){.T = g->T, .npts = npts, .copy = copy, .yc = yc, .users = 1,
-                             .used = ++rule_clock};
+        *spare = (rule_slot){.T = g->T, .npts = npts, .nlat = g->nlat, .copy = copy, .yc = yc,
+                             .users = 1, .used = ++rule_clock};
         memcpy(spare->L, g->L, sizeof(double) * (size_t)g->T2);
     }
     pthread_mutex_unlock(&rule_lock);
@@ -748,7 +759,7 @@ static long unused_numbers(void)
     long n = 0;
     for (int i = 0; i < RULE_SLOTS; i++)
         if (rule_slots[i].yc && !rule_slots[i].users)
-            n += (long)rule_slots[i].npts * 2 * rule_slots[i].T * rule_slots[i].T;
+            n += (long)rule_slots[i].npts * rule_slots[i].nlat;
     return n;
 }
 
@@ -784,7 +795,7 @@ static void release_rule(const double *yc)
  * the same (the orders of a compare start from the same state), at most
  * ERROR_SLOTS, the oldest replaced first. */
 typedef struct {
-    int T, npts;
+    int T, npts, nlat;
     double L[MAXT2];
     double integrand[AIM_MAX_HERMITE + 4 + MAXT2];
     aim_overlaps state;
@@ -802,6 +813,7 @@ static void kernel_error_key(const aim_gauss *g, const aim_overlaps *q, error_ke
     memset(k, 0, sizeof *k); /* the padding too: keys are compared by memcmp */
     k->T = g->T;
     k->npts = g->npts;
+    k->nlat = g->nlat;
     memcpy(k->L, g->L, sizeof k->L);
     memcpy(k->integrand, g->integrand, sizeof k->integrand);
     k->state = *q;
@@ -849,7 +861,9 @@ void aim_gauss_cache_clear(void)
     clear_kernel_errors();
 }
 
-/* g->pack: row j is the packed Y of the unit latent vector e_j. */
+/* g->pack: row j is the packed Y of the unit latent vector e_j, j <
+ * nlat (the packing keeps symmetric and antisymmetric coordinates apart,
+ * so the symmetric block alone serves a symmetric engine). */
 static int packing_matrix(aim_gauss *g)
 {
     const int T = g->T, nlat = g->nlat;
@@ -869,7 +883,7 @@ static int packing_matrix(aim_gauss *g)
             for (int e = 0; e < T; e++)
                 for (int f = e; f < T; f++)
                     y[i++] = Y[k][e * T + f];
-        for (int k = 2; k < 4; k++)
+        for (int k = 2; k < 4 && nlat > i; k++) /* symmetric ones only: none */
             for (int e = 0; e < T; e++)
                 for (int f = e + 1; f < T; f++)
                     y[i++] = Y[k][e * T + f];
@@ -879,12 +893,12 @@ static int packing_matrix(aim_gauss *g)
 
 /* Index tables of the packed entries (see struct aim_gauss), the
  * work space, and the point set of npts points. Returns 0 or -1. */
-static int generic_setup(aim_gauss *g, int npts)
+static int generic_setup(aim_gauss *g, int npts, int symmetric)
 {
     const int T = g->T, T2 = g->T2;
-    g->nlat = 2 * T2;
     g->nsym = T * (T + 1) / 2;
     g->nanti = T * (T - 1) / 2;
+    g->nlat = symmetric ? 2 * g->nsym : 2 * T2;
     int is = 0, ia = 0;
     for (int e = 0; e < T; e++)
         for (int f = e; f < T; f++, is++) {
@@ -904,7 +918,7 @@ static int generic_setup(aim_gauss *g, int npts)
     g->eyc = malloc(sizeof(double) * (size_t)T2 * g->nlat);
     g->chunk_eyc = malloc(sizeof(double) * (size_t)MAX_CHUNKS * T2 * g->nlat);
     if (!g->eyc || !g->chunk_eyc || thread_work(g, 1) ||
-        random_shifts(RULE_SEED, 1, g->nlat, g->shift))
+        random_shifts(RULE_SEED, 1, 2 * T2, g->shift))
         return -1;
     if (packing_matrix(g))
         return -1;
@@ -1109,24 +1123,19 @@ static void block_sums(const aim_gauss *g, const double *y0, int nb, double mu[2
         }
         const double keep[LANES] = {1.0, lanes > 1, lanes > 2, lanes > 3};
         /* the points z (index 0) and -z (index 1) */
+        /* the teacher's outputs: kept ones read in place, else made (into
+         * the keeping place when they are to be kept) */
         double *kept = teacher ? teacher + (size_t)(b0 / LANES) * group_size : NULL;
-        if (kept && !make_teacher) {
-            memcpy(fs[0], kept, sizeof(double) * (size_t)T2 * LANES);
-            memcpy(fs[1], kept + T2 * LANES, sizeof(double) * (size_t)T2 * LANES);
-        } else {
-            aim_outmap_forward_lanes(g->map, mu[1], D[1], fs[0], fs[1], NULL, NULL);
-            if (kept) {
-                memcpy(kept, fs[0], sizeof(double) * (size_t)T2 * LANES);
-                memcpy(kept + T2 * LANES, fs[1], sizeof(double) * (size_t)T2 * LANES);
-            }
-        }
+        double *ts[2] = {kept ? kept : fs[0], kept ? kept + T2 * LANES : fs[1]};
+        if (!kept || make_teacher)
+            aim_outmap_forward_lanes(g->map, mu[1], D[1], ts[0], ts[1], NULL, NULL);
         aim_outmap_forward_lanes(g->map, mu[0], D[0], f[0], f[1], all ? deriv[0] : NULL,
                                  all ? deriv[1] : NULL);
         for (int side = 0; side < 2; side++) {
             double rr[LANES] = {0};
             for (int c = 0; c < T2; c++)
                 for (int l = 0; l < LANES; l++) {
-                    const double rc = f[side][c * LANES + l] - fs[side][c * LANES + l];
+                    const double rc = f[side][c * LANES + l] - ts[side][c * LANES + l];
                     r[c * LANES + l] = rc;
                     rr[l] += rc * rc;
                 }
@@ -1330,7 +1339,7 @@ static int kernel_spread(aim_gauss *g, int npts, int nstates, const spread_state
     double shifts[REPLICATES * 4 * MAXT2];
     const double *yc = NULL;
     int rc = -1;
-    if (!vals || !eyc || random_shifts(REPLICATE_SEED, REPLICATES, nlat, shifts))
+    if (!vals || !eyc || random_shifts(REPLICATE_SEED, REPLICATES, 2 * T2, shifts))
         goto done;
     for (int r = 0; r < REPLICATES; r++) {
         release_rule(yc);
@@ -1420,6 +1429,16 @@ static int state_factors(const aim_overlaps *q, double Fs[4], double Fa[4])
                : 0;
 }
 
+/* state_factors for g: a symmetric engine (g->nlat < 2 T^2) has no
+ * antisymmetric coordinates, so a state whose antisymmetric part is not
+ * zero (beyond round-off: chol_semidefinite_scaled) is refused. */
+static int engine_factors(const aim_gauss *g, const aim_overlaps *q, double Fs[4], double Fa[4])
+{
+    if (state_factors(q, Fs, Fa))
+        return -1;
+    return g->nlat < 2 * g->T2 && (Fa[0] != 0.0 || Fa[2] != 0.0 || Fa[3] != 0.0) ? -1 : 0;
+}
+
 /* ode.kernel_tol at the first state evaluated (est the unshifted
  * estimate there at the current point count): 4 times the points until
  * the estimated error is at most kernel_tol, or the point set would pass
@@ -1453,7 +1472,7 @@ static int choose_points(aim_gauss *g, const aim_overlaps *q, qmc_estimate *est)
 
 static int eval_generic(aim_gauss *g, const aim_overlaps *q)
 {
-    if (state_factors(q, g->Fs, g->Fa))
+    if (engine_factors(g, q, g->Fs, g->Fa))
         return -1;
     /* every E[e_p yc_j] at the first state: the kernel error estimate
      * compares them */
@@ -1493,8 +1512,9 @@ static int check_finite(aim_gauss *g, const aim_overlaps *q)
 static int refuse_state(aim_gauss *g, const aim_overlaps *q)
 {
     snprintf(g->error, sizeof g->error,
-             "order parameters are not a valid covariance: Omega = "
+             "order parameters are not a valid covariance%s: Omega = "
              "[%g %g; %g %g], Psi = [%g %g; %g %g]",
+             g->nlat < 2 * g->T2 ? " of a symmetric (tied) student and teacher, Psi = Omega" : "",
              q->omega[0][0], q->omega[0][1], q->omega[1][0], q->omega[1][1],
              q->psi[0][0], q->psi[0][1], q->psi[1][0], q->psi[1][1]);
     return -1;
@@ -1527,7 +1547,7 @@ int aim_gauss_risk_at(aim_gauss *g, const aim_overlaps *q, double *risk)
     double Fs[4], Fa[4];
     qmc_estimate est = {.risk_only = 1};
     if (g->elementwise ? risk_elementwise(g, q, risk)
-                       : state_factors(q, Fs, Fa) ||
+                       : engine_factors(g, q, Fs, Fa) ||
                              qmc_sum(g, g->yc, g->npts, q, Fs, Fa, &est))
         return refuse_state(g, q);
     if (!g->elementwise)
@@ -1556,7 +1576,7 @@ static int estimate_at(aim_gauss *g, int n, const aim_overlaps *const q[2], doub
         *s = (spread_state){.q = q[i],
                             .ref = {.eyc = malloc(sizeof(double) * (size_t)g->T2 * g->nlat)}};
         made[todo++] = i;
-        rc = rc || !s->ref.eyc || state_factors(q[i], s->Fs, s->Fa) ||
+        rc = rc || !s->ref.eyc || engine_factors(g, q[i], s->Fs, s->Fa) ||
              qmc_sum(g, g->yc, g->npts, q[i], s->Fs, s->Fa, &s->ref);
     }
     double spread[2];

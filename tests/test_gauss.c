@@ -751,6 +751,77 @@ static void test_invalid_covariance(void **state)
     aim_gauss_free(g);
 }
 
+/* ---- tied student and teacher: the symmetric coordinates alone ------- */
+
+/* What an engine gives at two tied states (Psi = Omega), the first
+ * fixing its point set and kernel error, into v. */
+static void tied_values(const aim_config *cfg, double v[9])
+{
+    const aim_overlaps first = {.omega = {{0.8, 0.3}, {0.3, 1.0}},
+                                .psi = {{0.8, 0.3}, {0.3, 1.0}},
+                                .mean = {0.4, -0.5}};
+    const aim_overlaps second = {.omega = {{0.5, 0.45}, {0.45, 1.0}},
+                                 .psi = {{0.5, 0.45}, {0.45, 1.0}}};
+    const double ob[2] = {0.3, -0.2};
+    aim_gauss *g = aim_gauss_create(cfg, AIM_RULE_AUTO);
+    assert_non_null(g);
+    assert_int_equal(aim_gauss_eval(g, &first), 0);
+    v[0] = aim_gauss_risk(g);
+    v[1] = aim_gauss_noise_omega(g);
+    v[2] = aim_gauss_noise_psi(g);
+    v[3] = aim_gauss_error_mean(g);
+    v[4] = aim_gauss_error_index(g, ob, ob, 0.2, 0);
+    assert_int_equal(aim_gauss_kernel_error(g, &v[5]), 0);
+    assert_int_equal(aim_gauss_risk_at(g, &second, &v[6]), 0);
+    assert_int_equal(aim_gauss_eval(g, &second), 0);
+    v[7] = aim_gauss_noise_omega(g);
+    v[8] = aim_gauss_error_index(g, ob, ob, -0.1, 1);
+    aim_gauss_free(g);
+}
+
+/* A tied student and teacher keep only the symmetric latent coordinates
+ * of the quasi-random rule (the leading columns of the whole set: the
+ * same sequence, shifts and packing). At tied states its values must be
+ * those of the whole rule (an engine whose teacher is direct) to round-off
+ * (the whitening and the packing product run on fewer columns: 1e-12
+ * relative, against kernel errors of 1e-2), and its kernel error estimate
+ * at most the whole rule's; with uncorrelated and with correlated tokens,
+ * T = 3 and 4. A state with Psi != Omega is refused. */
+static void test_symmetric_rule(void **state)
+{
+    (void)state;
+    for (int k = 0; k < 4; k++) {
+        aim_config cfg;
+        base_config(&cfg, k < 2 ? 3 : 4);
+        cfg.output = AIM_SOFTMAX;
+        cfg.qmc_points = 3000;
+        if (k % 2)
+            equicorrelated(&cfg, 0.3);
+        cfg.decomposition = AIM_TIED;
+        cfg.teacher.decomposition = AIM_DIRECT;
+        double whole[9], sym[9];
+        tied_values(&cfg, whole);
+        cfg.teacher.decomposition = AIM_TIED;
+        tied_values(&cfg, sym);
+        for (int i = 0; i < 9; i++)
+            if (i != 5 && !(fabs(sym[i] - whole[i]) <= 1e-12 * fabs(whole[i])))
+                fail_msg("configuration %d, value %d: symmetric rule %.17g, whole rule %.17g",
+                         k, i, sym[i], whole[i]);
+        /* the estimate leaves out the antisymmetric columns' E[e_p yc_j]:
+         * zero at a tied state but for the rule's own error, so the
+         * whole rule's spread over them can only add to it */
+        if (!(sym[5] <= whole[5] * (1.0 + 1e-12)))
+            fail_msg("configuration %d: kernel error %.17g, the whole rule's %.17g", k, sym[5],
+                     whole[5]);
+        const aim_overlaps untied = some_state(0);
+        aim_gauss *g = aim_gauss_create(&cfg, AIM_RULE_AUTO);
+        assert_non_null(g);
+        assert_int_equal(aim_gauss_eval(g, &untied), -1);
+        assert_non_null(strstr(aim_gauss_error(g), "symmetric (tied) student and teacher"));
+        aim_gauss_free(g);
+    }
+}
+
 /* ---- threads: the same numbers on any number ---------------------------- */
 
 enum { THREAD_VALUES = 12 };
@@ -952,6 +1023,7 @@ int main(void)
         cmocka_unit_test(test_risk_alone),
         cmocka_unit_test(test_threads_same_numbers),
         cmocka_unit_test(test_shared_rules),
+        cmocka_unit_test(test_symmetric_rule),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
