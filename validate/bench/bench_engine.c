@@ -15,9 +15,9 @@
  *                               it took, its children included
  *
  * Cases: "tied", the start of examples/tied_softmax_T4.ini's student and
- * teacher (Psi = Omega, independent tokens); "general", correlated
- * tokens, Psi != Omega, raw means and label noise, which exercises every
- * term of the engine. */
+ * teacher (Psi = Omega, independent tokens); "general", an untied student
+ * and teacher, correlated tokens, Psi != Omega, raw means and label
+ * noise, which exercises every term of the engine. */
 #define _POSIX_C_SOURCE 200809L
 
 #include <stdio.h>
@@ -75,8 +75,11 @@ static int configure(aim_config *cfg, int T, int general)
     aim_config_error err;
     char tokens[32];
     snprintf(tokens, sizeof tokens, "model.tokens=%d", T);
-    const char *sets[] = {tokens, "model.output=softmax", "model.decomposition=tied",
-                          "teacher.decomposition=tied",
+    /* tied: S and S* symmetric (the engine keeps the symmetric latent
+     * coordinates alone); general: untied, whose Psi != Omega needs all */
+    const char *sets[] = {tokens, "model.output=softmax",
+                          general ? "model.decomposition=untied" : "model.decomposition=tied",
+                          general ? "teacher.decomposition=untied" : "teacher.decomposition=tied",
                           general ? "model.covariance=equicorrelated:0.2" : "model.beta=1",
                           general ? "model.noise=0.05" : "model.beta=1"};
     aim_config_defaults(cfg);
