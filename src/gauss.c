@@ -679,17 +679,24 @@ static double *set_memory(size_t n)
     return mem;
 }
 
+/* The point set of npts points (qmc_rule) made into yc (npts x nlat),
+ * 0 or -1. */
+static int fill_rule(const aim_gauss *g, int npts, const double *shift, double *yc)
+{
+    double *work = g->c_diagonal ? NULL : malloc(sizeof(double) * (size_t)npts * g->nlat);
+    const int rc = (!g->c_diagonal && !work) || qmc_rule(g, npts, shift, work, yc) ? -1 : 0;
+    free(work);
+    return rc;
+}
+
 /* A new point set of npts points (qmc_rule), NULL on failure. */
 static double *new_rule(const aim_gauss *g, int npts, const double *shift)
 {
-    const size_t n = (size_t)npts * g->nlat;
-    double *work = g->c_diagonal ? NULL : malloc(sizeof(double) * n);
-    double *yc = set_memory(n);
-    if (!yc || (!g->c_diagonal && !work) || qmc_rule(g, npts, shift, work, yc)) {
+    double *yc = set_memory((size_t)npts * g->nlat);
+    if (yc && fill_rule(g, npts, shift, yc)) {
         free(yc);
         yc = NULL;
     }
-    free(work);
     return yc;
 }
 
@@ -705,7 +712,6 @@ static double *new_rule(const aim_gauss *g, int npts, const double *shift)
  * in the unused ones: ode.kernel_tol's sets can be that large). */
 typedef struct {
     int T, npts, nlat;
-    int copy; /* 0: the rule; r > 0: the estimate's copy r (random_shifts) */
     double L[MAXT2];
     double *yc; /* NULL: a free slot */
     int users;
@@ -715,18 +721,16 @@ static rule_slot rule_slots[RULE_SLOTS];
 static unsigned long rule_clock;
 static pthread_mutex_t rule_lock = PTHREAD_MUTEX_INITIALIZER;
 
-/* The point set of npts points for g (qmc_rule), copy 0 (the rule,
- * shifted by g->shift) or copy r = 1..REPLICATES of the kernel error
- * estimate (shifted by row r - 1 of shifts, rows of 2 T^2): a shared one of the same
- * key, or a new one, shared if a slot is free or unused. Release it with
- * release_rule. NULL when out of memory. */
-static const double *shared_rule(const aim_gauss *g, int npts, int copy, const double *shifts)
+/* The rule of npts points for g (qmc_rule, shifted by g->shift): a
+ * shared one of the same key, or a new one, shared if a slot is free or
+ * unused. Release it with release_rule. NULL when out of memory. */
+static const double *shared_rule(const aim_gauss *g, int npts)
 {
     pthread_mutex_lock(&rule_lock);
     rule_slot *spare = NULL;
     for (int i = 0; i < RULE_SLOTS; i++) {
         rule_slot *r = &rule_slots[i];
-        if (r->yc && r->T == g->T && r->npts == npts && r->nlat == g->nlat && r->copy == copy &&
+        if (r->yc && r->T == g->T && r->npts == npts && r->nlat == g->nlat &&
             memcmp(r->L, g->L, sizeof(double) * (size_t)g->T2) == 0) {
             r->users++;
             r->used = ++rule_clock;
@@ -742,11 +746,11 @@ static const double *shared_rule(const aim_gauss *g, int npts, int copy, const d
     }
     /* made under the lock: another engine asking for the same set waits
      * for it instead of making it again */
-    double *yc = new_rule(g, npts, copy ? shifts + (size_t)(copy - 1) * 2 * g->T2 : g->shift);
+    double *yc = new_rule(g, npts, g->shift);
     if (yc && spare) {
         free(spare->yc);
-        *spare = (rule_slot){.T = g->T, .npts = npts, .nlat = g->nlat, .copy = copy, .yc = yc,
-                             .users = 1, .used = ++rule_clock};
+        *spare = (rule_slot){.T = g->T, .npts = npts, .nlat = g->nlat, .yc = yc, .users = 1,
+                             .used = ++rule_clock};
         memcpy(spare->L, g->L, sizeof(double) * (size_t)g->T2);
     }
     pthread_mutex_unlock(&rule_lock);
@@ -922,7 +926,7 @@ static int generic_setup(aim_gauss *g, int npts, int symmetric)
         return -1;
     if (packing_matrix(g))
         return -1;
-    g->yc = shared_rule(g, npts, 0, NULL);
+    g->yc = shared_rule(g, npts);
     return g->yc ? 0 : -1;
 }
 
@@ -1098,23 +1102,41 @@ static void block_sums(const aim_gauss *g, const double *y0, int nb, double mu[2
     double err[MAXT2 * LANES] = {0}, eyd[4][MAXT2 * LANES] = {{0}};
     for (int b0 = 0; b0 < nb; b0 += LANES) {
         const int lanes = nb - b0 < LANES ? nb - b0 : LANES;
+        /* the teacher's outputs: kept ones read in place, else made (into
+         * the keeping place when they are to be kept) */
+        double *kept = teacher ? teacher + (size_t)(b0 / LANES) * group_size : NULL;
+        double *ts[2] = {kept ? kept : fs[0], kept ? kept + T2 * LANES : fs[1]};
+        const int make = !kept || make_teacher;
         for (int l = 0; l < LANES; l++) {
             /* a lane past the block's end repeats its first point, and
              * its sums are left out */
             const double *y = y0 + (size_t)(b0 + (l < lanes ? l : 0)) * nlat;
+            /* the student (index 0) is row 1 of the teacher-first
+             * factors, the teacher row 0 */
+            if (!anti) { /* once per symmetric entry: the same numbers */
+                double ds[MAXT2], dt[MAXT2];
+                for (int j = 0; j < nsym; j++) {
+                    ds[j] = Fs[2] * y[j] + Fs[3] * y[nsym + j];
+                    dt[j] = Fs[0] * y[j];
+                }
+                for (int p = 0; p < T2; p++) {
+                    const int j = g->sym_at[p];
+                    D[0][p * LANES + l] = ds[j];
+                    D[1][p * LANES + l] = dt[j];
+                    yv[0][p * LANES + l] = y[j];
+                    yv[1][p * LANES + l] = y[nsym + j];
+                }
+                continue;
+            }
             for (int p = 0; p < T2; p++) {
                 const double ys0 = y[g->sym_at[p]], ys1 = y[nsym + g->sym_at[p]];
                 double ya0 = 0.0, ya1 = 0.0;
-                if (anti && g->anti_sign[p] != 0.0) {
+                if (g->anti_sign[p] != 0.0) {
                     ya0 = g->anti_sign[p] * y[2 * nsym + g->anti_at[p]];
                     ya1 = g->anti_sign[p] * y[2 * nsym + nanti + g->anti_at[p]];
                 }
-                /* the student (index 0) is row 1 of the teacher-first
-                 * factors, the teacher row 0 */
                 D[0][p * LANES + l] = Fs[2] * ys0 + Fs[3] * ys1 + Fa[2] * ya0 + Fa[3] * ya1;
                 D[1][p * LANES + l] = Fs[0] * ys0 + Fa[0] * ya0;
-                if (!all)
-                    continue;
                 yv[0][p * LANES + l] = ys0;
                 yv[1][p * LANES + l] = ys1;
                 yv[2][p * LANES + l] = ya0;
@@ -1123,11 +1145,7 @@ static void block_sums(const aim_gauss *g, const double *y0, int nb, double mu[2
         }
         const double keep[LANES] = {1.0, lanes > 1, lanes > 2, lanes > 3};
         /* the points z (index 0) and -z (index 1) */
-        /* the teacher's outputs: kept ones read in place, else made (into
-         * the keeping place when they are to be kept) */
-        double *kept = teacher ? teacher + (size_t)(b0 / LANES) * group_size : NULL;
-        double *ts[2] = {kept ? kept : fs[0], kept ? kept + T2 * LANES : fs[1]};
-        if (!kept || make_teacher)
+        if (make)
             aim_outmap_forward_lanes(g->map, mu[1], D[1], ts[0], ts[1], NULL, NULL);
         aim_outmap_forward_lanes(g->map, mu[0], D[0], f[0], f[1], all ? deriv[0] : NULL,
                                  all ? deriv[1] : NULL);
@@ -1327,23 +1345,23 @@ typedef struct {
  * confidence. Per group of kernels (the risk; K_omega; K_psi; the drift
  * kernels E[e] and E[e Y]), that bound relative to the group's largest
  * value in the rule's estimate st[i].ref; the largest over the groups.
- * Each copy is made once and evaluated at every state; the copies are
- * shared point sets (shared_rule), made once for the engines of a
- * process. Returns 0 or -1. */
+ * Each copy is made once and evaluated at every state, all in one
+ * buffer: the copies are not kept (their memory, fresh, cost more to
+ * fill than they do to make again where another engine needs them).
+ * Returns 0 or -1. */
 static int kernel_spread(aim_gauss *g, int npts, int nstates, const spread_state *st,
                          double *out)
 {
     const int T2 = g->T2, nlat = g->nlat, ndrift = T2 + T2 * nlat, nvec = 3 + ndrift;
     double *vals = malloc(sizeof(double) * (size_t)nstates * REPLICATES * nvec);
     double *eyc = malloc(sizeof(double) * (size_t)T2 * nlat);
-    double shifts[REPLICATES * 4 * MAXT2];
-    const double *yc = NULL;
+    double *yc = set_memory((size_t)npts * nlat);
+    double shifts[REPLICATES * 4 * MAXT2]; /* rows of 2 T^2, the first nlat used */
     int rc = -1;
-    if (!vals || !eyc || random_shifts(REPLICATE_SEED, REPLICATES, 2 * T2, shifts))
+    if (!vals || !eyc || !yc || random_shifts(REPLICATE_SEED, REPLICATES, 2 * T2, shifts))
         goto done;
     for (int r = 0; r < REPLICATES; r++) {
-        release_rule(yc);
-        if (!(yc = shared_rule(g, npts, r + 1, shifts)))
+        if (fill_rule(g, npts, shifts + (size_t)r * 2 * T2, yc))
             goto done;
         for (int i = 0; i < nstates; i++) {
             qmc_estimate est = {.eyc = eyc};
@@ -1383,7 +1401,7 @@ static int kernel_spread(aim_gauss *g, int npts, int nstates, const spread_state
     }
     rc = 0;
 done:
-    release_rule(yc);
+    free(yc);
     free(vals);
     free(eyc);
     return rc;
@@ -1454,7 +1472,7 @@ static int choose_points(aim_gauss *g, const aim_overlaps *q, qmc_estimate *est)
     if (kernel_spread(g, g->npts, 1, &st, &err))
         return -1;
     while (err > g->kernel_tol && !points_capped(g->T, g->npts)) {
-        const double *yc = shared_rule(g, 4 * g->npts, 0, NULL);
+        const double *yc = shared_rule(g, 4 * g->npts);
         if (!yc)
             return -1;
         release_rule(g->yc);
