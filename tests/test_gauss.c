@@ -751,87 +751,19 @@ static void test_invalid_covariance(void **state)
     aim_gauss_free(g);
 }
 
-/* ---- tied student and teacher: the symmetric coordinates alone ------- */
-
-/* What an engine gives at two tied states (Psi = Omega), the first
- * fixing its point set and kernel error, into v. */
-static void tied_values(const aim_config *cfg, double v[9])
-{
-    const aim_overlaps first = {.omega = {{0.8, 0.3}, {0.3, 1.0}},
-                                .psi = {{0.8, 0.3}, {0.3, 1.0}},
-                                .mean = {0.4, -0.5}};
-    const aim_overlaps second = {.omega = {{0.5, 0.45}, {0.45, 1.0}},
-                                 .psi = {{0.5, 0.45}, {0.45, 1.0}}};
-    const double ob[2] = {0.3, -0.2};
-    aim_gauss *g = aim_gauss_create(cfg, AIM_RULE_AUTO);
-    assert_non_null(g);
-    assert_int_equal(aim_gauss_eval(g, &first), 0);
-    v[0] = aim_gauss_risk(g);
-    v[1] = aim_gauss_noise_omega(g);
-    v[2] = aim_gauss_noise_psi(g);
-    v[3] = aim_gauss_error_mean(g);
-    v[4] = aim_gauss_error_index(g, ob, ob, 0.2, 0);
-    assert_int_equal(aim_gauss_kernel_error(g, &v[5]), 0);
-    assert_int_equal(aim_gauss_risk_at(g, &second, &v[6]), 0);
-    assert_int_equal(aim_gauss_eval(g, &second), 0);
-    v[7] = aim_gauss_noise_omega(g);
-    v[8] = aim_gauss_error_index(g, ob, ob, -0.1, 1);
-    aim_gauss_free(g);
-}
-
-/* A tied student and teacher keep only the symmetric latent coordinates
- * of the quasi-random rule (the leading columns of the whole set: the
- * same sequence, shifts and packing). At tied states its values must be
- * those of the whole rule (an engine whose teacher is direct) to round-off
- * (the whitening and the packing product run on fewer columns: 1e-12
- * relative, against kernel errors of 1e-2), and its kernel error estimate
- * at most the whole rule's; with uncorrelated and with correlated tokens,
- * T = 3 and 4. A state with Psi != Omega is refused. */
-static void test_symmetric_rule(void **state)
-{
-    (void)state;
-    for (int k = 0; k < 4; k++) {
-        aim_config cfg;
-        base_config(&cfg, k < 2 ? 3 : 4);
-        cfg.output = AIM_SOFTMAX;
-        cfg.qmc_points = 3000;
-        if (k % 2)
-            equicorrelated(&cfg, 0.3);
-        cfg.decomposition = AIM_TIED;
-        cfg.teacher.decomposition = AIM_DIRECT;
-        double whole[9], sym[9];
-        tied_values(&cfg, whole);
-        cfg.teacher.decomposition = AIM_TIED;
-        tied_values(&cfg, sym);
-        for (int i = 0; i < 9; i++)
-            if (i != 5 && !(fabs(sym[i] - whole[i]) <= 1e-12 * fabs(whole[i])))
-                fail_msg("configuration %d, value %d: symmetric rule %.17g, whole rule %.17g",
-                         k, i, sym[i], whole[i]);
-        /* the estimate leaves out the antisymmetric columns' E[e_p yc_j]:
-         * zero at a tied state but for the rule's own error, so the
-         * whole rule's spread over them can only add to it */
-        if (!(sym[5] <= whole[5] * (1.0 + 1e-12)))
-            fail_msg("configuration %d: kernel error %.17g, the whole rule's %.17g", k, sym[5],
-                     whole[5]);
-        const aim_overlaps untied = some_state(0);
-        aim_gauss *g = aim_gauss_create(&cfg, AIM_RULE_AUTO);
-        assert_non_null(g);
-        assert_int_equal(aim_gauss_eval(g, &untied), -1);
-        assert_non_null(strstr(aim_gauss_error(g), "symmetric (tied) student and teacher"));
-        aim_gauss_free(g);
-    }
-}
-
 /* ---- threads: the same numbers on any number ---------------------------- */
 
 enum { THREAD_VALUES = 12 };
 
-/* Everything an engine of cfg gives at two states (the first fixes the
- * point set and its kernel error), into v. */
-static void engine_values(const aim_config *cfg, aim_gauss_rule rule, double v[THREAD_VALUES])
+/* Everything an engine of cfg gives at the states first and second (the
+ * first fixes the point set and its kernel error), with the drift
+ * kernels along a matrix of overlaps ob, pb, into v (v[6] the kernel
+ * error estimate). */
+static void engine_values_at(const aim_config *cfg, aim_gauss_rule rule,
+                             const aim_overlaps *first_state, const aim_overlaps *second_state,
+                             const double ob[2], const double pb[2], double v[THREAD_VALUES])
 {
-    const aim_overlaps first = some_state(1), second = some_state(0);
-    const double ob[2] = {0.3, -0.2}, pb[2] = {0.1, 0.25};
+    const aim_overlaps first = *first_state, second = *second_state;
     aim_gauss *g = aim_gauss_create(cfg, rule);
     assert_non_null(g);
     assert_int_equal(aim_gauss_eval(g, &first), 0);
@@ -849,6 +781,14 @@ static void engine_values(const aim_config *cfg, aim_gauss_rule rule, double v[T
     v[10] = aim_gauss_error_index(g, ob, pb, -0.1, 1);
     v[11] = aim_gauss_points(g);
     aim_gauss_free(g);
+}
+
+/* engine_values_at at two general states (Psi != Omega). */
+static void engine_values(const aim_config *cfg, aim_gauss_rule rule, double v[THREAD_VALUES])
+{
+    const aim_overlaps first = some_state(1), second = some_state(0);
+    const double ob[2] = {0.3, -0.2}, pb[2] = {0.1, 0.25};
+    engine_values_at(cfg, rule, &first, &second, ob, pb, v);
 }
 
 /* The quasi-random rule on 1, 2 and 3 threads: the same numbers, bit for
@@ -1005,6 +945,57 @@ static void test_shared_rules(void **state)
     assert_memory_equal(&risk_b, &alone[0][0], sizeof risk_b);
     aim_gauss_free(b);
     aim_gauss_cache_clear();
+}
+
+/* ---- tied student and teacher: the symmetric coordinates alone ------- */
+
+/* A tied student and teacher keep only the symmetric latent coordinates
+ * of the quasi-random rule (the leading columns of the whole set: the
+ * same sequence, shifts and packing). At tied states its values must be
+ * those of the whole rule (an engine whose teacher is direct) to round-off
+ * (the whitening and the packing product run on fewer columns: 1e-12
+ * relative, against kernel errors of 1e-2), and its kernel error estimate
+ * at most the whole rule's; with uncorrelated and with correlated tokens,
+ * T = 3 and 4. A state with Psi != Omega is refused. */
+static void test_symmetric_rule(void **state)
+{
+    (void)state;
+    const aim_overlaps first = {.omega = {{0.8, 0.3}, {0.3, 1.0}},
+                                .psi = {{0.8, 0.3}, {0.3, 1.0}},
+                                .mean = {0.4, -0.5}};
+    const aim_overlaps second = {.omega = {{0.5, 0.45}, {0.45, 1.0}},
+                                 .psi = {{0.5, 0.45}, {0.45, 1.0}}};
+    const double ob[2] = {0.3, -0.2};
+    for (int k = 0; k < 4; k++) {
+        aim_config cfg;
+        base_config(&cfg, k < 2 ? 3 : 4);
+        cfg.output = AIM_SOFTMAX;
+        cfg.qmc_points = 3000;
+        if (k % 2)
+            equicorrelated(&cfg, 0.3);
+        cfg.decomposition = AIM_TIED;
+        cfg.teacher.decomposition = AIM_DIRECT;
+        double whole[THREAD_VALUES], sym[THREAD_VALUES];
+        engine_values_at(&cfg, AIM_RULE_AUTO, &first, &second, ob, ob, whole);
+        cfg.teacher.decomposition = AIM_TIED;
+        engine_values_at(&cfg, AIM_RULE_AUTO, &first, &second, ob, ob, sym);
+        for (int i = 0; i < THREAD_VALUES; i++)
+            if (i != 6 && !(fabs(sym[i] - whole[i]) <= 1e-12 * fabs(whole[i])))
+                fail_msg("configuration %d, value %d: symmetric rule %.17g, whole rule %.17g",
+                         k, i, sym[i], whole[i]);
+        /* the estimate leaves out the antisymmetric columns' E[e_p yc_j]:
+         * zero at a tied state but for the rule's own error, so the
+         * whole rule's spread over them can only add to it */
+        if (!(sym[6] <= whole[6] * (1.0 + 1e-12)))
+            fail_msg("configuration %d: kernel error %.17g, the whole rule's %.17g", k, sym[6],
+                     whole[6]);
+        const aim_overlaps untied = some_state(0);
+        aim_gauss *g = aim_gauss_create(&cfg, AIM_RULE_AUTO);
+        assert_non_null(g);
+        assert_int_equal(aim_gauss_eval(g, &untied), -1);
+        assert_non_null(strstr(aim_gauss_error(g), "symmetric (tied) student and teacher"));
+        aim_gauss_free(g);
+    }
 }
 
 int main(void)
