@@ -6,7 +6,16 @@
 #include <stdlib.h>
 #include <string.h>
 
+#ifdef _OPENMP
+#include <omp.h>
+/* an OpenMP directive, left out (not an unknown pragma) without OpenMP */
+#define OMP(directive) _Pragma(#directive)
+#else
+#define OMP(directive)
+#endif
+
 #include "fold.h"
+#include "gauss.h"
 #include "mconv.h"
 #include "mlimit.h"
 #include "model.h"
@@ -376,6 +385,67 @@ static void accumulate(double *acc, const double *row, int width)
     }
 }
 
+/* What one replica of run_matrix gave: rows 0 .. reached - 1 of its
+ * observables and tracked words (width each); rc 0 when it ran the whole
+ * grid, > 0 when it blew up, < 0 when it failed, with message and the tau
+ * it stopped at; made 0 when it could not be set up (message says why). */
+typedef struct {
+    double *rows;
+    int made, reached, rc;
+    double tau, twr;
+    char message[512];
+} replica_result;
+
+/* Replica r of run_matrix (seed cfg->seed + r) on the grid tau into out
+ * (out->rows: points x width). */
+static void run_replica(const aim_config *cfg, int D, double d_raw, double h0, const double *tau,
+                        const aim_wordset *ws, const int *tracked, int count, int r,
+                        replica_result *out)
+{
+    const int points = cfg->points, width = AIM_OBS_COUNT + count;
+    const int nw = ws ? aim_wordset_count(ws) : 0;
+    double *all = malloc(sizeof *all * ((size_t)nw + 1));
+    double *row = malloc(sizeof *row * (size_t)width);
+    char err[256] = "out of memory";
+    aim_mlimit *m =
+        all && row ? aim_mlimit_create(cfg, D, d_raw, cfg->seed + (uint64_t)r, err, sizeof err)
+                   : NULL;
+    out->made = m != NULL;
+    if (!m) {
+        snprintf(out->message, sizeof out->message,
+                 "could not set up the matrix limit process: %s", err);
+        free(all);
+        free(row);
+        return;
+    }
+    int i = 0, rc = 0;
+    for (; i < points; i++) {
+        if (i > 0 && (rc = aim_mlimit_advance(m, tau[i] - tau[i - 1], h0)) != 0)
+            break;
+        if (aim_mlimit_observables(m, row) || (ws && aim_mlimit_words(m, ws, cfg->order, all))) {
+            rc = -1;
+            break;
+        }
+        for (int k = 0; k < count; k++)
+            row[AIM_OBS_COUNT + k] = all[tracked[k]];
+        memcpy(out->rows + (size_t)i * width, row, sizeof *row * (size_t)width);
+    }
+    out->reached = i;
+    out->rc = rc;
+    out->twr = aim_mlimit_recovery_time(m);
+    if (rc) {
+        snprintf(out->message, sizeof out->message, "%s",
+                 rc < 0 && !aim_mlimit_error(m)[0] ? "out of memory" : aim_mlimit_error(m));
+        out->tau = aim_mlimit_tau(m);
+    } else {
+        fprintf(stderr, "aimdyn: matrix limit process: replica %d/%d done (D = %d)\n", r + 1,
+                cfg->replicas, D);
+    }
+    aim_mlimit_free(m);
+    free(all);
+    free(row);
+}
+
 /* ode.method = matrix: the limit process at dimension matrix.d, replicas
  * averaged (theory/matrix.md). A replica that blows up ends the run at the
  * last point every replica reached (a mean over survivors would be
@@ -389,18 +459,16 @@ static aim_ode_status run_matrix(const aim_config *cfg, int d, const double *tau
     const double h0 = aim_config_matrix_step(cfg);
     int *tracked = NULL, count = 0;
     aim_wordset *ws = matrix_tracked_words(cfg, &tracked, &count);
-    const int nw = ws ? aim_wordset_count(ws) : 0;
     const int width = AIM_OBS_COUNT + count;
     double *acc = calloc((size_t)points * 2 * width, sizeof *acc);
-    double *all = malloc(sizeof *all * ((size_t)nw + 1));
-    double *row = malloc(sizeof *row * (size_t)width);
-    double *rows = malloc(sizeof *rows * (size_t)points * width); /* one replica's */
+    /* every replica's rows */
+    double *rows = malloc(sizeof *rows * (size_t)R * points * width);
+    replica_result *res = calloc((size_t)R, sizeof *res);
     int *odd = malloc(sizeof *odd * (size_t)width);
     int *sign = calloc((size_t)R, sizeof *sign);
     int reached = points, crossed = 0;
     double twr_sum = 0.0, twr_sq = 0.0;
-    if ((aim_model_ops_of(cfg)->hierarchy && !ws) || !acc || !all || !row || !rows || !odd ||
-        !sign) {
+    if ((aim_model_ops_of(cfg)->hierarchy && !ws) || !acc || !rows || !res || !odd || !sign) {
         snprintf(report->message, sizeof report->message, "out of memory");
         goto done;
     }
@@ -408,57 +476,46 @@ static aim_ode_status run_matrix(const aim_config *cfg, int d, const double *tau
         odd[k] = k < AIM_OBS_COUNT
                      ? aim_fold_obs_odd(k)
                      : aim_fold_word_odd(aim_wordset_word(ws, tracked[k - AIM_OBS_COUNT]));
+    /* the replicas on the engine's threads (--threads), each its own
+     * process and engine; their results are then taken in replica order,
+     * so that the file is the same on any number of threads */
+    int threads = aim_gauss_threads() < R ? aim_gauss_threads() : R;
+    if (threads > 1)
+        aim_gauss_team_started();
+    OMP(omp parallel for schedule(dynamic, 1) num_threads(threads) if (threads > 1))
     for (int r = 0; r < R; r++) {
-        char err[256];
-        aim_mlimit *m =
-            aim_mlimit_create(cfg, D, d_raw, cfg->seed + (uint64_t)r, err, sizeof err);
-        if (!m) {
-            snprintf(report->message, sizeof report->message,
-                     "could not set up the matrix limit process: %s", err);
+        res[r].rows = rows + (size_t)r * points * width;
+        run_replica(cfg, D, d_raw, h0, tau, ws, tracked, count, r, &res[r]);
+    }
+    for (int r = 0; r < R; r++) {
+        const replica_result *x = &res[r];
+        if (!x->made) {
+            snprintf(report->message, sizeof report->message, "%s", x->message);
             goto done;
         }
-        int i = 0, rc = 0;
-        for (; i < points; i++) {
-            if (i > 0 && (rc = aim_mlimit_advance(m, tau[i] - tau[i - 1], h0)) != 0)
-                break;
-            if (aim_mlimit_observables(m, row) ||
-                (ws && aim_mlimit_words(m, ws, cfg->order, all))) {
-                rc = -1;
-                break;
-            }
-            for (int k = 0; k < count; k++)
-                row[AIM_OBS_COUNT + k] = all[tracked[k]];
-            memcpy(rows + (size_t)i * width, row, sizeof *row * (size_t)width);
-        }
+        const int i = x->reached;
         /* rows 0 .. i - 1 are the replica's, folded by the last of them */
-        sign[r] = i > 0 ? aim_fold_sign(cfg, rows + (size_t)(i - 1) * width) : 1;
+        sign[r] = i > 0 ? aim_fold_sign(cfg, x->rows + (size_t)(i - 1) * width) : 1;
         for (int j = 0; j < i; j++) {
-            double *x = rows + (size_t)j * width;
+            double *y = x->rows + (size_t)j * width;
             for (int k = 0; k < width && sign[r] < 0; k++)
-                x[k] = odd[k] ? -x[k] : x[k];
-            accumulate(acc + (size_t)j * 2 * width, x, width);
+                y[k] = odd[k] ? -y[k] : y[k];
+            accumulate(acc + (size_t)j * 2 * width, y, width);
         }
-        const double twr = aim_mlimit_recovery_time(m);
-        crossed += !isnan(twr);
-        twr_sum += isnan(twr) ? 0.0 : twr;
-        twr_sq += isnan(twr) ? 0.0 : twr * twr;
-        if (rc) {
-            snprintf(report->message, sizeof report->message, "replica %d (seed %llu): %s",
-                     r + 1, (unsigned long long)(cfg->seed + (uint64_t)r),
-                     rc < 0 && !aim_mlimit_error(m)[0] ? "out of memory"
-                                                       : aim_mlimit_error(m));
-            report->tau = aim_mlimit_tau(m);
-            aim_mlimit_free(m);
-            if (rc < 0)
+        crossed += !isnan(x->twr);
+        twr_sum += isnan(x->twr) ? 0.0 : x->twr;
+        twr_sq += isnan(x->twr) ? 0.0 : x->twr * x->twr;
+        if (x->rc) {
+            snprintf(report->message, sizeof report->message, "replica %d (seed %llu): %.400s",
+                     r + 1, (unsigned long long)(cfg->seed + (uint64_t)r), x->message);
+            report->tau = x->tau;
+            if (x->rc < 0)
                 goto done;
             report->status = AIM_ODE_BLOWUP;
             if (i < reached)
                 reached = i;
             break;
         }
-        aim_mlimit_free(m);
-        fprintf(stderr, "aimdyn: matrix limit process: replica %d/%d done (D = %d)\n", r + 1,
-                R, D);
     }
     if (report->status != AIM_ODE_BLOWUP) {
         report->status = AIM_ODE_OK;
@@ -521,9 +578,8 @@ done:
     aim_wordset_free(ws);
     free(tracked);
     free(acc);
-    free(all);
-    free(row);
     free(rows);
+    free(res);
     free(odd);
     free(sign);
     return report->status;
@@ -919,8 +975,12 @@ static void truncation_estimate(const aim_config *cfg, int d, const double *tau,
 
 void aim_trajectory_kernel_line(FILE *f, const aim_config *cfg, int points, double error)
 {
-    if (cfg->method == AIM_METHOD_MATRIX)
+    if (cfg->method == AIM_METHOD_MATRIX) {
+        fprintf(f, "# threads: %d (the matrix process's replicas, run that many at a time; the "
+                   "results are the same, bit for bit, on any number)\n",
+                aim_gauss_threads());
         return;
+    }
     if (points == 0) {
         fprintf(f, "# kernels: Gauss-Hermite product rules (ode.quad_nodes; exact for Hermite "
                    "series), no quasi-random error\n");

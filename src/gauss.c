@@ -1009,6 +1009,12 @@ int aim_gauss_threads(void)
 #endif
 }
 
+void aim_gauss_team_started(void)
+{
+    OMP(omp atomic write)
+    team_started = 1;
+}
+
 int aim_gauss_after_fork(void)
 {
     /* GNU libgomp keeps its thread pool across a fork, though its threads
@@ -1268,7 +1274,7 @@ static int qmc_sum(aim_gauss *g, const double *yc, int npts, const aim_overlaps 
     double *teacher = kept_teacher(g, yc, npts, q, Fs, Fa, &make_teacher);
     qmc_estimate part[MAX_CHUNKS];
     if (threads > 1)
-        team_started = 1;
+        aim_gauss_team_started();
     OMP(omp parallel num_threads(threads) if (threads > 1))
     {
 #ifdef _OPENMP

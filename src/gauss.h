@@ -62,6 +62,10 @@ int aim_gauss_threads(void);
  * survive a fork, and GNU libgomp would wait for them); returns 1 then,
  * else 0. */
 int aim_gauss_after_fork(void);
+/* Says that the caller has run a team of threads of its own (the matrix
+ * process's replicas): a child forked after it runs one thread, as after
+ * the engine's own teams. */
+void aim_gauss_team_started(void);
 
 /* The engines of a process share their quasi-random point sets (one per
  * tokens, token covariance and point count) and their kernel error

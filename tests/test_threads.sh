@@ -1,7 +1,8 @@
 #!/bin/sh
 # The expectation engine's threads (--threads, OMP_NUM_THREADS): the same
 # files, bit for bit, on 1, 2 and 3 threads (tied, direct and untied
-# students with row softmax, the quasi-random rule), the count recorded
+# students with row softmax, the quasi-random rule; the matrix process,
+# whose replicas run on the threads), the count recorded
 # in the "# threads:" line and nowhere else, the option's and the
 # variable's errors, one thread per worker unless --threads is given, and
 # a sweep that resumes across thread counts.
@@ -13,14 +14,17 @@ unset OMP_NUM_THREADS
 # The file of one ode run without its "# threads:" line (into $2), after
 # checking that line's count ($3).
 without_threads_line() {
-    contains "$4: threads recorded" "$1" "^# threads: $3 (the quasi-random rule's"
+    contains "$4: threads recorded" "$1" "^# threads: $3 (the \(quasi-random rule's\|matrix process's replicas\)"
     grep -v '^# threads: ' "$1" >"$2"
 }
 
 short="--set training.horizon=0.05 --set training.points=6"
-for student in tied direct untied; do
+for student in tied direct untied matrix; do
     case $student in
     tied) cfg="$root/examples/tied_softmax_T4.ini"; extra="" ;;
+    # the matrix process: its 3 replicas on the threads, taken in order
+    matrix) cfg="$root/examples/tied_softmax_T4.ini"
+            extra="--set ode.method=matrix --set matrix.d=40 --set matrix.replicas=3" ;;
     direct) cfg="$root/examples/direct_softmax_T4.ini"; extra="" ;;
     untied) cfg="$root/examples/untied_fig3.ini"
             extra="--set model.output=softmax --set hierarchy.order=2" ;;

@@ -25,11 +25,12 @@ const char *const aim_cli_usage_common =
 
 const char *const aim_cli_usage_threads =
     "  --threads N              threads of the expectation engine's quasi-random\n"
-    "                           rule, 1..1024 (default: OMP_NUM_THREADS, else 1);\n"
-    "                           the results are the same, bit for bit, for every\n"
-    "                           N. Worker processes (--jobs) run one each unless\n"
-    "                           --threads is given: keep jobs x threads at most\n"
-    "                           the cores\n";
+    "                           rule, and of the matrix process's replicas (run\n"
+    "                           N at a time), 1..1024 (default: OMP_NUM_THREADS,\n"
+    "                           else 1); the results are the same, bit for bit,\n"
+    "                           for every N. Worker processes (--jobs) run one\n"
+    "                           each unless --threads is given: keep jobs x\n"
+    "                           threads at most the cores\n";
 
 /* What building the largest hierarchy allowed cost, measured with
  * /usr/bin/time (`aimdyn hierarchy --order 7`, untied, general teacher)
