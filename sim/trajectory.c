@@ -6,19 +6,12 @@
 #include <stdlib.h>
 #include <string.h>
 
-#ifdef _OPENMP
-#include <omp.h>
-/* an OpenMP directive, left out (not an unknown pragma) without OpenMP */
-#define OMP(directive) _Pragma(#directive)
-#else
-#define OMP(directive)
-#endif
-
 #include "fold.h"
 #include "gauss.h"
 #include "mconv.h"
 #include "mlimit.h"
 #include "model.h"
+#include "omp_directive.h"
 
 /* aim_ode_model's operations on an aim_model (the ODE layer knows no
  * decomposition). */

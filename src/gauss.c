@@ -18,13 +18,10 @@
 #include <gsl/gsl_rng.h>
 
 #include "normal.h"
+#include "omp_directive.h"
 
 #ifdef _OPENMP
 #include <omp.h>
-/* an OpenMP directive, left out (not an unknown pragma) without OpenMP */
-#define OMP(directive) _Pragma(#directive)
-#else
-#define OMP(directive)
 #endif
 
 #define MAXT AIM_MAX_TOKENS
@@ -65,8 +62,8 @@
 #define TOL_FIRST_POINTS 1024
 #define MAX_STORED (1L << 25)
 /* Point sets kept for reuse by later engines of the process (see
- * shared_rule: the rules and the kernel error estimate's copies of them),
- * and kernel error estimates (see kernel_error_cache). */
+ * shared_rule: the rules; the kernel error estimate's copies are not
+ * kept, kernel_spread), and kernel error estimates (see error_slot). */
 #define RULE_SLOTS 24
 /* the most numbers an engine keeps of its teacher's outputs (64 MiB;
  * as many as its point set has, 2 T^2 per point) */
@@ -95,7 +92,7 @@ struct aim_gauss {
      * stored: all 2 T^2, or for a symmetric student and teacher (tied:
      * Psi = Omega, so the antisymmetric coordinates carry no variance
      * and meet only zero coefficients) the 2 nsym symmetric ones, the
-     * leading columns of the whole set (set_dimensions). */
+     * leading columns of the whole set (generic_setup). */
     int npts, nlat, nsym, nanti;
     const double *yc;             /* npts x nlat, shared (shared_rule) */
     double *pack;                 /* nlat x nlat: z -> packed Y (qmc_rule) */
@@ -1076,6 +1073,13 @@ static void error_kernels_lanes(const aim_gauss *g, const double *e, double ko[L
     }
 }
 
+/* 1 when the antisymmetric factor Fa (state_factors) is not zero: the
+ * antisymmetric latent coordinates carry variance. */
+static int has_antisymmetric(const double Fa[4])
+{
+    return Fa[0] != 0.0 || Fa[2] != 0.0 || Fa[3] != 0.0;
+}
+
 /* One block of nb points (y: nb x nlat) at the state of index means mu
  * and factors Fs, Fa, added to the unweighted sums s; unless
  * s->risk_only, also the kernels, E[e], E[e_p Y_k,p] and, when s->eyc is
@@ -1097,7 +1101,7 @@ static void block_sums(const aim_gauss *g, const double *y0, int nb, double mu[2
     /* Fa = 0 (Psi = Omega: a tied student and teacher): the antisymmetric
      * latent coordinates carry no variance, and E[e_p Y_k,p] of k = 2, 3
      * meets a zero coefficient (aim_gauss_error_index) */
-    const int anti = Fa[0] != 0.0 || Fa[2] != 0.0 || Fa[3] != 0.0;
+    const int anti = has_antisymmetric(Fa);
     const int group_size = 2 * T2 * LANES;
     /* interleaved: entry p of lane l at p * LANES + l */
     double D[2][MAXT2 * LANES], f[2][MAXT2 * LANES], fs[2][MAXT2 * LANES];
@@ -1123,7 +1127,7 @@ static void block_sums(const aim_gauss *g, const double *y0, int nb, double mu[2
                 double ds[MAXT2], dt[MAXT2];
                 for (int j = 0; j < nsym; j++) {
                     ds[j] = Fs[2] * y[j] + Fs[3] * y[nsym + j];
-                    dt[j] = Fs[0] * y[j];
+                    dt[j] = make ? Fs[0] * y[j] : 0.0; /* the teacher's, when made */
                 }
                 for (int p = 0; p < T2; p++) {
                     const int j = g->sym_at[p];
@@ -1460,7 +1464,7 @@ static int engine_factors(const aim_gauss *g, const aim_overlaps *q, double Fs[4
 {
     if (state_factors(q, Fs, Fa))
         return -1;
-    return g->nlat < 2 * g->T2 && (Fa[0] != 0.0 || Fa[2] != 0.0 || Fa[3] != 0.0) ? -1 : 0;
+    return g->nlat < 2 * g->T2 && has_antisymmetric(Fa) ? -1 : 0;
 }
 
 /* ode.kernel_tol at the first state evaluated (est the unshifted
