@@ -328,64 +328,88 @@ int aim_ode_uses_krylov(const aim_config *cfg, int n)
     return cfg->solver == AIM_SOLVER_KRYLOV || (cfg->solver == AIM_SOLVER_AUTO && n > DENSE_MAX);
 }
 
-aim_ode_status aim_ode_integrate(const aim_config *cfg, const aim_ode_model *model,
-                                 const double *y0, const double *tau, int points,
-                                 double *states, aim_ode_report *report)
+/* An integration in progress: CVODE's state between grid points. */
+struct aim_ode_run {
+    const aim_config *cfg;
+    const double *tau;
+    int points;
+    double *states;
+    aim_ode_report *report;
+    session s;
+    SUNContext sunctx;
+    N_Vector y;
+    SUNMatrix A;
+    SUNLinearSolver LS;
+    void *mem;
+    int nroots;
+    int *found, *direction;
+    int ended; /* status final: stopped, failed, or every row reached */
+};
+
+aim_ode_run *aim_ode_begin(const aim_config *cfg, const aim_ode_model *model,
+                           const double *y0, const double *tau, int points, double *states,
+                           aim_ode_report *report)
 {
     memset(report, 0, sizeof *report);
     report->status = AIM_ODE_FAILED;
     report->noise_share = NAN;
     report->tau_wr = report->tau_wr_se = NAN;
+    aim_ode_run *r = calloc(1, sizeof *r);
+    if (!r) {
+        say(report, "out of memory setting up CVODE");
+        return NULL;
+    }
+    r->cfg = cfg;
+    r->tau = tau;
+    r->points = points;
+    r->states = states;
+    r->report = report;
+    r->s = (session){.model = model,
+                     .blowup = cfg->blowup,
+                     .threshold = cfg->recovery_threshold,
+                     .nb = watched(model),
+                     .nm = model->margin ? model->margins : 0,
+                     .nr = model->overlap ? 1 : 0,
+                     .fail_step = -1};
+    session *s = &r->s;
     const int n = model->size;
-    session s = {.model = model,
-                 .blowup = cfg->blowup,
-                 .threshold = cfg->recovery_threshold,
-                 .nb = watched(model),
-                 .nm = model->margin ? model->margins : 0,
-                 .nr = model->overlap ? 1 : 0,
-                 .fail_step = -1};
-    const int nroots = s.nb + s.nm + s.nr;
-    SUNContext sunctx = NULL;
-    N_Vector y = NULL;
-    SUNMatrix A = NULL;
-    SUNLinearSolver LS = NULL;
-    void *mem = NULL;
-    int *found = NULL, *direction = NULL;
+    r->nroots = s->nb + s->nm + s->nr;
     double *dy0 = NULL;
 
 #if SUNDIALS_VERSION_MAJOR >= 7
-    const int created = SUNContext_Create(SUN_COMM_NULL, &sunctx);
+    const int created = SUNContext_Create(SUN_COMM_NULL, &r->sunctx);
 #else
-    const int created = SUNContext_Create(NULL, &sunctx);
+    const int created = SUNContext_Create(NULL, &r->sunctx);
 #endif
     if (created != 0) {
         say(report, "SUNContext_Create failed");
-        return report->status;
+        r->sunctx = NULL;
+        goto failed;
     }
-    y = N_VNew_Serial(n, sunctx);
-    if (y && aim_ode_uses_krylov(cfg, n)) {
+    r->y = N_VNew_Serial(n, r->sunctx);
+    if (r->y && aim_ode_uses_krylov(cfg, n)) {
         /* matrix-free: CVODE's difference quotients give J v, so a large
          * system needs neither the n^2 finite differences of a dense
          * Jacobian nor its O(n^3) LU */
-        LS = SUNLinSol_SPGMR(y, SUN_PREC_NONE, 0, sunctx);
-    } else if (y) {
-        A = SUNDenseMatrix(n, n, sunctx);
-        LS = A ? SUNLinSol_Dense(y, A, sunctx) : NULL;
+        r->LS = SUNLinSol_SPGMR(r->y, SUN_PREC_NONE, 0, r->sunctx);
+    } else if (r->y) {
+        r->A = SUNDenseMatrix(n, n, r->sunctx);
+        r->LS = r->A ? SUNLinSol_Dense(r->y, r->A, r->sunctx) : NULL;
     }
-    mem = CVodeCreate(CV_BDF, sunctx);
-    found = calloc((size_t)nroots, sizeof *found);
-    direction = calloc((size_t)nroots, sizeof *direction);
+    r->mem = CVodeCreate(CV_BDF, r->sunctx);
+    r->found = calloc((size_t)r->nroots, sizeof *r->found);
+    r->direction = calloc((size_t)r->nroots, sizeof *r->direction);
     dy0 = malloc(sizeof(double) * (size_t)n);
-    if (!y || !LS || !mem || !found || !direction || !dy0) {
+    if (!r->y || !r->LS || !r->mem || !r->found || !r->direction || !dy0) {
         say(report, "out of memory setting up CVODE");
-        goto done;
+        goto failed;
     }
     for (int i = 0; i < n; i++)
-        if (!isfinite(y0[i]) || (i < s.nb && fabs(y0[i]) >= cfg->blowup)) {
+        if (!isfinite(y0[i]) || (i < s->nb && fabs(y0[i]) >= cfg->blowup)) {
             say(report, "the initial %s = %g is already at or beyond the blow-up level "
                         "ode.blowup = %g: raise ode.blowup or lower the initial scales",
                 model->state_name(model->ctx, i), y0[i], cfg->blowup);
-            goto done;
+            goto failed;
         }
     /* a start whose rate cannot be computed is no run at all */
     const int start_failed = model->rhs(model->ctx, y0, dy0);
@@ -399,62 +423,89 @@ aim_ode_status aim_ode_integrate(const aim_config *cfg, const aim_ode_model *mod
         else
             say(report, "the rate d%s/dtau at the start is not finite; state: %s",
                 model->state_name(model->ctx, bad_rate), state);
-        goto done;
+        goto failed;
     }
-    memcpy(N_VGetArrayPointer(y), y0, sizeof(double) * (size_t)n);
+    memcpy(N_VGetArrayPointer(r->y), y0, sizeof(double) * (size_t)n);
     memcpy(states, y0, sizeof(double) * (size_t)n);
     report->reached = 1;
     report->tau = tau[0];
-    if (model->overlap && fabs(model->overlap(model->ctx, y0)) >= s.threshold)
+    if (model->overlap && fabs(model->overlap(model->ctx, y0)) >= s->threshold)
         report->tau_wr = tau[0];
     /* the blow-up level is crossed in either direction (it is only ever
      * reached from below); a margin going negative; |overlap| rising */
-    for (int k = s.nb; k < nroots; k++)
-        direction[k] = k < s.nb + s.nm ? -1 : 1;
+    for (int k = s->nb; k < r->nroots; k++)
+        r->direction[k] = k < s->nb + s->nm ? -1 : 1;
 
     int flag;
-    if ((flag = CVodeInit(mem, rhs_adapter, tau[0], y)) != CV_SUCCESS ||
-        (flag = CVodeSetUserData(mem, &s)) != CV_SUCCESS ||
-        (flag = catch_solver_messages(sunctx, mem, &s)) != CV_SUCCESS ||
+    void *mem = r->mem;
+    if ((flag = CVodeInit(mem, rhs_adapter, tau[0], r->y)) != CV_SUCCESS ||
+        (flag = CVodeSetUserData(mem, s)) != CV_SUCCESS ||
+        (flag = catch_solver_messages(r->sunctx, mem, s)) != CV_SUCCESS ||
         (flag = CVodeSStolerances(mem, cfg->rtol, cfg->atol)) != CV_SUCCESS ||
-        (flag = CVodeSetLinearSolver(mem, LS, A)) != CV_SUCCESS ||
+        (flag = CVodeSetLinearSolver(mem, r->LS, r->A)) != CV_SUCCESS ||
         (flag = CVodeSetMaxNumSteps(mem, cfg->max_steps)) != CV_SUCCESS ||
         (flag = CVodeSetStopTime(mem, tau[points - 1])) != CV_SUCCESS ||
-        (flag = CVodeRootInit(mem, nroots, roots)) != CV_SUCCESS ||
-        (flag = CVodeSetRootDirection(mem, direction)) != CV_SUCCESS ||
+        (flag = CVodeRootInit(mem, r->nroots, roots)) != CV_SUCCESS ||
+        (flag = CVodeSetRootDirection(mem, r->direction)) != CV_SUCCESS ||
         (flag = CVodeSetNoInactiveRootWarn(mem)) != CV_SUCCESS) {
         char name[64];
         flag_name(flag, name, sizeof name);
-        say(report, "CVODE set-up failed: %s %s", name, s.solver_message);
-        goto done;
+        say(report, "CVODE set-up failed: %s %s", name, s->solver_message);
+        goto failed;
     }
-    s.mem = mem;
+    s->mem = mem;
+    free(dy0);
+    if (points == 1) {
+        report->status = AIM_ODE_OK;
+        r->ended = 1;
+    }
+    return r;
+failed:
+    free(dy0);
+    r->ended = 1;
+    return r;
+}
 
-    for (int i = 1; i < points;) {
+aim_ode_status aim_ode_advance(aim_ode_run *r, int upto)
+{
+    if (!r)
+        return AIM_ODE_FAILED;
+    aim_ode_report *report = r->report;
+    if (r->ended)
+        return report->status;
+    const aim_ode_model *model = r->s.model;
+    const int n = model->size, nroots = r->nroots;
+    const double *tau = r->tau;
+    if (upto > r->points - 1)
+        upto = r->points - 1;
+    for (int i = report->reached; i <= upto;) {
         double reached_tau = tau[i - 1];
-        flag = CVode(mem, tau[i], y, &reached_tau, CV_NORMAL);
-        const double *v = N_VGetArrayPointer(y);
+        const int flag = CVode(r->mem, tau[i], r->y, &reached_tau, CV_NORMAL);
+        const double *v = N_VGetArrayPointer(r->y);
         report->tau = reached_tau;
         if (flag == CV_ROOT_RETURN) {
-            if (CVodeGetRootInfo(mem, found) != CV_SUCCESS) {
+            if (CVodeGetRootInfo(r->mem, r->found) != CV_SUCCESS) {
                 say(report, "CVODE could not say which root it found at tau = %.6g",
                     reached_tau);
-                goto done;
+                r->ended = 1;
+                return report->status;
             }
-            if (s.nr && found[nroots - 1] && isnan(report->tau_wr))
+            if (r->s.nr && r->found[nroots - 1] && isnan(report->tau_wr))
                 report->tau_wr = reached_tau;
-            if (root_stop(&s, cfg, found, v, reached_tau, report)) {
+            if (root_stop(&r->s, r->cfg, r->found, v, reached_tau, report)) {
                 report->status = AIM_ODE_BLOWUP;
-                goto done;
+                r->ended = 1;
+                return report->status;
             }
             continue; /* only the recovery crossing: on to tau[i] */
         }
         if (flag < 0) {
             sunrealtype last = reached_tau;
-            if (CVodeGetCurrentTime(mem, &last) == CV_SUCCESS)
+            if (CVodeGetCurrentTime(r->mem, &last) == CV_SUCCESS)
                 report->tau = last;
-            solver_failure(&s, cfg, flag, report->tau, v, report);
-            goto done;
+            solver_failure(&r->s, r->cfg, flag, report->tau, v, report);
+            r->ended = 1;
+            return report->status;
         }
         const int bad = first_nonfinite(v, n);
         if (bad >= 0) {
@@ -463,25 +514,47 @@ aim_ode_status aim_ode_integrate(const aim_config *cfg, const aim_ode_model *mod
             snprintf(report->reason, sizeof report->reason, "%s = %g is not finite",
                      model->state_name(model->ctx, bad), v[bad]);
             say(report, "blow-up by tau = %.6g: %s", reached_tau, report->reason);
-            goto done;
+            r->ended = 1;
+            return report->status;
         }
-        memcpy(states + (size_t)i * n, v, sizeof(double) * (size_t)n);
+        memcpy(r->states + (size_t)i * n, v, sizeof(double) * (size_t)n);
         report->reached = ++i;
     }
-    report->status = AIM_ODE_OK;
-done:
-    if (s.mem)
-        record_stats(s.mem, report);
-    CVodeFree(&mem);
-    if (LS)
-        SUNLinSolFree(LS);
-    if (A)
-        SUNMatDestroy(A);
-    if (y)
-        N_VDestroy(y);
-    SUNContext_Free(&sunctx);
-    free(found);
-    free(direction);
-    free(dy0);
+    if (report->reached == r->points) {
+        report->status = AIM_ODE_OK;
+        r->ended = 1;
+    }
+    return AIM_ODE_OK;
+}
+
+void aim_ode_end(aim_ode_run *r)
+{
+    if (!r)
+        return;
+    if (!r->ended) /* ended by the caller before the last grid point */
+        r->report->status = AIM_ODE_OK;
+    if (r->s.mem)
+        record_stats(r->s.mem, r->report);
+    CVodeFree(&r->mem);
+    if (r->LS)
+        SUNLinSolFree(r->LS);
+    if (r->A)
+        SUNMatDestroy(r->A);
+    if (r->y)
+        N_VDestroy(r->y);
+    if (r->sunctx)
+        SUNContext_Free(&r->sunctx);
+    free(r->found);
+    free(r->direction);
+    free(r);
+}
+
+aim_ode_status aim_ode_integrate(const aim_config *cfg, const aim_ode_model *model,
+                                 const double *y0, const double *tau, int points,
+                                 double *states, aim_ode_report *report)
+{
+    aim_ode_run *r = aim_ode_begin(cfg, model, y0, tau, points, states, report);
+    aim_ode_advance(r, points - 1);
+    aim_ode_end(r);
     return report->status;
 }

@@ -150,4 +150,24 @@ aim_ode_status aim_ode_integrate(const aim_config *cfg, const aim_ode_model *mod
                                  const double *y0, const double *tau, int points,
                                  double *states, aim_ode_report *report);
 
+/* The same integration a grid point at a time, for a caller that decides
+ * between points whether to go on (a truncation error estimate that has
+ * already failed: sim/trajectory.c). aim_ode_begin sets CVODE up and
+ * checks the start (row 0); on a failure report->status is
+ * AIM_ODE_FAILED and the run, if not NULL, does nothing but end.
+ * aim_ode_advance integrates until row upto is reached (report->reached
+ * > upto) or the run stops: AIM_ODE_OK while it goes on, else the final
+ * status. aim_ode_end records CVODE's counters into the report and frees
+ * the run (the caller's states and report stay); a run ended before its
+ * last grid point and not stopped has status AIM_ODE_OK with
+ * report->reached rows. aim_ode_integrate is begin, advance to the last
+ * point, end. */
+typedef struct aim_ode_run aim_ode_run;
+
+aim_ode_run *aim_ode_begin(const aim_config *cfg, const aim_ode_model *model,
+                           const double *y0, const double *tau, int points, double *states,
+                           aim_ode_report *report);
+aim_ode_status aim_ode_advance(aim_ode_run *run, int upto);
+void aim_ode_end(aim_ode_run *run);
+
 #endif

@@ -219,13 +219,15 @@ static int keep_moments(const aim_model *m, int points, const double *states,
 }
 
 /* A model's fast variable on t = d tau with the slow state frozen at the
- * start, at every grid point (theory/untied.md sec. 3). fast: points. */
+ * start, at every grid point (theory/untied.md sec. 3), its integration's
+ * report into report. fast: points. 0, or -1 when it failed. */
 static int integrate_fast(const aim_config *cfg, aim_model *m, double d, const double *tau,
                           double *fast, aim_ode_report *report)
 {
     const int points = cfg->points;
     double *t = malloc(sizeof(double) * (size_t)points);
     if (!t) {
+        *report = (aim_ode_report){.status = AIM_ODE_FAILED};
         snprintf(report->message, sizeof report->message, "out of memory");
         return -1;
     }
@@ -237,12 +239,8 @@ static int integrate_fast(const aim_config *cfg, aim_model *m, double d, const d
                               .error = model_error,
                               .state_name = model_fast_name};
     const double x0 = aim_model_fast_start(m);
-    aim_ode_report frep;
-    const int rc = aim_ode_integrate(cfg, &fm, &x0, t, points, fast, &frep) == AIM_ODE_OK ? 0 : -1;
-    aim_ode_stats_append(report, &frep, "fast phase");
-    if (rc)
-        snprintf(report->message, sizeof report->message, "fast phase of the %s: %.700s",
-                 aim_model_fast_name(m), frep.message);
+    const int rc =
+        aim_ode_integrate(cfg, &fm, &x0, t, points, fast, report) == AIM_ODE_OK ? 0 : -1;
     free(t);
     return rc;
 }
@@ -265,46 +263,95 @@ static void engine_accuracy(aim_gauss *g, int estimate, aim_ode_report *report)
  * (AIM_STOP_SOLVER), or hands over. */
 typedef enum { MODEL_RUN, MODEL_COMPANION } model_role;
 
-/* cfg's model (exact start, or start) integrated on tau: observables per
- * grid point into obs, its tracked moments into moments (may be NULL);
- * estimate: the engine's kernel error wanted in the report (not for the
- * truncation estimate's lower orders). */
-static aim_ode_status run_model(const aim_config *cfg, int d, const double *tau,
-                                const aim_measured_start *start, double *obs,
-                                aim_trajectory_moments *moments, int estimate, model_role role,
-                                aim_ode_report *report)
+/* A model's integration in progress (model_run_begin .. model_run_end):
+ * the model, its states per grid point, and its fast variable's path. */
+typedef struct {
+    aim_model *m;
+    double *y0, *states, *fast;
+    aim_ode_model om; /* the run holds its address */
+    aim_ode_run *ode;
+    aim_ode_report fast_report;
+    int fast_failed;
+} model_run;
+
+/* cfg's model (exact start, or start) set up on tau, its start checked
+ * (row 0) and its fast variable, if any, integrated: 0, or -1 with
+ * report's status AIM_ODE_FAILED and message set (model_run_end still
+ * to be called). */
+static int model_run_begin(model_run *r, const aim_config *cfg, int d, const double *tau,
+                           const aim_measured_start *start, aim_ode_report *report)
 {
+    memset(r, 0, sizeof *r);
     /* a failure before the integration: no counters, a failed status */
     *report = (aim_ode_report){.status = AIM_ODE_FAILED};
     const int points = cfg->points;
     char err[sizeof report->message];
-    double *y0, *states = NULL, *fast = NULL;
-    aim_model *m = model_at_start(cfg, d, start, &y0, err, sizeof err);
-    if (!m) {
+    r->m = model_at_start(cfg, d, start, &r->y0, err, sizeof err);
+    if (!r->m) {
         snprintf(report->message, sizeof report->message, "%s", err);
-        return report->status;
+        return -1;
     }
+    aim_model *m = r->m;
     const int n = aim_model_size(m);
     const int has_fast = !isnan(aim_model_fast_start(m));
-    states = malloc(sizeof(double) * (size_t)points * n);
-    fast = has_fast ? malloc(sizeof(double) * (size_t)points) : NULL;
-    if (!states || (has_fast && !fast)) {
+    r->states = malloc(sizeof(double) * (size_t)points * n);
+    r->fast = has_fast ? malloc(sizeof(double) * (size_t)points) : NULL;
+    if (!r->states || (has_fast && !r->fast)) {
         snprintf(report->message, sizeof report->message, "out of memory");
-        goto done;
+        return -1;
     }
-    const aim_ode_model om = {.size = n,
-                              .ctx = m,
-                              .rhs = model_rhs,
-                              .error = model_error,
-                              .state_name = model_state_name,
-                              .monitored = aim_model_monitored(m),
-                              .margins = aim_model_margin_count(m),
-                              .margin = model_margins,
-                              .margin_text = model_margin_text,
-                              .failure = model_failure,
-                              .overlap = model_overlap,
-                              .terms = aim_model_has_terms(m) ? model_terms : NULL};
-    aim_ode_integrate(cfg, &om, y0, tau, points, states, report);
+    r->om = (aim_ode_model){.size = n,
+                            .ctx = m,
+                            .rhs = model_rhs,
+                            .error = model_error,
+                            .state_name = model_state_name,
+                            .monitored = aim_model_monitored(m),
+                            .margins = aim_model_margin_count(m),
+                            .margin = model_margins,
+                            .margin_text = model_margin_text,
+                            .failure = model_failure,
+                            .overlap = model_overlap,
+                            .terms = aim_model_has_terms(m) ? model_terms : NULL};
+    r->ode = aim_ode_begin(cfg, &r->om, r->y0, tau, points, r->states, report);
+    if (!r->ode || report->reached == 0)
+        return -1;
+    /* the fast path is independent of the slow one (its slow state is
+     * frozen at the start), so it is at hand for every row's observables */
+    if (has_fast)
+        r->fast_failed = integrate_fast(cfg, m, cfg->ode_d > 0 ? cfg->ode_d : (double)d, tau,
+                                        r->fast, &r->fast_report);
+    return 0;
+}
+
+/* Observables of row i of a run in progress into obs (the row's
+ * AIM_OBS_COUNT), the same numbers model_run_end writes there; scratch:
+ * points x AIM_OBS_COUNT (a fast path's rows depend on its start). 0, or
+ * -1 when they cannot be had. */
+static int model_run_row(model_run *r, int i, double *scratch, double *obs)
+{
+    int row = 0;
+    const int n = aim_model_size(r->m);
+    if (!r->fast)
+        return aim_model_path_observables(r->m, r->states + (size_t)i * n, NULL, 1, obs, &row);
+    if (r->fast_failed || aim_model_path_observables(r->m, r->states, r->fast, i + 1, scratch, &row))
+        return -1;
+    memcpy(obs, scratch + (size_t)i * AIM_OBS_COUNT, sizeof(double) * AIM_OBS_COUNT);
+    return 0;
+}
+
+/* Ends a run where it is: observables per grid point into obs, its
+ * tracked moments into moments (may be NULL); estimate: the engine's
+ * kernel error wanted in the report (not for the truncation estimate's
+ * lower orders). Frees the run. */
+static aim_ode_status model_run_end(model_run *r, const aim_config *cfg, const double *tau,
+                                    double *obs, aim_trajectory_moments *moments, int estimate,
+                                    model_role role, aim_ode_report *report)
+{
+    const int points = cfg->points;
+    aim_model *m = r->m;
+    if (!r->ode)
+        goto done;
+    aim_ode_end(r->ode);
     /* counters are recorded once CVODE is set up: a failure with them
      * and a row is CVODE's own, after the start */
     if (report->status == AIM_ODE_FAILED && report->integrations > 0 && report->reached > 0 &&
@@ -327,21 +374,38 @@ static aim_ode_status run_model(const aim_config *cfg, int d, const double *tau,
      * closure error grows with time): the rest is not a prediction. */
     if (aim_model_is_hierarchy(m))
         hierarchy_stop(cfg, report);
-    if (has_fast &&
-        integrate_fast(cfg, m, cfg->ode_d > 0 ? cfg->ode_d : (double)d, tau, fast, report)) {
-        report->status = AIM_ODE_FAILED;
-        goto done;
+    if (r->fast) {
+        aim_ode_stats_append(report, &r->fast_report, "fast phase");
+        if (r->fast_failed) {
+            snprintf(report->message, sizeof report->message, "fast phase of the %s: %.700s",
+                     aim_model_fast_name(m), r->fast_report.message);
+            report->status = AIM_ODE_FAILED;
+            goto done;
+        }
     }
-    if (fill_observables(m, points, tau, states, fast, obs, report))
+    if (fill_observables(m, points, tau, r->states, r->fast, obs, report))
         goto done;
     if (moments && aim_model_tracked_count(m) > 0)
-        keep_moments(m, points, states, obs, moments, report);
+        keep_moments(m, points, r->states, obs, moments, report);
 done:
-    free(states);
-    free(fast);
-    free(y0);
+    free(r->states);
+    free(r->fast);
+    free(r->y0);
     aim_model_free(m);
     return report->status;
+}
+
+/* cfg's model integrated on the whole grid (model_run_end says into
+ * what). */
+static aim_ode_status run_model(const aim_config *cfg, int d, const double *tau,
+                                const aim_measured_start *start, double *obs,
+                                aim_trajectory_moments *moments, int estimate, model_role role,
+                                aim_ode_report *report)
+{
+    model_run r;
+    if (model_run_begin(&r, cfg, d, tau, start, report) == 0)
+        aim_ode_advance(r.ode, cfg->points - 1);
+    return model_run_end(&r, cfg, tau, obs, moments, estimate, role, report);
 }
 
 /* The tracked words of cfg's hierarchy at order cfg->order (every word of
@@ -776,44 +840,110 @@ static int coarse_points(const aim_config *cfg, const aim_ode_report *report)
     return points < COARSE_LEAST ? COARSE_LEAST : points;
 }
 
-/* The lower-order runs of cfg's estimate into low[k] (order M - 1 - k,
- * points x AIM_OBS_COUNT) with their reports (their kernel error
- * estimated when on a coarse rule, qmc > 0 points), taken from reuse
- * where it holds them and kept there; the count of runs made, or -1 with
- * report's message set when one failed. */
-static int lower_runs(const aim_config *cfg, int d, const double *tau,
-                      const aim_measured_start *start, int qmc, aim_trajectory_reuse *reuse,
-                      double *low[LOWER_ORDERS], aim_ode_report rep[LOWER_ORDERS],
-                      aim_ode_report *report)
+/* The lower-order runs of cfg's estimate (order M - 1 - k in slot k, not
+ * below order 2), integrated in step with order M, or taken from reuse
+ * where it holds that very run. */
+typedef struct {
+    int runs;
+    int coarse; /* on a coarse rule: their kernel errors estimated */
+    aim_config cfg[LOWER_ORDERS];
+    model_run run[LOWER_ORDERS];
+    int live[LOWER_ORDERS];            /* integrated here, begun */
+    double *low[LOWER_ORDERS];         /* observables, points x AIM_OBS_COUNT */
+    aim_ode_report rep[LOWER_ORDERS];
+} lower_set;
+
+/* Sets the lower runs up (their start checked; those in reuse copied, on
+ * a coarse rule of qmc > 0 points when asked): 0, or -1 with report's
+ * message set when one could not start (lower_end still to be called). */
+static int lower_begin(lower_set *ls, const aim_config *cfg, int d, const double *tau,
+                       const aim_measured_start *start, int qmc, aim_trajectory_reuse *reuse,
+                       aim_ode_report *report)
 {
+    memset(ls, 0, sizeof *ls);
     const int points = cfg->points;
-    int runs = 0;
-    for (int order = cfg->order - 1; order >= 2 && runs < LOWER_ORDERS; order--, runs++) {
-        aim_config lower = *cfg;
-        lower.order = order;
+    for (int order = cfg->order - 1; order >= 2 && ls->runs < LOWER_ORDERS; order--) {
+        const int k = ls->runs++;
+        ls->cfg[k] = *cfg;
+        ls->cfg[k].order = order;
         if (qmc > 0)
-            lower.qmc_points = qmc;
-        double *obs = low[runs] = malloc(sizeof *obs * (size_t)points * AIM_OBS_COUNT);
-        const kept_run *kept = obs ? reuse_find(reuse, &lower, d, tau, start) : NULL;
+            ls->cfg[k].qmc_points = qmc;
+        ls->coarse = qmc > 0;
+        double *obs = ls->low[k] = malloc(sizeof *obs * (size_t)points * AIM_OBS_COUNT);
+        const kept_run *kept = obs ? reuse_find(reuse, &ls->cfg[k], d, tau, start) : NULL;
         if (kept) {
             memcpy(obs, kept->obs, sizeof *obs * (size_t)points * AIM_OBS_COUNT);
-            rep[runs] = kept->report;
+            ls->rep[k] = kept->report;
             reuse->reused++;
-        } else if (!obs || run_model(&lower, d, tau, start, obs, NULL, qmc > 0,
-                                         MODEL_COMPANION, &rep[runs]) ==
-                               AIM_ODE_FAILED) {
+            continue;
+        }
+        ls->live[k] = 1;
+        if (!obs ||
+            model_run_begin(&ls->run[k], &ls->cfg[k], d, tau, start, &ls->rep[k]) != 0) {
             snprintf(report->message, sizeof report->message,
                      "the order-%d run for the truncation error estimate failed: %.600s", order,
-                     obs ? rep[runs].message : "out of memory");
+                     obs ? ls->rep[k].message : "out of memory");
             return -1;
-        } else {
-            reuse_keep(reuse, &lower, d, tau, start, obs, &rep[runs]);
         }
-        char what[64];
-        snprintf(what, sizeof what, "truncation estimate (order %d)", order);
-        aim_ode_stats_append(report, &rep[runs], what);
     }
-    return runs;
+    return 0;
+}
+
+/* The lower runs integrated here to row i (or to where they stop). */
+static void lower_advance(lower_set *ls, int i)
+{
+    for (int k = 0; k < ls->runs; k++)
+        if (ls->live[k])
+            aim_ode_advance(ls->run[k].ode, i);
+}
+
+/* Observables of row i of the order M - 1 run, into its low[0] row (none
+ * when it did not reach the row): 0, or -1 when they cannot be had. */
+static int lower_row(lower_set *ls, int i, double *scratch)
+{
+    if (i >= ls->rep[0].reached || !ls->live[0])
+        return 0;
+    return model_run_row(&ls->run[0], i, scratch, ls->low[0] + (size_t)i * AIM_OBS_COUNT);
+}
+
+/* Ends the lower runs where they are (failed: one failed to start) and
+ * appends their counters to report; keep: the runs made here are whole,
+ * for reuse. The count of runs, or -1 with report's message set when one
+ * failed. */
+static int lower_end(lower_set *ls, const double *tau, int d, const aim_measured_start *start,
+                     aim_trajectory_reuse *reuse, int keep, int failed, aim_ode_report *report)
+{
+    for (int k = 0; k < ls->runs; k++) {
+        if (!ls->live[k])
+            continue;
+        aim_ode_report *rep = &ls->rep[k];
+        model_run_end(&ls->run[k], &ls->cfg[k], tau, ls->low[k], NULL, ls->coarse,
+                      MODEL_COMPANION, rep);
+        if (failed)
+            continue;
+        if (rep->status == AIM_ODE_FAILED) {
+            snprintf(report->message, sizeof report->message,
+                     "the order-%d run for the truncation error estimate failed: %.600s",
+                     ls->cfg[k].order, rep->message);
+            failed = 1;
+        } else if (keep) {
+            reuse_keep(reuse, &ls->cfg[k], d, tau, start, ls->low[k], rep);
+        }
+    }
+    if (failed)
+        return -1;
+    for (int k = 0; k < ls->runs; k++) {
+        char what[64];
+        snprintf(what, sizeof what, "truncation estimate (order %d)", ls->cfg[k].order);
+        aim_ode_stats_append(report, &ls->rep[k], what);
+    }
+    return ls->runs;
+}
+
+static void lower_free(lower_set *ls)
+{
+    for (int k = 0; k < LOWER_ORDERS; k++)
+        free(ls->low[k]);
 }
 
 /* The truncation error estimate of row i (theory/matrix.md sec. 6) from
@@ -862,26 +992,20 @@ static int first_clause(const char *message)
  * whose orders do not converge, or that order M - 1 did not reach (it
  * stopped, or CVODE gave up on it: no estimate, NaN) (hierarchy.tol = 0:
  * never). Where only a lower order had stopped, the orders above it
- * serve. Lower runs are taken from reuse when it holds that very run, and
- * kept there. */
-static void truncation_estimate(const aim_config *cfg, int d, const double *tau,
-                                const aim_measured_start *start, aim_trajectory_reuse *reuse,
-                                double *obs, aim_trajectory_moments *moments,
-                                aim_ode_report *report)
+ * serve. low, rep: the lower orders' runs (lower_end; runs of them,
+ * -1 when they failed: report's message says why). */
+static void truncation_estimate(const aim_config *cfg, const double *tau, double *obs,
+                                aim_trajectory_moments *moments, aim_ode_report *report,
+                                double *low[LOWER_ORDERS], const aim_ode_report rep[LOWER_ORDERS],
+                                int runs)
 {
     const int points = cfg->points;
-    double *low[LOWER_ORDERS] = {NULL};
-    aim_ode_report rep[LOWER_ORDERS];
-    double *est = malloc(sizeof *est * (size_t)points * 2);
     const int qmc = coarse_points(cfg, report);
-    const int runs = est ? lower_runs(cfg, d, tau, start, qmc, reuse, low, rep, report) : -1;
-    if (runs < 0) {
-        if (!est)
+    double *est = runs >= 0 ? malloc(sizeof *est * (size_t)points * 2) : NULL;
+    if (!est) {
+        if (runs >= 0)
             snprintf(report->message, sizeof report->message, "out of memory");
         report->status = AIM_ODE_FAILED;
-        free(est);
-        for (int k = 0; k < LOWER_ORDERS; k++)
-            free(low[k]);
         return;
     }
     double resolution = RESOLUTION_RTOLS * cfg->rtol;
@@ -962,8 +1086,6 @@ static void truncation_estimate(const aim_config *cfg, int d, const double *tau,
     } else {
         free(est);
     }
-    for (int k = 0; k < LOWER_ORDERS; k++)
-        free(low[k]);
 }
 
 void aim_trajectory_kernel_line(FILE *f, const aim_config *cfg, int points, double error)
@@ -1188,6 +1310,81 @@ aim_ode_status aim_trajectory_run_full(const aim_config *cfg, int d,
     return aim_trajectory_run_reusing(cfg, d, tau, start, obs, moments, report, NULL);
 }
 
+/* Whether row i of the order-M run (observables a) fails its truncation
+ * error estimate whatever the runs' numerical resolution turns out to be
+ * (the kernel errors are known only when the runs end): order M - 1 did
+ * not reach it, or the last step, from order M - 1 to M, is above
+ * hierarchy.tol, which every kind of estimate is at least
+ * (aim_mconv_estimate). */
+static int surely_cut(const aim_config *cfg, const double *a, double *const low[LOWER_ORDERS],
+                      const aim_ode_report rep[LOWER_ORDERS], int i)
+{
+    if (i >= rep[0].reached)
+        return 1;
+    const double *b = low[0] + (size_t)i * AIM_OBS_COUNT;
+    return fabs(a[AIM_OBS_OVERLAP] - b[AIM_OBS_OVERLAP]) > cfg->tol ||
+           fabs(a[AIM_OBS_RISK] - b[AIM_OBS_RISK]) > cfg->tol * fabs(a[AIM_OBS_RISK]);
+}
+
+/* A hierarchy run of order M >= 3 with its truncation error estimate: the
+ * lower orders first, then order M a grid point at a time. When no one
+ * wants order M's rows past the estimate's cut (stop_early: hierarchy.tol
+ * > 0 and no later order of reuse takes this run as its order M - 1),
+ * order M stops at the first row the estimate surely cuts, instead of
+ * integrating on into states past its truncation's validity, where a
+ * large untied system can take CVODE minutes per grid point; the rows the
+ * estimate keeps are the same. Otherwise, and when raw is not NULL, order
+ * M's observables and report before the estimate cuts them into raw,
+ * raw_report (raw_report->status AIM_ODE_FAILED: not made). */
+static void run_with_estimate(const aim_config *cfg, int d, const double *tau,
+                              const aim_measured_start *start, aim_trajectory_reuse *reuse,
+                              int stop_early, double *obs, aim_trajectory_moments *moments,
+                              aim_ode_report *report, double *raw, aim_ode_report *raw_report)
+{
+    const int points = cfg->points;
+    lower_set ls;
+    aim_ode_report lower = {.status = AIM_ODE_OK}; /* the lower runs' counters, failure */
+    model_run r;
+    double *scratch = malloc(sizeof *scratch * (size_t)points * AIM_OBS_COUNT);
+    memset(&ls, 0, sizeof ls);
+    int failed = model_run_begin(&r, cfg, d, tau, start, report) != 0;
+    if (!failed) {
+        report->kernel_points = aim_gauss_points(aim_model_engine(r.m));
+        failed = lower_begin(&ls, cfg, d, tau, start, coarse_points(cfg, report), reuse,
+                             &lower) != 0;
+        if (!scratch) {
+            snprintf(lower.message, sizeof lower.message, "out of memory");
+            failed = 1;
+        }
+    }
+    for (int i = 1; !failed && i < points; i++) {
+        double *row = obs + (size_t)i * AIM_OBS_COUNT;
+        lower_advance(&ls, i);
+        if (aim_ode_advance(r.ode, i) != AIM_ODE_OK || report->reached <= i)
+            break;
+        if (stop_early && model_run_row(&r, i, scratch, row) == 0 &&
+            lower_row(&ls, i, scratch) == 0 && surely_cut(cfg, row, ls.low, ls.rep, i))
+            break;
+    }
+    free(scratch);
+    model_run_end(&r, cfg, tau, obs, moments, 1, MODEL_RUN, report);
+    const int runs = lower_end(&ls, tau, d, start, reuse, !stop_early, failed, &lower);
+    raw_report->status = AIM_ODE_FAILED;
+    if (report->status != AIM_ODE_FAILED) {
+        for (int k = 0; k < lower.integrations && report->integrations < AIM_ODE_MAX_INTEGRATIONS;
+             k++)
+            report->stats[report->integrations++] = lower.stats[k];
+        if (raw && !stop_early) {
+            memcpy(raw, obs, sizeof *raw * (size_t)points * AIM_OBS_COUNT);
+            *raw_report = *report;
+        }
+        if (runs < 0)
+            snprintf(report->message, sizeof report->message, "%s", lower.message);
+        truncation_estimate(cfg, tau, obs, moments, report, ls.low, ls.rep, runs);
+    }
+    lower_free(&ls);
+}
+
 aim_ode_status aim_trajectory_run_reusing(const aim_config *cfg, int d, const double *tau,
                                           const aim_measured_start *start, double *obs,
                                           aim_trajectory_moments *moments,
@@ -1200,21 +1397,22 @@ aim_ode_status aim_trajectory_run_reusing(const aim_config *cfg, int d, const do
         memset(moments, 0, sizeof *moments);
     if (cfg->method == AIM_METHOD_MATRIX)
         return run_matrix(cfg, d, tau, obs, moments, report);
-    run_model(cfg, d, tau, start, obs, moments, 1, MODEL_RUN, report);
     const int hierarchy = aim_model_ops_of(cfg)->hierarchy;
-    if (!reuse || !hierarchy || report->status == AIM_ODE_FAILED) {
-        if (report->status != AIM_ODE_FAILED && hierarchy && cfg->order >= 3)
-            truncation_estimate(cfg, d, tau, start, NULL, obs, moments, report);
+    if (!hierarchy || cfg->order < 3) {
+        /* no estimate; a hierarchy's run is a later order's order M - 1 */
+        run_model(cfg, d, tau, start, obs, moments, 1, MODEL_RUN, report);
+        if (hierarchy && reuse && report->status != AIM_ODE_FAILED)
+            reuse_keep(reuse, cfg, d, tau, start, obs, report);
     } else {
-        /* this run as the next order's estimate: before the estimate cuts it */
+        /* this run is the next order's estimate when reuse is to run orders
+         * above it: then its rows past its own cut are wanted */
+        const int later = reuse && (reuse->highest == 0 || reuse->highest > cfg->order);
         const size_t n = (size_t)cfg->points * AIM_OBS_COUNT;
-        double *raw = malloc(sizeof *raw * n);
-        const aim_ode_report raw_report = *report;
-        if (raw)
-            memcpy(raw, obs, sizeof *raw * n);
-        if (cfg->order >= 3)
-            truncation_estimate(cfg, d, tau, start, reuse, obs, moments, report);
-        if (raw && report->status != AIM_ODE_FAILED)
+        double *raw = reuse ? malloc(sizeof *raw * n) : NULL;
+        aim_ode_report raw_report;
+        run_with_estimate(cfg, d, tau, start, reuse, cfg->tol > 0.0 && !later, obs, moments,
+                          report, raw, &raw_report);
+        if (raw && raw_report.status != AIM_ODE_FAILED)
             reuse_keep(reuse, cfg, d, tau, start, raw, &raw_report);
         free(raw);
     }

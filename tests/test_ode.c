@@ -4,7 +4,8 @@
  *    right-hand side (written here, without the engine) must agree;
  *  - He2 started on the uninformative manifold stays on it exactly;
  *  - a learning rate above the noise threshold blows up, and is reported;
- *  - an invalid state is reported with its time and state. */
+ *  - an invalid state is reported with its time and state;
+ *  - the integration a grid point at a time is the whole one. */
 #include <stdarg.h>
 #include <stddef.h>
 #include <setjmp.h>
@@ -248,11 +249,53 @@ static void test_linear_solver_choice(void **state)
     assert_true(aim_ode_uses_krylov(&cfg, 2));
 }
 
+/* The integration a grid point at a time (aim_ode_begin, _advance, _end)
+ * is the whole integration: the same states, bit for bit, and the same
+ * CVODE steps; ended early by its caller it keeps the rows reached, with
+ * status OK, and fewer steps. */
+static void test_stepwise(void **state)
+{
+    (void)state;
+    aim_config cfg;
+    linear_config(&cfg, 2);
+    cfg.eta = 0.05;
+    cfg.horizon = 0.3;
+    enum { N = 7 };
+    aim_direct *m = aim_direct_create(&cfg, 0.0, AIM_RULE_AUTO);
+    assert_non_null(m);
+    double y0[AIM_DIRECT_SIZE], whole[N * AIM_DIRECT_SIZE], parts[N * AIM_DIRECT_SIZE], tau[N];
+    aim_direct_initial(m, y0);
+    for (int i = 0; i < N; i++)
+        tau[i] = cfg.horizon * i / (N - 1.0);
+    aim_ode_model om = wrap(m);
+    aim_ode_report a, b, c;
+    assert_int_equal(aim_ode_integrate(&cfg, &om, y0, tau, N, whole, &a), AIM_ODE_OK);
+    aim_ode_run *run = aim_ode_begin(&cfg, &om, y0, tau, N, parts, &b);
+    assert_non_null(run);
+    for (int i = 1; i < N; i++) {
+        assert_int_equal(aim_ode_advance(run, i), AIM_ODE_OK);
+        assert_int_equal(b.reached, i + 1);
+    }
+    aim_ode_end(run);
+    assert_int_equal(b.status, AIM_ODE_OK);
+    assert_memory_equal(whole, parts, sizeof whole);
+    assert_int_equal(a.stats[0].steps, b.stats[0].steps);
+    run = aim_ode_begin(&cfg, &om, y0, tau, N, parts, &c);
+    assert_int_equal(aim_ode_advance(run, 3), AIM_ODE_OK);
+    aim_ode_end(run);
+    assert_int_equal(c.status, AIM_ODE_OK);
+    assert_int_equal(c.reached, 4);
+    assert_memory_equal(whole, parts, sizeof(double) * 4 * AIM_DIRECT_SIZE);
+    assert_true(c.stats[0].steps < a.stats[0].steps);
+    aim_direct_free(m);
+}
+
 int main(void)
 {
     gsl_set_error_handler_off();
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_linear_against_closed_form),
+        cmocka_unit_test(test_stepwise),
         cmocka_unit_test(test_linear_raw_mean),
         cmocka_unit_test(test_he2_manifold_invariant),
         cmocka_unit_test(test_blowup_reported),

@@ -11,7 +11,8 @@
  *    noise share above 1/2, a level reached by learning (He1 towards a
  *    teacher above ode.blowup) one below;
  *  - the truncation stop's order M - 1 run taken from the previous order's
- *    run (compare --order ...) gives the same numbers as its own. */
+ *    run (compare --order ...) gives the same numbers as its own; a run
+ *    whose rows past the cut nobody reads stops at the cut. */
 #include <stdarg.h>
 #include <stddef.h>
 #include <setjmp.h>
@@ -333,6 +334,35 @@ static void test_truncation_reuse(void **state)
     }
 }
 
+/* A run whose rows past its estimate's cut nobody reads stops there (the
+ * order-3 run at hierarchy.tol = 0.01 is cut at tau = 0.02 of 0.03):
+ * the same numbers as the whole run that compare keeps for a later order,
+ * in fewer CVODE steps; the highest order of a compare stops early too. */
+static void test_truncation_stops_early(void **state)
+{
+    (void)state;
+    static tied_run early, whole, highest;
+    aim_trajectory_reuse *reuse = aim_trajectory_reuse_create();
+    aim_trajectory_reuse *last = aim_trajectory_reuse_create();
+    assert_non_null(reuse);
+    assert_non_null(last);
+    aim_trajectory_reuse_orders(last, 3);
+    run_tied(0.01, 0.01, 3, 0, NULL, &early);
+    run_tied(0.01, 0.01, 3, 0, reuse, &whole);
+    run_tied(0.01, 0.01, 3, 0, last, &highest);
+    assert_int_equal(early.rep.stop, AIM_STOP_TRUNCATION);
+    same_run(&early, &whole);
+    same_run(&early, &highest);
+    assert_string_equal(whole.rep.stats[0].what, "trajectory");
+    assert_true(early.rep.stats[0].steps < whole.rep.stats[0].steps);
+    assert_int_equal(early.rep.stats[0].steps, highest.rep.stats[0].steps);
+    aim_trajectory_moments_free(&early.mom);
+    aim_trajectory_moments_free(&whole.mom);
+    aim_trajectory_moments_free(&highest.mom);
+    aim_trajectory_reuse_free(reuse);
+    aim_trajectory_reuse_free(last);
+}
+
 /* compare --order 3 4 5 on the quasi-random rule: the lower orders run on
  * a quarter of its points (256), so the runs kept for the next order are
  * those coarse runs, not the orders' own: order 4 takes order 2's, order
@@ -364,6 +394,7 @@ int main(void)
         cmocka_unit_test(test_blowup_cause),
         cmocka_unit_test(test_truncation_reuse),
         cmocka_unit_test(test_truncation_reuse_coarse),
+        cmocka_unit_test(test_truncation_stops_early),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
