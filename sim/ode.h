@@ -123,6 +123,8 @@ typedef struct {
     double handover;
     char handover_why[768];
     char handover_fold[256]; /* how its replicas were folded, "" not */
+    int handover_order;      /* the process's rows carry the words up to
+                                this length (longer ones NaN), 0 none */
     char warning[512];   /* a diagnostic that does not stop the run (the
                             untied balance condition), "" if none */
     char reason[512];    /* at a stop: the condition or quantity, without

@@ -1127,6 +1127,31 @@ __attribute__((format(printf, 2, 3))) static void append_message(aim_ode_report 
     va_end(ap);
 }
 
+/* The highest order, at most cfg->order, whose tracked words number at
+ * most AIM_HANDOVER_WORDS: the words the hand-over's process writes
+ * (longer words are NaN in its rows). Each word is one D x D matrix
+ * product per output point and replica (after shared prefixes): at
+ * untied M = 7 (25 245 words, D = 400, 46 points, 4 replicas) measuring
+ * them all took hours where the process's steps take minutes
+ * (validate/results/RESULTS_late.md sec. 10); every tied order has at
+ * most 198 words (M = 10), untied order 4 235. */
+static int handover_words_order(const aim_config *cfg)
+{
+    aim_config c = *cfg;
+    int order = 1;
+    while (order < cfg->order) {
+        c.order = order + 1;
+        int *tracked = NULL, count = 0;
+        aim_wordset *ws = matrix_tracked_words(&c, &tracked, &count);
+        free(tracked);
+        aim_wordset_free(ws);
+        if (!ws || count > AIM_HANDOVER_WORDS)
+            break;
+        order++;
+    }
+    return order;
+}
+
 /* The matrix limit process of mcfg at d on tau (its words, when wanted,
  * up to mcfg->order at least): the one kept in reuse when it is that run
  * with words to that order, else run, into reuse (words to the highest
@@ -1140,6 +1165,9 @@ static const kept_matrix *matrix_process(const aim_config *mcfg, int d, const do
     aim_config run = *mcfg;
     char *key = NULL;
     size_t len = 0;
+    if (reuse && reuse->highest > run.order)
+        run.order = reuse->highest;
+    run.order = handover_words_order(&run);
     if (reuse) {
         aim_config unordered = *mcfg;
         unordered.order = 0; /* the process is the same at every order */
@@ -1147,14 +1175,12 @@ static const kept_matrix *matrix_process(const aim_config *mcfg, int d, const do
             return NULL;
         const kept_matrix *k = &reuse->matrix;
         if (k->key && k->key_len == len && !memcmp(k->key, key, len) && k->d == d &&
-            !memcmp(k->tau, tau, sizeof *tau * (size_t)points) && k->words >= mcfg->order) {
+            !memcmp(k->tau, tau, sizeof *tau * (size_t)points) && k->words >= run.order) {
             free(key);
             return k;
         }
         kept_matrix_clear(&reuse->matrix);
         own = &reuse->matrix;
-        if (reuse->highest > run.order)
-            run.order = reuse->highest;
         want_words = 1;
     }
     own->key = key;
@@ -1263,6 +1289,7 @@ static void hand_over(const aim_config *cfg, int d, const double *tau, double *o
                 moments->trunc[2 * (size_t)i] = moments->trunc[2 * (size_t)i + 1] = NAN;
         }
     }
+    report->handover_order = moments ? (run->words < cfg->order ? run->words : cfg->order) : 0;
     kept_matrix_clear(&own);
     aim_ode_stats_append(report, &mrep, "matrix limit process (hand-over)");
     if (mcfg.fold != AIM_FOLD_NONE)

@@ -75,12 +75,19 @@ aim_ode_status aim_trajectory_run_full(const aim_config *cfg, int d,
  * again: the same numbers, fewer integrations per order. */
 typedef struct aim_trajectory_reuse aim_trajectory_reuse;
 /* NULL when out of memory */
+/* The most tracked words a hand-over's matrix process measures at each
+ * output point (one D x D matrix product a word): it writes the words of
+ * the highest order that has at most this many (every tied order, untied
+ * orders up to 4), the longer ones NaN (aim_ode_report.handover_order). */
+enum { AIM_HANDOVER_WORDS = 256 };
+
 aim_trajectory_reuse *aim_trajectory_reuse_create(void);
 void aim_trajectory_reuse_free(aim_trajectory_reuse *r);
 /* The highest order the runs sharing r will ask for: a hierarchy that
  * fails and hands over (hierarchy.beyond = matrix) runs the matrix limit
- * process once, measuring the words up to that order, and every later
- * order of the same configuration takes it from r. */
+ * process once, measuring the words up to that order (as far as
+ * AIM_HANDOVER_WORDS allows), and every later order of the same
+ * configuration takes it from r. */
 void aim_trajectory_reuse_orders(aim_trajectory_reuse *r, int highest);
 /* how many lower-order runs the estimates took from r */
 int aim_trajectory_reused(const aim_trajectory_reuse *r);

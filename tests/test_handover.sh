@@ -135,12 +135,34 @@ contains "the companion's failure in the header" "$work/c0/untied_fig3-ode.tsv" 
 [ "$(cols "$work/c0/untied_fig3-ode.tsv" tau,overlap_trunc 16 16 | cut -f 2)" = "nan" ]
 check "no estimate from tau = 0.15" $?
 
+# a hand-over at an order whose words the process cannot afford at every
+# output point (untied order 5: 1047 tracked words, more than
+# AIM_HANDOVER_WORDS = 256): its rows carry the words up to length 4, those
+# of order 4's process alone (the same replicas), and NaN for the longer
+# ones; the header says so
+C4="$(printf '%s' "$C" | sed 's/--order 5/--order 4/')"
+contains "the words measured said" "$work/c/untied_fig3-ode.tsv" \
+    "^# hand-over: .*the process measures the words up to length 4 only"
+expect_exit "order 4's process alone" 0 "$exe" ode "$F" $C4 --set ode.method=matrix \
+    --out "$work/p4"
+w4=$(grep -v '^#' "$work/p4/untied_fig3-ode.tsv" | head -n 1 | tr '\t' '\n' | grep '^m_' |
+    paste -sd, -)
+cols "$work/c/untied_fig3-ode.tsv" "tau,overlap,$w4" 16 21 >"$work/a"
+cols "$work/p4/untied_fig3-ode.tsv" "tau,overlap,$w4" 16 21 >"$work/b"
+[ "$(wc -l <"$work/a")" -eq 6 ] && cmp -s "$work/a" "$work/b"
+check "the words to length 4 are the order-4 process's" $?
+w5=$(grep -v '^#' "$work/c/untied_fig3-ode.tsv" | head -n 1 | tr '\t' '\n' |
+    grep '^m_.....$' | head -n 3 | paste -sd, -)
+[ -n "$w5" ] && [ "$(cols "$work/c/untied_fig3-ode.tsv" "$w5" 16 21 | tr '\t' '\n' | sort -u)" = "nan" ]
+check "the words of length 5 NaN in the process's rows ($w5)" $?
+! cols "$work/c/untied_fig3-ode.tsv" "$w5" 1 15 | grep -qi nan
+check "and numbers in the hierarchy's" $?
+
 # the run itself that CVODE gives up on (the same order 4, on its own)
 # keeps its rows to the last grid point it reached, as a stopped run: with
 # beyond = stop the file ends at 0.14 (exit 3, the reason and CVODE's flag
 # in the status line); with matrix it hands over at the next point. Before,
 # such a run wrote nothing (exit 2), losing rows that were sound.
-C4="$(printf '%s' "$C" | sed 's/--order 5/--order 4/')"
 expect_exit "failed run: beyond = stop" 3 "$exe" ode "$F" $C4 --set hierarchy.tol=0 \
     --set hierarchy.beyond=stop --out "$work/r"
 contains "the run's own CVODE failure named" "$work/r/untied_fig3-ode.tsv" \

@@ -203,8 +203,14 @@ int aim_cli_write_ode_file(const aim_config *cfg, int d, const double *tau,
                 rep->handover_why, rep->handover);
         put_matrix_process(f, cfg);
         fprintf(f, ", X_se their standard errors (NaN before), overlap_trunc and risk_trunc "
-                   "NaN from there%s%s\n",
+                   "NaN from there%s%s",
                 rep->handover_fold[0] ? "; " : "", rep->handover_fold);
+        if (rep->handover_order > 0 && rep->handover_order < cfg->order)
+            fprintf(f, "; the process measures the words up to length %d only (the longer "
+                       "ones NaN in its rows: at most %d words a point, theory/matrix.md "
+                       "sec. 7)",
+                    rep->handover_order, AIM_HANDOVER_WORDS);
+        fputc('\n', f);
     }
     if (mom && mom->trunc) {
         fprintf(f, "# truncation error estimate from orders %d to %d (theory/matrix.md sec. 6): "
