@@ -5,6 +5,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "fold.h"
 #include "gauss.h"
@@ -12,6 +13,62 @@
 #include "mlimit.h"
 #include "model.h"
 #include "omp_directive.h"
+
+static void note_stderr(void *ctx, const char *text)
+{
+    (void)ctx;
+    fprintf(stderr, "aimdyn: %s\n", text);
+}
+
+static void (*note_sink)(void *, const char *) = note_stderr;
+static void *note_ctx;
+
+void aim_trajectory_set_notes(void (*note)(void *ctx, const char *text), void *ctx)
+{
+    note_sink = note;
+    note_ctx = ctx;
+}
+
+__attribute__((format(printf, 1, 2))) static void note(const char *fmt, ...)
+{
+    if (!note_sink)
+        return;
+    char text[1024];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(text, sizeof text, fmt, ap);
+    va_end(ap);
+    note_sink(note_ctx, text);
+}
+
+static double wall_seconds(void)
+{
+    struct timespec t;
+    clock_gettime(CLOCK_MONOTONIC, &t);
+    return (double)t.tv_sec + 1e-9 * (double)t.tv_nsec;
+}
+
+/* A long integration's progress: a note at most every AIM_NOTE_SECONDS
+ * (none for a run that ends sooner). */
+typedef struct {
+    double start, last;
+} progress_clock;
+
+static progress_clock progress_start(void)
+{
+    const double now = wall_seconds();
+    return (progress_clock){now, now};
+}
+
+static void progress_row(progress_clock *c, const aim_config *cfg, const double *tau, int i)
+{
+    const double now = wall_seconds();
+    if (now - c->last < AIM_NOTE_SECONDS)
+        return;
+    c->last = now;
+    note("order-%d hierarchy: tau = %.4g of %.4g (grid point %d of %d), %.0f s", cfg->order,
+         tau[i], tau[cfg->points - 1], i + 1, cfg->points, now - c->start);
+}
 
 /* aim_ode_model's operations on an aim_model (the ODE layer knows no
  * decomposition). */
@@ -403,8 +460,17 @@ static aim_ode_status run_model(const aim_config *cfg, int d, const double *tau,
                                 aim_ode_report *report)
 {
     model_run r;
-    if (model_run_begin(&r, cfg, d, tau, start, report) == 0)
-        aim_ode_advance(r.ode, cfg->points - 1);
+    if (model_run_begin(&r, cfg, d, tau, start, report) == 0) {
+        if (role == MODEL_RUN && aim_model_is_hierarchy(r.m)) {
+            progress_clock clock = progress_start();
+            for (int i = 1; i < cfg->points && aim_ode_advance(r.ode, i) == AIM_ODE_OK &&
+                            report->reached > i;
+                 i++)
+                progress_row(&clock, cfg, tau, i);
+        } else {
+            aim_ode_advance(r.ode, cfg->points - 1);
+        }
+    }
     return model_run_end(&r, cfg, tau, obs, moments, estimate, role, report);
 }
 
@@ -495,8 +561,7 @@ static void run_replica(const aim_config *cfg, int D, double d_raw, double h0, c
                  rc < 0 && !aim_mlimit_error(m)[0] ? "out of memory" : aim_mlimit_error(m));
         out->tau = aim_mlimit_tau(m);
     } else {
-        fprintf(stderr, "aimdyn: matrix limit process: replica %d/%d done (D = %d)\n", r + 1,
-                cfg->replicas, D);
+        note("matrix limit process: replica %d/%d done (D = %d)", r + 1, cfg->replicas, D);
     }
     aim_mlimit_free(m);
     free(all);
@@ -1242,9 +1307,9 @@ static void hand_over(const aim_config *cfg, int d, const double *tau, double *o
         append_message(report, " (no hand-over to the matrix limit process: out of memory)");
         return;
     }
-    fprintf(stderr, "aimdyn: %s; hierarchy.beyond = matrix: the matrix limit process (D = %d, "
-                    "%d replicas) continues from tau = %g\n",
-            report->message, cfg->matrix_d, cfg->replicas, tau[cut]);
+    note("%s; hierarchy.beyond = matrix: the matrix limit process (D = %d, %d replicas) "
+         "continues from tau = %g",
+         report->message, cfg->matrix_d, cfg->replicas, tau[cut]);
     kept_matrix own = {0};
     const kept_matrix *run = matrix_process(&mcfg, d, tau, moments != NULL, reuse, &own);
     if (!run) {
@@ -1384,6 +1449,7 @@ static void run_with_estimate(const aim_config *cfg, int d, const double *tau,
             failed = 1;
         }
     }
+    progress_clock clock = progress_start();
     for (int i = 1; !failed && i < points; i++) {
         double *row = obs + (size_t)i * AIM_OBS_COUNT;
         lower_advance(&ls, i);
@@ -1392,6 +1458,7 @@ static void run_with_estimate(const aim_config *cfg, int d, const double *tau,
         if (stop_early && model_run_row(&r, i, scratch, row) == 0 &&
             lower_row(&ls, i, scratch) == 0 && surely_cut(cfg, row, ls.low, ls.rep, i))
             break;
+        progress_row(&clock, cfg, tau, i);
     }
     free(scratch);
     model_run_end(&r, cfg, tau, obs, moments, 1, MODEL_RUN, report);

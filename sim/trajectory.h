@@ -12,6 +12,15 @@
 #include "ode.h"
 #include "overlaps.h"
 
+/* Where the notes of a run in progress go: a hierarchy's progress (at
+ * most one every AIM_NOTE_SECONDS of wall time: the grid point reached),
+ * the hand-over to the matrix limit process, a replica of that process
+ * done. note(ctx, text) gets one line without its newline; by default
+ * "aimdyn: TEXT" on stderr; NULL: nowhere. Process-wide: set it before
+ * runs start (a process's replicas note from the engine's threads). */
+enum { AIM_NOTE_SECONDS = 30 };
+void aim_trajectory_set_notes(void (*note)(void *ctx, const char *text), void *ctx);
+
 /* Integrates on tau[0 .. cfg->points-1] and fills obs (points x
  * AIM_OBS_COUNT; NaN past a blow-up) with the expectation rule
  * cfg->rule. d is the dimension used by the

@@ -128,6 +128,16 @@ expect_exit "untied order 7 --quiet" 1 "$exe" ode $untied --quiet
 check "--quiet: no note" $?
 contains "--quiet: the error stays" "$work/err" "is unusable"
 
+# the library's notes of a run in progress (a matrix process's replicas
+# done) follow --quiet too
+mx="$(dirname "$0")/../examples/untied_fig3.ini --set ode.method=matrix --order 2
+    --set matrix.d=24 --set matrix.replicas=2 --set training.horizon=0.01 --set training.points=3"
+expect_exit "matrix process" 0 "$exe" ode $mx --out "$work/mx"
+contains "matrix process: replicas noted" "$work/err" "^aimdyn: matrix limit process: replica 2/2 done"
+expect_exit "matrix process --quiet" 0 "$exe" ode $mx --quiet --out "$work/mx"
+[ ! -s "$work/err" ]
+check "matrix process --quiet: stderr empty" $?
+
 for cmd in ode sgd compare hierarchy agreement plot recovery sweep scaling; do
     expect_exit "$cmd --help" 0 "$exe" $cmd --help
     contains "$cmd --help names --quiet" "$work/out" "--quiet"

@@ -10,8 +10,10 @@
 #include <gsl/gsl_errno.h>
 
 #include "cli.h"
+#include "progress.h"
 #include "ranks.h"
 #include "sidecar.h"
+#include "trajectory.h"
 #include "version.h"
 
 static int run_command(int argc, char **argv)
@@ -90,6 +92,8 @@ int main(int argc, char **argv)
      * and out-of-range special-function values surface as non-finite
      * numbers that the blow-up checks report. */
     gsl_set_error_handler_off();
+    /* the library's notes of a run in progress honour --quiet */
+    aim_trajectory_set_notes(aim_progress_library_note, NULL);
     if (aim_ranks_init(&argc, &argv))
         return AIM_EXIT_RUNTIME;
     /* every result file's sidecar records it (`aimdyn rerun` replaces it

@@ -219,6 +219,12 @@ void aim_progress_note(const char *fmt, ...)
     va_end(ap);
 }
 
+void aim_progress_library_note(void *ctx, const char *text)
+{
+    (void)ctx;
+    aim_progress_note("aimdyn: %s\n", text);
+}
+
 void aim_progress_warning(const char *fmt, ...)
 {
     va_list ap;

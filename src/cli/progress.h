@@ -31,6 +31,11 @@ int aim_progress_quiet(void);
  * stderr, unless --quiet; above the live block when there is one. */
 void aim_progress_note(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 
+/* A note of a run in progress from the library (aim_trajectory_set_notes:
+ * a hierarchy's progress, a hand-over, a replica done), as
+ * aim_progress_note: "aimdyn: TEXT". */
+void aim_progress_library_note(void *ctx, const char *text);
+
 /* A warning (a result is missing or not to be trusted as it stands) on
  * stderr, --quiet or not; above the live block when there is one. */
 void aim_progress_warning(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
