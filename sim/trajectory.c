@@ -962,13 +962,15 @@ static void lower_advance(lower_set *ls, int i)
             aim_ode_advance(ls->run[k].ode, i);
 }
 
-/* Observables of row i of the order M - 1 run, into its low[0] row (none
- * when it did not reach the row): 0, or -1 when they cannot be had. */
+/* Observables of row i of the lower runs integrated here that reached it,
+ * into their low rows: 0, or -1 when they cannot be had. */
 static int lower_row(lower_set *ls, int i, double *scratch)
 {
-    if (i >= ls->rep[0].reached || !ls->live[0])
-        return 0;
-    return model_run_row(&ls->run[0], i, scratch, ls->low[0] + (size_t)i * AIM_OBS_COUNT);
+    for (int k = 0; k < ls->runs; k++)
+        if (ls->live[k] && i < ls->rep[k].reached &&
+            model_run_row(&ls->run[k], i, scratch, ls->low[k] + (size_t)i * AIM_OBS_COUNT))
+            return -1;
+    return 0;
 }
 
 /* Ends the lower runs where they are (failed: one failed to start) and
@@ -1407,15 +1409,19 @@ aim_ode_status aim_trajectory_run_full(const aim_config *cfg, int d,
  * (the kernel errors are known only when the runs end): order M - 1 did
  * not reach it, or the last step, from order M - 1 to M, is above
  * hierarchy.tol, which every kind of estimate is at least
- * (aim_mconv_estimate). */
-static int surely_cut(const aim_config *cfg, const double *a, double *const low[LOWER_ORDERS],
-                      const aim_ode_report rep[LOWER_ORDERS], int i)
+ * (aim_mconv_estimate; with an infinite resolution the estimate is that
+ * step, computed as truncation_estimate computes it, and NaN where any
+ * step is). */
+static int surely_cut(const aim_config *cfg, const double *a, const lower_set *ls, int i)
 {
-    if (i >= rep[0].reached)
+    int reached = 0;
+    while (reached < ls->runs && i < ls->rep[reached].reached)
+        reached++;
+    if (reached == 0)
         return 1;
-    const double *b = low[0] + (size_t)i * AIM_OBS_COUNT;
-    return fabs(a[AIM_OBS_OVERLAP] - b[AIM_OBS_OVERLAP]) > cfg->tol ||
-           fabs(a[AIM_OBS_RISK] - b[AIM_OBS_RISK]) > cfg->tol * fabs(a[AIM_OBS_RISK]);
+    double e[2];
+    row_estimate(a, ls->low, reached, (size_t)i, INFINITY, e);
+    return e[0] > cfg->tol || e[1] > cfg->tol;
 }
 
 /* A hierarchy run of order M >= 3 with its truncation error estimate: the
@@ -1456,10 +1462,14 @@ static void run_with_estimate(const aim_config *cfg, int d, const double *tau,
         if (aim_ode_advance(r.ode, i) != AIM_ODE_OK || report->reached <= i)
             break;
         if (stop_early && model_run_row(&r, i, scratch, row) == 0 &&
-            lower_row(&ls, i, scratch) == 0 && surely_cut(cfg, row, ls.low, ls.rep, i))
+            lower_row(&ls, i, scratch) == 0 && surely_cut(cfg, row, &ls, i))
             break;
         progress_row(&clock, cfg, tau, i);
     }
+    /* kept for a later order's estimate, the lower runs go to their own
+     * ends, as they would by themselves */
+    if (!failed && !stop_early)
+        lower_advance(&ls, points - 1);
     free(scratch);
     model_run_end(&r, cfg, tau, obs, moments, 1, MODEL_RUN, report);
     const int runs = lower_end(&ls, tau, d, start, reuse, !stop_early, failed, &lower);
@@ -1468,7 +1478,7 @@ static void run_with_estimate(const aim_config *cfg, int d, const double *tau,
         for (int k = 0; k < lower.integrations && report->integrations < AIM_ODE_MAX_INTEGRATIONS;
              k++)
             report->stats[report->integrations++] = lower.stats[k];
-        if (raw && !stop_early) {
+        if (raw && !stop_early && !failed && runs >= 0) {
             memcpy(raw, obs, sizeof *raw * (size_t)points * AIM_OBS_COUNT);
             *raw_report = *report;
         }

@@ -166,9 +166,16 @@ static int untied_terms(void *c, const double *y, double *gradient, double *nois
     return aim_untied_terms(((untied_model *)c)->h, y, gradient, noise, decay);
 }
 
+/* Observables leave the next right-hand side as they found it (see
+ * untied_path_observables). */
 static int untied_observables(void *c, const double *y, double *obs)
 {
-    return aim_untied_observables(((untied_model *)c)->h, y, obs);
+    aim_untied *h = ((untied_model *)c)->h;
+    aim_untied_memo memo;
+    aim_untied_memo_save(h, &memo);
+    const int rc = aim_untied_observables(h, y, obs);
+    aim_untied_memo_restore(h, &memo);
+    return rc;
 }
 
 static const char *untied_moment_name(const void *c, int k)
@@ -205,27 +212,31 @@ static int untied_fast_rate(void *c, double x, double *rate)
 /* The composite of the fast phase and the slow one,
  *     mean(tau) = m_fast(d tau) + m*(q(tau)) - m*(q(0)),
  * uniformly valid to leading order (theory/untied.md sec. 3). */
+/* The adiabatic path's observables; the root tracking and kernel cache
+ * they move are put back after, so that a path observed while CVODE is
+ * between grid points integrates on as it would unobserved. */
 static int untied_path_observables(void *c, const double *states, const double *fast,
                                    int reached, double *obs, int *failed_row)
 {
     untied_model *u = c;
     const int n = aim_untied_size(u->h);
+    aim_untied_memo memo;
+    aim_untied_memo_save(u->h, &memo);
     *failed_row = 0;
-    if (aim_untied_settle(u->h, u->mean0))
-        return -1;
+    int rc = aim_untied_settle(u->h, u->mean0);
     double root0 = NAN;
-    for (int i = 0; i < reached; i++) {
+    for (int i = 0; rc == 0 && i < reached; i++) {
         double root;
         *failed_row = i;
-        if (aim_untied_mean(u->h, states + (size_t)i * n, &root) ||
-            aim_untied_observables_with_mean(u->h, states + (size_t)i * n,
-                                             fast[i] + root - (i == 0 ? root : root0),
-                                             obs + (size_t)i * AIM_OBS_COUNT))
-            return -1;
+        rc = aim_untied_mean(u->h, states + (size_t)i * n, &root) ||
+             aim_untied_observables_with_mean(u->h, states + (size_t)i * n,
+                                              fast[i] + root - (i == 0 ? root : root0),
+                                              obs + (size_t)i * AIM_OBS_COUNT);
         if (i == 0)
             root0 = root;
     }
-    return 0;
+    aim_untied_memo_restore(u->h, &memo);
+    return rc ? -1 : 0;
 }
 
 /* dS = -(G B + A G), m(A) + m(B) = rho (v + v_V) at the start */

@@ -676,6 +676,24 @@ int aim_untied_fast_rate(aim_untied *m, double mean, double *rate)
     return 0;
 }
 
+void aim_untied_memo_save(const aim_untied *m, aim_untied_memo *memo)
+{
+    memo->root = m->root;
+    memo->cached_root = m->cached_root;
+    memo->cached = m->cached;
+    memo->cached_q = m->cached_q;
+    memcpy(memo->cached_k, m->cached_k, sizeof memo->cached_k);
+}
+
+void aim_untied_memo_restore(aim_untied *m, const aim_untied_memo *memo)
+{
+    m->root = memo->root;
+    m->cached_root = memo->cached_root;
+    m->cached = memo->cached;
+    m->cached_q = memo->cached_q;
+    memcpy(m->cached_k, memo->cached_k, sizeof m->cached_k);
+}
+
 int aim_untied_settle(aim_untied *m, double mean)
 {
     aim_overlaps q;

@@ -132,5 +132,17 @@ int aim_untied_observables(aim_untied *m, const double *y, double obs[AIM_OBS_CO
 int aim_untied_observables_with_mean(aim_untied *m, const double *y, double mean,
                                      double obs[AIM_OBS_COUNT]);
 const char *aim_untied_error(const aim_untied *m);
+/* What one evaluation leaves for the next: the adiabatic root's starting
+ * guess and the kernel cache. Kept across a side computation (a path's
+ * observables while CVODE is between grid points, sim/trajectory.c), the
+ * right-hand sides after it are those of a run without it, bit for bit. */
+typedef struct {
+    double root, cached_root;
+    int cached;
+    aim_overlaps cached_q;
+    double cached_k[AIM_KERNEL_COUNT];
+} aim_untied_memo;
+void aim_untied_memo_save(const aim_untied *m, aim_untied_memo *memo);
+void aim_untied_memo_restore(aim_untied *m, const aim_untied_memo *memo);
 
 #endif

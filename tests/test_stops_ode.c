@@ -363,6 +363,46 @@ static void test_truncation_stops_early(void **state)
     aim_trajectory_reuse_free(last);
 }
 
+/* The same with a fast variable: the untied student's adiabatic raw mean
+ * (examples/untied_raw_mean.ini, order 4, tau <= 0.05), whose path
+ * observables, taken while order M is between grid points, move the root
+ * tracking of the mean: they put it back, so the early-stopped run's rows
+ * are the whole run's, bit for bit. */
+static void test_truncation_stops_early_adiabatic(void **state)
+{
+    (void)state;
+    aim_config cfg;
+    aim_config_error err;
+    aim_config_defaults(&cfg);
+    const char *sets[] = {"model.decomposition=untied", "model.centring=raw",
+                          "model.activation=he2",       "student.scale=0.5",
+                          "teacher.mean=1",             "training.eta=0.02",
+                          "training.horizon=0.05",      "training.points=21",
+                          "hierarchy.order=4",          "hierarchy.mean=adiabatic",
+                          "hierarchy.tol=0.05",         "hierarchy.beyond=stop"};
+    for (size_t i = 0; i < sizeof sets / sizeof *sets; i++)
+        assert_int_equal(aim_config_set(&cfg, sets[i], &err), 0);
+    assert_int_equal(aim_config_validate(&cfg, &err), 0);
+    double tau[21];
+    for (int i = 0; i < 21; i++)
+        tau[i] = cfg.horizon * i / 20.0;
+    static tied_run early, whole;
+    aim_trajectory_reuse *reuse = aim_trajectory_reuse_create();
+    assert_non_null(reuse);
+    assert_int_not_equal(
+        aim_trajectory_run_reusing(&cfg, 400, tau, NULL, early.obs, &early.mom, &early.rep, NULL),
+        AIM_ODE_FAILED);
+    assert_int_not_equal(
+        aim_trajectory_run_reusing(&cfg, 400, tau, NULL, whole.obs, &whole.mom, &whole.rep, reuse),
+        AIM_ODE_FAILED);
+    assert_int_equal(early.rep.stop, AIM_STOP_TRUNCATION);
+    same_run(&early, &whole);
+    assert_true(early.rep.stats[0].steps < whole.rep.stats[0].steps);
+    aim_trajectory_moments_free(&early.mom);
+    aim_trajectory_moments_free(&whole.mom);
+    aim_trajectory_reuse_free(reuse);
+}
+
 /* compare --order 3 4 5 on the quasi-random rule: the lower orders run on
  * a quarter of its points (256), so the runs kept for the next order are
  * those coarse runs, not the orders' own: order 4 takes order 2's, order
@@ -395,6 +435,7 @@ int main(void)
         cmocka_unit_test(test_truncation_reuse),
         cmocka_unit_test(test_truncation_reuse_coarse),
         cmocka_unit_test(test_truncation_stops_early),
+        cmocka_unit_test(test_truncation_stops_early_adiabatic),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
