@@ -918,6 +918,13 @@ typedef struct {
     aim_ode_report rep[LOWER_ORDERS];
 } lower_set;
 
+/* A lower run's failure, as the run's message. */
+static void lower_failed(aim_ode_report *report, int order, const char *why)
+{
+    snprintf(report->message, sizeof report->message,
+             "the order-%d run for the truncation error estimate failed: %.600s", order, why);
+}
+
 /* Sets the lower runs up (their start checked; those in reuse copied, on
  * a coarse rule of qmc > 0 points when asked): 0, or -1 with report's
  * message set when one could not start (lower_end still to be called). */
@@ -945,9 +952,7 @@ static int lower_begin(lower_set *ls, const aim_config *cfg, int d, const double
         ls->live[k] = 1;
         if (!obs ||
             model_run_begin(&ls->run[k], &ls->cfg[k], d, tau, start, &ls->rep[k]) != 0) {
-            snprintf(report->message, sizeof report->message,
-                     "the order-%d run for the truncation error estimate failed: %.600s", order,
-                     obs ? ls->rep[k].message : "out of memory");
+            lower_failed(report, order, obs ? ls->rep[k].message : "out of memory");
             return -1;
         }
     }
@@ -989,9 +994,7 @@ static int lower_end(lower_set *ls, const double *tau, int d, const aim_measured
         if (failed)
             continue;
         if (rep->status == AIM_ODE_FAILED) {
-            snprintf(report->message, sizeof report->message,
-                     "the order-%d run for the truncation error estimate failed: %.600s",
-                     ls->cfg[k].order, rep->message);
+            lower_failed(report, ls->cfg[k].order, rep->message);
             failed = 1;
         } else if (keep) {
             reuse_keep(reuse, &ls->cfg[k], d, tau, start, ls->low[k], rep);
@@ -1199,7 +1202,8 @@ __attribute__((format(printf, 2, 3))) static void append_message(aim_ode_report 
  * (longer words are NaN in its rows). Each word is one D x D matrix
  * product per output point and replica (after shared prefixes): at
  * untied M = 7 (25 245 words, D = 400, 46 points, 4 replicas) measuring
- * them all took hours where the process's steps take minutes
+ * them all had not finished after 13 minutes of CPU, where the process's
+ * steps with 235 words take about one
  * (validate/results/RESULTS_late.md sec. 10); every tied order has at
  * most 198 words (M = 10), untied order 4 235. */
 static int handover_words_order(const aim_config *cfg)
