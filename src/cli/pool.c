@@ -283,16 +283,24 @@ int aim_pool_run(const aim_pool_spec *spec)
         close(relay[0]);
     for (int w = 0; interrupted && w < started; w++)
         kill(pids[w], SIGTERM);
-    for (int w = 0; w < started; w++) {
-        int status;
-        while (waitpid(pids[w], &status, 0) < 0)
+    int status[AIM_POOL_MAX_JOBS];
+    for (int w = 0; w < started; w++)
+        while (waitpid(pids[w], &status[w], 0) < 0)
             if (errno != EINTR) {
-                status = -1;
+                status[w] = -1;
                 break;
             }
-        if (!interrupted && report_worker(spec->cmd, pids[w], status))
+    /* A signal sent to the whole process group (Ctrl-C) can close the
+     * workers' pipes before gather sees it: the last read meets the end
+     * of the pipe and the loop ends without looking again. Once a worker
+     * it killed has been waited for, the kernel has queued the same
+     * signal to this process too (a worker's exit waits for the kill to
+     * have reached the whole group), and its handler has run. */
+    if (!interrupted)
+        interrupted = aim_guard_pending() != 0;
+    for (int w = 0; !interrupted && w < started; w++)
+        if (report_worker(spec->cmd, pids[w], status[w]))
             rc = -1;
-    }
     aim_progress_finish(spec->progress);
     if (interrupted && spec->interrupted)
         spec->interrupted(spec->ctx);
