@@ -7,12 +7,14 @@
 #include "cli.h"
 #include "grid.h"
 #include "pool.h"
+#include "progress.h"
 #include "ranks.h"
 #include "model.h"
 #include "model.h"
 #include "sgd.h"
 #include "state.h"
 #include "tsv.h"
+#include "version.h"
 
 const char *const aim_cli_student_names[MAX_STUDENTS] = {"direct", "tied", "untied"};
 
@@ -89,6 +91,13 @@ static int start_fits(const char *cmd, run_options *ro)
     int rc = st ? 0 : -1;
     if (!st)
         fprintf(stderr, "aimdyn %s: training.start_file: %s\n", cmd, err);
+    else if (strcmp(aim_state_version(st), AIM_VERSION))
+        aim_progress_note("aimdyn %s: note: training.start_file = '%s' was saved by aimdyn %s, "
+                          "this is aimdyn %s: its matrices are read as they are (the state "
+                          "format is the same; the results may differ from that version's)\n",
+                          cmd, ro->cfg.start_file,
+                          aim_state_version(st)[0] ? aim_state_version(st) : "(not named)",
+                          AIM_VERSION);
     /* the digest the run records (training.start_digest), unless given:
      * a given one (a rerun's, a config file's) is checked below */
     if (st && !ro->cfg.start_digest[0]) {
