@@ -6,6 +6,7 @@
 
 #include "cli.h"
 #include "grid.h"
+#include "memory.h"
 #include "pool.h"
 #include "progress.h"
 #include "ranks.h"
@@ -115,6 +116,26 @@ static int start_fits(const char *cmd, run_options *ro)
     return rc;
 }
 
+/* The memory of the run's SGD seeds (sgd_seeds) at each of its
+ * dimensions and students, and of its matrix limit process, against the
+ * machine's (memory.h): 0, or -1 after a message. */
+static int memory_fits(const char *cmd, const run_options *ro, int sgd_seeds)
+{
+    int moment_len = 0; /* the SGD files' moments: words up to the largest order */
+    for (int q = 0; q < ro->norders; q++)
+        moment_len = ro->orders[q] > moment_len ? ro->orders[q] : moment_len;
+    for (int s = 0; s < (ro->nstudents ? ro->nstudents : 1); s++) {
+        const aim_config *cfg = ro->nstudents ? &ro->student_cfg[s] : &ro->cfg;
+        const int words = aim_model_ops_of(cfg)->hierarchy ? moment_len : 0;
+        for (int j = 0; sgd_seeds && j < ro->ndims; j++)
+            if (aim_cli_sgd_memory_fits(cmd, cfg, ro->dims[j], ro->jobs, words))
+                return -1;
+        if (aim_cli_matrix_memory_fits(cmd, cfg))
+            return -1;
+    }
+    return 0;
+}
+
 /* Parses [CONFIG] and the options of ode, sgd and compare. Returns 0, 1
  * after printing help, or -1 on a usage error. */
 int aim_cli_parse_run_options(const char *cmd, int argc, char **argv,
@@ -207,6 +228,8 @@ int aim_cli_parse_run_options(const char *cmd, int argc, char **argv,
             return -1;
     if (ro->norders == 0)
         ro->orders[ro->norders++] = ro->cfg.order;
+    if (!is_hierarchy && memory_fits(cmd, ro, is_sgd || is_compare))
+        return -1;
     if (!is_hierarchy && start_fits(cmd, ro))
         return -1;
     /* the other ranks of an MPI job write seed files only, once rank 0
