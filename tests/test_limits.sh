@@ -22,6 +22,16 @@ refused() { # name, expected text, aimdyn arguments... (exit 1, nothing written)
     check "$name: no rerun advised (it would be refused again)" $?
 }
 
+# a small run in a smaller memory, first: where sizes are not checked it
+# runs (and the cases below would allocate tens of GB), so stop there
+export AIMDYN_MEMORY_GB=0.001
+refused "sgd --d 16 in 1 MB" "aimdyn sgd: d = 16 (sgd.d, --d) with sgd.holdout = 2000, model.tokens = 2 needs 0.841 MB per SGD worker (x 2 workers, --jobs and sgd.seeds) = 1.68 MB; this machine has 1 MB (AIMDYN_MEMORY_GB)" \
+    sgd --d 16 --seeds 2 --jobs 2
+if [ "$failures" -ne 0 ]; then
+    echo "sizes are not checked before allocation: stopping before the cases that would allocate"
+    exit 1
+fi
+
 # --d 20000: S and S* (6.4 GB), 2000 held-out samples (0.64 GB) and a
 # checkpoint's copy while it is read back, per worker
 export AIMDYN_MEMORY_GB=16

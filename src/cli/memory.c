@@ -48,8 +48,19 @@ static int machine_memory(const char *cmd, double *bytes, const char **source)
     return 0;
 }
 
-/* need bytes in all, for what (a text); 0, or -1 after a message. */
-static int fits(const char *cmd, double need, const char *what, const char *allowed)
+/* bytes as "%.3g GB", or MB below 1 GB, into buf (size SIZE_TEXT) */
+enum { SIZE_TEXT = 32 };
+static const char *size_text(double bytes, char *buf)
+{
+    snprintf(buf, SIZE_TEXT, "%.3g %s", bytes >= GB ? bytes / GB : bytes / 1e6,
+             bytes >= GB ? "GB" : "MB");
+    return buf;
+}
+
+/* need bytes in all, one bytes per unit ("SUBJECT needs ONE per UNIT");
+ * 0, or -1 after a message. */
+static int fits(const char *cmd, double need, double one, const char *subject,
+                const char *unit, const char *allowed)
 {
     double have;
     const char *source;
@@ -57,28 +68,29 @@ static int fits(const char *cmd, double need, const char *what, const char *allo
         return -1;
     if (need <= have)
         return 0;
-    fprintf(stderr, "aimdyn %s: %s = %.3g GB; this machine has %.3g GB (%s); allowed: at most "
-                    "%.3g GB in all: %s\n", cmd, what, need / GB, have / GB, source, have / GB,
-            allowed);
+    char one_text[SIZE_TEXT], need_text[SIZE_TEXT], have_text[SIZE_TEXT];
+    fprintf(stderr, "aimdyn %s: %s needs %s per %s = %s; this machine has %s (%s); allowed: at "
+                    "most %s in all: %s\n", cmd, subject, size_text(one, one_text), unit,
+            size_text(need, need_text), size_text(have, have_text), source, have_text, allowed);
     return -1;
 }
 
 int aim_cli_sgd_memory_fits(const char *cmd, const aim_config *cfg, int d, int jobs,
                             int moment_len)
 {
-    char why[400], what[600];
+    char why[400], subject[300], unit[200];
     if (aim_sgd_fits(cfg, d, why, sizeof why)) {
         fprintf(stderr, "aimdyn %s: %s\n", cmd, why);
         return -1;
     }
     const int workers = jobs < cfg->seeds ? jobs : cfg->seeds;
     const double seed = aim_compare_seed_bytes(cfg, d, moment_len);
-    snprintf(what, sizeof what, "d = %d (sgd.d, --d) with sgd.holdout = %d, model.tokens = %d%s "
-                                "needs %.3g GB per SGD worker (x %d worker%s, --jobs and "
-                                "sgd.seeds)", d, cfg->holdout, cfg->tokens,
-             cfg->decomposition == AIM_DIRECT ? "" : " and student.rho", seed / GB, workers,
+    snprintf(subject, sizeof subject, "d = %d (sgd.d, --d) with sgd.holdout = %d, model.tokens "
+                                      "= %d%s", d, cfg->holdout, cfg->tokens,
+             cfg->decomposition == AIM_DIRECT ? "" : " and student.rho");
+    snprintf(unit, sizeof unit, "SGD worker (x %d worker%s, --jobs and sgd.seeds)", workers,
              workers == 1 ? "" : "s");
-    return fits(cmd, seed * workers, what,
+    return fits(cmd, seed * workers, seed, subject, unit,
                 "a smaller d, sgd.holdout or student.rho, or fewer --jobs");
 }
 
@@ -89,11 +101,10 @@ int aim_cli_matrix_memory_fits(const char *cmd, const aim_config *cfg)
     const int at_once = aim_gauss_threads() < cfg->replicas ? aim_gauss_threads()
                                                              : cfg->replicas;
     const double one = aim_mlimit_bytes(cfg, cfg->matrix_d);
-    char what[400];
-    snprintf(what, sizeof what, "the matrix limit process at matrix.d = %d%s needs %.3g GB per "
-                                "replica (x %d at a time: matrix.replicas, --threads)",
-             cfg->matrix_d, cfg->decomposition == AIM_DIRECT ? "" : " with student.rho",
-             one / GB, at_once);
-    return fits(cmd, one * at_once, what,
+    char subject[200], unit[200];
+    snprintf(subject, sizeof subject, "the matrix limit process at matrix.d = %d%s",
+             cfg->matrix_d, cfg->decomposition == AIM_DIRECT ? "" : " with student.rho");
+    snprintf(unit, sizeof unit, "replica (x %d at a time: matrix.replicas, --threads)", at_once);
+    return fits(cmd, one * at_once, one, subject, unit,
                 "a smaller matrix.d or student.rho, or fewer --threads");
 }
