@@ -90,6 +90,23 @@ for eta in 0.1 0.2; do
 done
 resumes_after_removal "a deleted config line"
 
+# the issue's case: seeds kept by a run at training.eta = 0.05, the line
+# deleted (its digest made to match), then a run at the default eta (0.1),
+# which a missing line would have stood for
+rm -rf "$out"
+mkdir -p "$out/aimdyn-sgd-d16.tsv"
+expect_exit "sgd at eta = 0.05: the table cannot be written" 2 "$exe" sgd $run --out "$out" \
+    --set training.eta=0.05
+rmdir "$out/aimdyn-sgd-d16.tsv"
+for f in "$out/$seeds"/seed-*.tsv; do
+    sed -i '/^# config training.eta /d' "$f"
+    redigest "$f"
+done
+expect_exit "eta = 0.05's seeds without their eta line, at eta = 0.1: refused" 2 "$exe" sgd \
+    $run --out "$out"
+contains "eta = 0.05's seeds without their eta line: named" "$work/err" "seed-1.tsv: its '# config' lines are not the whole configuration (no '# config training.eta' line"
+rm -rf "$out"
+
 # an extra and a repeated line are not the whole configuration either
 planted 's/^\(# config training.eta = .*\)$/\1\n\1/'
 redigest "$out/$seeds/seed-1.tsv"
