@@ -101,6 +101,21 @@ void aim_mlimit_free(aim_mlimit *m)
     free(m);
 }
 
+double aim_mlimit_bytes(const aim_config *cfg, int D)
+{
+    const aim_model_ops *ops = aim_model_ops_of(cfg);
+    const aim_matrix_param *param = ops ? ops->matrix : NULL;
+    if (!param)
+        return 0;
+    const double dd = (double)D * D, factors = param->factors;
+    const double dp = factors > 0 ? D * fmax(1.0, floor(cfg->student.rho * D + 0.5)) : 0;
+    /* aim_mlimit_create: S, St, M, X, the step's work matrices, a factor
+     * and its change per factor; save_state: S and the factors again;
+     * aim_mlimit_words: the letters and aim_words_measure's stack */
+    const double words = ops->hierarchy ? 4 + (cfg->order > 2 ? cfg->order - 2 : 0) : 0;
+    return 8 * ((4 + param->work + 1 + words) * dd + 3 * factors * dp);
+}
+
 aim_mlimit *aim_mlimit_create(const aim_config *cfg, int D, double d, uint64_t seed,
                               char *err, size_t n)
 {

@@ -35,6 +35,12 @@ aim_mlimit *aim_mlimit_create(const aim_config *cfg, int D, double d, uint64_t s
                               char *err, size_t n);
 void aim_mlimit_free(aim_mlimit *m);
 
+/* The bytes one process of cfg at dimension D takes at its peak (its D x
+ * D matrices, the student's factors, a trial step's copy, the letters of
+ * its moments), from the configuration alone; 0 for a student it has no
+ * process for. A double: no overflow at any size. */
+double aim_mlimit_bytes(const aim_config *cfg, int D);
+
 /* Advances by span in tau: equal steps no longer than hmax (raw
  * centring: also no longer than 0.2 over the mean's relaxation rate).
  * Returns 0; 1 on blow-up (Omega(S,S) or the mean not finite, or Omega

@@ -785,6 +785,18 @@ aim_config_type aim_config_key_type(const aim_config_key *k)
 #define CUSTOM(sec, key, def, setter, getter, allowed, help)                    \
     {sec, key, def, allowed, help, setter, getter, 0, 0, 0, 0, 0, NULL}
 
+/* The first grid step of the smallest horizon, 1e-100 / 99999 (the
+ * most training.points), stays far above 1e-154 = sqrt(DBL_MIN), where
+ * CVODE's products of two step sizes underflow and it fails with
+ * "tstop is behind current t" (measured on the default example: a
+ * horizon of 1e-155 fails, 1e-152 integrates). */
+#define TAU_MIN 1e-100
+#define TAU_WHY "below about 1e-150 CVODE's step arithmetic underflows"
+
+/* the columns p = round(rho d) are an int at every d up to 20000 (sgd.d) */
+#define RHO_MAX 1e5
+#define RHO_WHY "p = round(rho d) columns: an integer at every d up to sgd.d's 20000"
+
 const aim_config_key aim_config_keys[] = {
     /* [model] */
     {"model", "decomposition", "direct", "direct | tied | untied",
@@ -825,8 +837,8 @@ const aim_config_key aim_config_keys[] = {
     /* [student] */
     BOOL("student", "symmetric", student.symmetric, "false",
          "direct only: keep S symmetric"),
-    REAL("student", "rho", student.rho, "1", 0, 0, LO_OPEN | NO_HI,
-         "a real number > 0", "tied/untied width: p = round(rho d) columns"),
+    REAL("student", "rho", student.rho, "1", 0, RHO_MAX, LO_OPEN,
+         "a real number in (0, 1e5] (" RHO_WHY ")", "tied/untied width: p = round(rho d) columns"),
     REAL("student", "scale", student.scale, "0.25", 0, SCALE_MAX, LO_OPEN,
          "a real number in (0, 1e6] (" SCALE_WHY ")", "init scale v: entries N(0, v/d)"),
     REAL("student", "scale_v", student.scale_v, "0", 0, SCALE_MAX, LO_OPEN | ZERO_OK,
@@ -845,8 +857,8 @@ const aim_config_key aim_config_keys[] = {
          "teacher S*: direct, W W^T or U V^T"),
     BOOL("teacher", "symmetric", teacher.symmetric, "false",
          "direct only: symmetric S*"),
-    REAL("teacher", "rho", teacher.rho, "1", 0, 0, LO_OPEN | NO_HI,
-         "a real number > 0", "tied/untied width: p* = round(rho d) columns"),
+    REAL("teacher", "rho", teacher.rho, "1", 0, RHO_MAX, LO_OPEN,
+         "a real number in (0, 1e5] (" RHO_WHY ")", "tied/untied width: p* = round(rho d) columns"),
     REAL("teacher", "scale", teacher.scale, "1", 0, SCALE_MAX, LO_OPEN,
          "a real number in (0, 1e6] (" SCALE_WHY ")", "scale v*: entries N(0, v*/d)"),
     REAL("teacher", "mean", teacher.mean, "0", 0, 0, NO_LO | NO_HI,
@@ -860,15 +872,15 @@ const aim_config_key aim_config_keys[] = {
          "a real number in [0, 1e6] (a decay rate per unit tau; bounded so that every "
          "rate stays finite up to the blow-up level: theory/stops.md sec. 4)",
          "weight decay (gamma/d)"),
-    REAL("training", "horizon", horizon, "0.3", 0, 0, LO_OPEN | NO_HI,
-         "a real number > 0", "tau_max, in slow time tau = n eta / d^2"),
+    REAL("training", "horizon", horizon, "0.3", TAU_MIN, 0, NO_HI,
+         "a real number >= 1e-100 (" TAU_WHY ")", "tau_max, in slow time tau = n eta / d^2"),
     INT("training", "points", points, "31", 2, 100000, 0,
         "an integer in 2..100000", "points of the tau grid (output and SGD "
         "measurements), tau = 0 included"),
     ENUM("training", "grid", grid, "linear", grid_names, "linear | log",
          "tau grid: linear, or 0 then geometric from training.grid_start"),
-    REAL("training", "grid_start", grid_start, "0.001", 0, 0, LO_OPEN | NO_HI,
-         "a real number > 0 (and < training.horizon for a log grid)",
+    REAL("training", "grid_start", grid_start, "0.001", TAU_MIN, 0, NO_HI,
+         "a real number >= 1e-100 (and < training.horizon for a log grid; " TAU_WHY ")",
          "first positive tau of a log grid"),
 
     {"training", "start_file", "",

@@ -10,6 +10,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "digest.h"
 #include "lines.h"
 #include "sidecar.h"
 #include "version.h"
@@ -25,6 +26,7 @@ struct aim_tsv {
     int discarding;        /* aborted: nothing more to write */
     aim_sidecar *sidecar;  /* made by aim_tsv_metadata */
     int scratch;           /* aim_tsv_scratch: no sidecar */
+    int sealed;            /* aim_tsv_seal: held whole, written with its digest */
     int failed;            /* the sidecar could not be made */
 };
 
@@ -73,7 +75,7 @@ static ssize_t column_first_write(void *cookie, const char *buf, size_t size)
     }
     memcpy(tsv->head + tsv->head_len, buf, size);
     tsv->head_len += size;
-    for (;;) {
+    while (!tsv->sealed) {
         const char *start = tsv->head + tsv->scanned;
         const char *nl = memchr(start, '\n', tsv->head_len - tsv->scanned);
         if (!nl)
@@ -92,6 +94,35 @@ static ssize_t column_first_write(void *cookie, const char *buf, size_t size)
         tsv->passing = 1;
         return rc ? 0 : (ssize_t)size;
     }
+    return (ssize_t)size; /* sealed: held whole until the close */
+}
+
+/* The digest line of a sealed file (aim_tsv_seal) */
+static const char digest_tag[] = "# digest: ";
+
+/* A sealed file, held whole: its column line, the '#' lines written
+ * before it, the digest line, then the rest (the rows), the digest over
+ * every byte of the file but its own line's, in the file's order. */
+static int write_sealed(aim_tsv *tsv)
+{
+    const char *h = tsv->head;
+    const size_t len = tsv->head_len;
+    size_t held = 0; /* h[0 .. held-1]: the '#' lines before the column line */
+    while (held < len && h[held] == '#') {
+        const char *nl = memchr(h + held, '\n', len - held);
+        held = nl ? (size_t)(nl - h) + 1 : len;
+    }
+    const char *nl = held < len ? memchr(h + held, '\n', len - held) : NULL;
+    const size_t column_end = nl ? (size_t)(nl - h) + 1 : len;
+    uint64_t sum = aim_digest_bytes(AIM_DIGEST_START, h + held, column_end - held);
+    sum = aim_digest_bytes(sum, h, held);
+    sum = aim_digest_bytes(sum, h + column_end, len - column_end);
+    char line[64];
+    const int n = snprintf(line, sizeof line, "%sfnv1a64:%016llx\n", digest_tag,
+                           (unsigned long long)sum);
+    return write_all(tsv->fd, h + held, column_end - held) || write_all(tsv->fd, h, held) ||
+           write_all(tsv->fd, line, (size_t)n) ||
+           write_all(tsv->fd, h + column_end, len - column_end);
 }
 
 /* A file without a column line is written as it came. */
@@ -99,7 +130,9 @@ static int column_first_close(void *cookie)
 {
     aim_tsv *tsv = cookie;
     int rc = 0;
-    if (!tsv->passing && !tsv->discarding)
+    if (tsv->sealed && !tsv->discarding)
+        rc = write_sealed(tsv);
+    else if (!tsv->passing && !tsv->discarding)
         rc = write_all(tsv->fd, tsv->head, tsv->head_len);
     const int err = errno;
     free(tsv->head);
@@ -213,6 +246,11 @@ void aim_tsv_metadata(aim_tsv *tsv, const char *command, const aim_config *cfg)
 void aim_tsv_scratch(aim_tsv *tsv)
 {
     tsv->scratch = 1;
+}
+
+void aim_tsv_seal(aim_tsv *tsv)
+{
+    tsv->sealed = 1;
 }
 
 int aim_tsv_integration(aim_tsv *tsv, const char *what, int n, const char *const names[],
@@ -504,6 +542,119 @@ int aim_tsv_file_version(const char *path, char *version, size_t n, char *err, s
     }
     aim_lines_close(in);
     return rc;
+}
+
+int aim_tsv_check_digest(const char *path, const char *what, char *err, size_t n)
+{
+    const aim_lines_limits limits = {(size_t)256 << 20, (size_t)1 << 20, 1, what};
+    aim_lines *in = aim_lines_open(path, &limits, err, n);
+    if (!in)
+        return -1;
+    const size_t tl = sizeof digest_tag - 1;
+    uint64_t sum = AIM_DIGEST_START;
+    char recorded[AIM_DIGEST_TEXT] = "";
+    int found = 0, got;
+    char *line;
+    size_t len;
+    while ((got = aim_lines_next(in, &line, &len)) > 0) {
+        if (!found && len >= tl && !strncmp(line, digest_tag, tl)) {
+            found = 1;
+            snprintf(recorded, sizeof recorded, "%s", line + tl);
+            if (len - tl != AIM_DIGEST_TEXT - 1 || !aim_digest_is_text(recorded))
+                recorded[0] = '\0';
+            continue;
+        }
+        sum = aim_digest_bytes(aim_digest_bytes(sum, line, len), "\n", 1);
+    }
+    int rc = -1;
+    char actual[AIM_DIGEST_TEXT];
+    snprintf(actual, sizeof actual, "fnv1a64:%016llx", (unsigned long long)sum);
+    if (got < 0)
+        snprintf(err, n, "%s", aim_lines_error(in));
+    else if (!found) {
+        snprintf(err, n, "%s: no '%sfnv1a64:...' line (cut short, or not written whole)",
+                 path, digest_tag);
+        rc = 1;
+    } else if (!recorded[0])
+        snprintf(err, n, "%s: its '%s' line is not 'fnv1a64:' and 16 hex digits", path,
+                 digest_tag);
+    else if (strcmp(recorded, actual))
+        snprintf(err, n, "%s: its contents do not match its digest (%s recorded, %s now): "
+                 "edited or damaged", path, recorded, actual);
+    else
+        rc = 0;
+    aim_lines_close(in);
+    return rc;
+}
+
+/* The key of a "# config KEY = VALUE" line: its length after the tag. */
+static size_t config_key_length(const char *line)
+{
+    const char *eq = strstr(line, " = ");
+    return eq ? (size_t)(eq - line) : strlen(line);
+}
+
+/* A "# config" line of t with the key of line (both with the tag), or NULL. */
+static const char *config_line_of(const aim_table *t, const char *line)
+{
+    const size_t k = config_key_length(line);
+    for (int i = 0; i < t->nmeta; i++)
+        if (!strncmp(t->meta[i], line, k) && !strncmp(t->meta[i] + k, " = ", 3))
+            return t->meta[i];
+    return NULL;
+}
+
+/* What is wrong with t's "# config" lines, where the lines expected
+ * (aim_config_write) differ from them first: into why (size n). */
+static void config_difference(const aim_table *t, const char *expected, char *why, size_t n)
+{
+    const char *there = NULL;
+    int i = 0;
+    for (; i < t->nmeta; i++) {
+        if (strncmp(t->meta[i], config_tag, sizeof config_tag - 1))
+            continue;
+        const size_t len = strcspn(expected, "\n");
+        if (!*expected || strlen(t->meta[i]) != len || strncmp(t->meta[i], expected, len)) {
+            there = t->meta[i];
+            break;
+        }
+        expected += len + 1;
+    }
+    const int wl = (int)strcspn(expected, "\n");
+    if (!there && !*expected)
+        return; /* the same lines */
+    if (!*expected)
+        snprintf(why, n, "an extra line '%.300s'", there);
+    else if (!there || !config_line_of(t, expected))
+        snprintf(why, n, "no '%.*s' line (a missing key is not taken as its default)",
+                 (int)config_key_length(expected), expected);
+    else
+        snprintf(why, n, "'%.300s' where aimdyn writes '%.*s' (a repeated, moved or "
+                 "rewritten line)", there, wl > 300 ? 300 : wl, expected);
+}
+
+int aim_table_config_whole(const aim_table *t, char *why, size_t n)
+{
+    aim_config cfg;
+    aim_config_error err;
+    if (aim_table_config(t, &cfg, &err)) {
+        snprintf(why, n, "%s", err.message);
+        return -1;
+    }
+    char *expected = NULL;
+    size_t len = 0;
+    FILE *m = open_memstream(&expected, &len);
+    if (m)
+        aim_config_write(&cfg, m, config_tag);
+    if (!m || fclose(m)) {
+        snprintf(why, n, "out of memory");
+        free(expected);
+        return -1;
+    }
+    why[0] = '\0';
+    config_difference(t, expected, why, n);
+    free(expected);
+    return why[0] ? -1 : 0;
 }
 
 int aim_table_config(const aim_table *t, aim_config *cfg, aim_config_error *err)

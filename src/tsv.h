@@ -49,6 +49,14 @@ void aim_tsv_scratch(aim_tsv *tsv);
 int aim_tsv_integration(aim_tsv *tsv, const char *what, int n, const char *const names[],
                         const long values[]);
 
+/* A file that a later run reads back to resume (a seed's file): held
+ * whole until the commit, then written with a line "# digest:
+ * fnv1a64:HEX" after the '#' lines that precede its column line, the
+ * FNV-1a digest (digest.h) of every other byte of the file in order, so
+ * that an edited or damaged file is told from one aimdyn wrote
+ * (aim_tsv_check_digest). */
+void aim_tsv_seal(aim_tsv *tsv);
+
 /* Flushes, closes and renames into place with its sidecar, as one set
  * (aim_atomic_set_own), the directory synced; frees tsv. Returns 0 or -1
  * (said; neither file replaced). */
@@ -144,6 +152,13 @@ const char *aim_table_version(const aim_table *t);
  * or -1 when the file cannot be read (the reason in err[0 .. errlen-1]). */
 int aim_tsv_file_version(const char *path, char *version, size_t n, char *err, size_t errlen);
 
+/* Whether the file at path, what (for messages) was written whole by
+ * aim_tsv_seal: 0 when its "# digest:" line matches every other byte;
+ * 1 when it has no such line; -1 when the digest does not match, the
+ * line is malformed or the file cannot be read (as aim_table_read reads
+ * it). The reason, naming path, in err[0 .. n-1]. */
+int aim_tsv_check_digest(const char *path, const char *what, char *err, size_t n);
+
 /* The configuration t records: the defaults, then every "# config KEY =
  * VALUE" line (aim_tsv_metadata) in order, each through aim_config_set,
  * so that every key is parsed and range-checked by the configuration's
@@ -151,5 +166,11 @@ int aim_tsv_file_version(const char *path, char *version, size_t n, char *err, s
  * Returns 0, or -1 with err naming the first line it cannot take ("# config
  * KEY = VALUE: reason; allowed: ..."). */
 int aim_table_config(const aim_table *t, aim_config *cfg, aim_config_error *err);
+
+/* Whether t's "# config" lines are every key once, in the order and the
+ * form aim_config_write gives the configuration they record: a missing
+ * line is an error here, not the key's default. 0, or -1 with the first
+ * difference in why[0 .. n-1]. */
+int aim_table_config_whole(const aim_table *t, char *why, size_t n);
 
 #endif

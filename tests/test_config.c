@@ -663,7 +663,7 @@ static void unusual_config(aim_config *cfg)
         "training.horizon=1.2345",
         "training.points=77",
         "training.grid=log",
-        "training.grid_start=2.2250738585072014e-308",
+        "training.grid_start=1.2345678901234567e-99", /* near its floor, 1e-100 */
         "ode.rtol=1e-8",
         "ode.atol=1e-12",
         "ode.quad_nodes=20",

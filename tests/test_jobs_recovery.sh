@@ -111,13 +111,14 @@ contains "another version: computed again" "$work/err" "was written by aimdyn 0.
 rm -f "$out"/.*.lock
 same_tree "another version: the files of an uninterrupted run" "$work/direct1" "$out"
 
-# a seed file that is not one (a row too many) is refused, nothing written
+# a seed file that is not one (a row too many) is refused, nothing
+# written: its digest no longer matches (src/cli/seedfile.h)
 rm -rf "$out"
 mkdir -p "$out"
 cp -R "$work/kept-seeds" "$seeds"
 tail -n 1 "$seeds/seed-4.tsv" >>"$seeds/seed-4.tsv"
 expect_exit "recovery: a malformed seed file" 2 "$exe" recovery $args --out "$out"
-contains "malformed seed file: explained" "$work/err" "seed-4.tsv: not one row of the 6 columns"
+contains "malformed seed file: explained" "$work/err" "seed-4.tsv: its contents do not match its digest"
 
 echo "$passes passed, $failures failed"
 [ "$failures" -eq 0 ]

@@ -67,6 +67,26 @@ int aim_compare_run_sgd_moments(const aim_config *cfg, int d, const double *tau,
                                             NULL, progress);
 }
 
+double aim_compare_seed_bytes(const aim_config *cfg, int d, int moment_len)
+{
+    const double D = d, p = aim_sgd_columns_for(cfg, d);
+    const int untied = cfg->decomposition == AIM_UNTIED;
+    /* the learned parameters and the teacher: a checkpoint's payload,
+     * held twice while it is written (a growing buffer) */
+    const double state = 8 * (D * D + (p > 0 ? (untied ? 2 : 1) * D * p : D * D));
+    /* the teacher's factors, drawn while the seed is made (src/draw.c) */
+    const double pt = cfg->teacher.decomposition == AIM_DIRECT
+                          ? 0
+                          : fmax(1.0, floor(cfg->teacher.rho * D + 0.5));
+    const double teacher = 8 * D * pt * (cfg->teacher.decomposition == AIM_UNTIED ? 2 : 1);
+    /* aim_compare_run_sgd_checkpointed's letters, aim_words_measure's stack */
+    const double moments =
+        moment_len > 0 ? 8 * D * D * (4 + (moment_len > 2 ? moment_len - 2 : 0)) : 0;
+    return aim_sgd_bytes(cfg, d) +
+           aim_holdout_bytes(cfg->holdout, cfg->tokens, d, p > 0 ? p : D, untied) +
+           fmax(teacher, 2 * state + moments);
+}
+
 int aim_compare_run_sgd_checkpointed(const aim_config *cfg, int d, const double *tau,
                                      int points, double *obs, double *extra, int *reached,
                                      aim_sgd_moments *mom, const aim_sgd_checkpoints *ck,
@@ -74,7 +94,7 @@ int aim_compare_run_sgd_checkpointed(const aim_config *cfg, int d, const double 
 {
     int seeds = cfg->seeds;
     if (seeds <= 0 || points <= 0) {
-        fprintf(stderr, "aimdyn: compare: need seeds > 0 and points > 0\n");
+        fprintf(stderr, "aimdyn: SGD: need seeds > 0 and points > 0\n");
         return -1;
     }
     double *all = NULL; /* every word of mom->ws at one grid point */
@@ -82,7 +102,7 @@ int aim_compare_run_sgd_checkpointed(const aim_config *cfg, int d, const double 
     if (mom && (!(all = malloc(sizeof *all * (size_t)aim_wordset_count(mom->ws))) ||
                 !(letters = malloc(sizeof *letters * 4 * (size_t)d * (size_t)d)))) {
         free(all);
-        fprintf(stderr, "aimdyn: compare: out of memory\n");
+        fprintf(stderr, "aimdyn: SGD at d = %d: out of memory (the moments' letters)\n", d);
         return -1;
     }
     /* the expectation engine only for the formula's column */
@@ -90,7 +110,7 @@ int aim_compare_run_sgd_checkpointed(const aim_config *cfg, int d, const double 
     if (extra && !g) {
         free(all);
         free(letters);
-        fprintf(stderr, "aimdyn: compare: cannot create the expectation "
+        fprintf(stderr, "aimdyn: SGD: cannot create the expectation "
                         "engine\n");
         return -1;
     }
@@ -101,8 +121,8 @@ int aim_compare_run_sgd_checkpointed(const aim_config *cfg, int d, const double 
         aim_sgd *sgd = aim_sgd_create(cfg, d, seed);
         aim_holdout *ho = sgd ? aim_holdout_create(sgd, seed, cfg->holdout) : NULL;
         if (!ho) {
-            fprintf(stderr, "aimdyn: compare: cannot set up SGD seed %llu "
-                            "at d = %d\n",
+            fprintf(stderr, "aimdyn: cannot set up SGD seed %llu "
+                            "at d = %d (said above)\n",
                     (unsigned long long)seed, d);
             aim_sgd_free(sgd);
             rc = -1;
@@ -133,7 +153,7 @@ int aim_compare_run_sgd_checkpointed(const aim_config *cfg, int d, const double 
                             aim_sgd_steps(sgd));
                     break;
                 } else if (adv != 0) {
-                            fprintf(stderr, "aimdyn: compare: SGD seed %llu failed "
+                            fprintf(stderr, "aimdyn: SGD seed %llu failed "
                                     "at tau = %g\n",
                             (unsigned long long)seed, tau[i]);
                     rc = -1;
@@ -150,7 +170,7 @@ int aim_compare_run_sgd_checkpointed(const aim_config *cfg, int d, const double 
                 break;
             }
             if (st < 0) {
-                    fprintf(stderr, "aimdyn: compare: SGD seed %llu, tau = %g: "
+                    fprintf(stderr, "aimdyn: SGD seed %llu, tau = %g: "
                                 "observables: %s\n",
                         (unsigned long long)seed, tau[i], aim_gauss_error(g));
                 rc = -1;
@@ -160,7 +180,8 @@ int aim_compare_run_sgd_checkpointed(const aim_config *cfg, int d, const double 
                 const double *mats[AIM_ALPHABET_MAX];
                 if (letter_matrices(sgd, aim_wordset_alphabet(mom->ws), letters, mats) ||
                     aim_words_measure(mom->ws, aim_wordset_max_len(mom->ws), mats, d, all)) {
-                            fprintf(stderr, "aimdyn: compare: out of memory measuring moments\n");
+                    fprintf(stderr, "aimdyn: SGD seed %llu: out of memory measuring "
+                                    "moments\n", (unsigned long long)seed);
                     rc = -1;
                     break;
                 }

@@ -109,6 +109,13 @@ typedef struct {
     void *ctx;
 } aim_sgd_checkpoints;
 
+/* The bytes one SGD seed of cfg at d takes at its peak in
+ * aim_compare_run_sgd_checkpointed (aim_sgd_bytes, the held-out samples,
+ * the teacher's factors while it is drawn, or the moments of words up to
+ * moment_len letters, 0: none, and a checkpoint being written): what a
+ * worker needs, from the configuration alone. */
+double aim_compare_seed_bytes(const aim_config *cfg, int d, int moment_len);
+
 /* aim_compare_run_sgd_moments with checkpoints (ck not NULL). */
 int aim_compare_run_sgd_checkpointed(const aim_config *cfg, int d, const double *tau,
                                      int points, double *obs, double *extra, int *reached,

@@ -73,6 +73,14 @@ static void times(const aim_holdout *h, int first, int rows, const double *A, in
                 h->X + (size_t)first * h->T * h->d, h->d, A, cols, 0.0, out, cols);
 }
 
+double aim_holdout_bytes(int samples, int tokens, int d, double cols, int second)
+{
+    const double rows = (double)CHUNK * tokens, wide = cols > d ? cols : d;
+    /* X, ft, loss; P; Pv (as aim_holdout_create allocates them) */
+    return 8 * ((double)samples * (tokens * (double)d + (double)tokens * tokens + 1) +
+                rows * wide + (second ? rows * cols : 0));
+}
+
 aim_holdout *aim_holdout_create(const aim_sgd *s, uint64_t seed, int samples)
 {
     if (samples < 2) {

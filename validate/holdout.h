@@ -23,6 +23,11 @@ typedef struct aim_holdout aim_holdout;
  * a message on stderr naming sgd.holdout (out of memory, samples < 2). */
 aim_holdout *aim_holdout_create(const aim_sgd *sgd, uint64_t seed, int samples);
 
+/* The bytes aim_holdout_create allocates for `samples` samples of
+ * `tokens` tokens at d, for a student of cols columns (d: direct) with
+ * (second = 1) or without a second factor (untied). */
+double aim_holdout_bytes(int samples, int tokens, int d, double cols, int second);
+
 void aim_holdout_free(aim_holdout *h);
 
 /* The held-out risk of sgd's current matrices (sgd: the seed h was

@@ -22,6 +22,7 @@
  */
 #include "sgd.h"
 
+#include <limits.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -117,14 +118,12 @@ static aim_sgd *alloc_common(const aim_config *cfg, int d)
         fprintf(stderr, "aim_sgd: block = %d must be >= 1\n", cfg->block);
         return NULL;
     }
-    const int p = student->factors > 0 ? aim_config_columns(&cfg->student, d) : 0;
-    /* CBLAS lengths are int: d p and (block T) p must fit */
-    if (p > 0 && ((double)d * p > 2147483647.0 ||
-                  (double)cfg->block * cfg->tokens * p > 2147483647.0)) {
-        fprintf(stderr, "aim_sgd: factored student too large (d = %d, "
-                        "p = %d)\n", d, p);
+    char why[300];
+    if (aim_sgd_fits(cfg, d, why, sizeof why)) {
+        fprintf(stderr, "aim_sgd: %s\n", why);
         return NULL;
     }
+    const int p = student->factors > 0 ? aim_config_columns(&cfg->student, d) : 0;
     aim_sgd *s = calloc(1, sizeof *s);
     if (!s) {
         fprintf(stderr, "aim_sgd: out of memory\n");
@@ -189,6 +188,43 @@ static aim_sgd *alloc_common(const aim_config *cfg, int d)
         return NULL;
     }
     return s;
+}
+
+double aim_sgd_columns_for(const aim_config *cfg, int d)
+{
+    const aim_sgd_student *student = student_of(cfg);
+    return student && student->factors > 0 ? fmax(1.0, floor(cfg->student.rho * d + 0.5))
+                                           : 0.0;
+}
+
+int aim_sgd_fits(const aim_config *cfg, int d, char *why, size_t n)
+{
+    const double p = aim_sgd_columns_for(cfg, d), rows = (double)cfg->block * cfg->tokens;
+    /* CBLAS lengths are int: d p and (block T) p must fit */
+    if (d * p > INT_MAX || rows * p > INT_MAX) {
+        snprintf(why, n, "student.rho = %g at d = %d gives p = %.0f columns: d p = %.3g and "
+                         "sgd.block x T x p = %.3g must be at most 2^31 - 1 = %d (BLAS "
+                         "lengths); allowed: student.rho <= %.4g at this d", cfg->student.rho,
+                 d, p, d * p, rows * p, INT_MAX,
+                 floor(INT_MAX / fmax(d, rows)) / d);
+        return -1;
+    }
+    return 0;
+}
+
+double aim_sgd_bytes(const aim_config *cfg, int d)
+{
+    const aim_sgd_student *student = student_of(cfg);
+    const double factors = student ? student->factors : 0, p = aim_sgd_columns_for(cfg, d);
+    const double D = d, T2 = (double)cfg->tokens * cfg->tokens, block = cfg->block;
+    const double n = block * cfg->tokens, cols = p > 0 ? p : D;
+    /* alloc_common: S, St; X, Q, P, Y, K; xi, HR, E; tE, uE, apow; jac;
+     * Ut, Kw */
+    double values = 2 * D * D + n * (2 * D + 2 * cols + n) + 3 * block * T2 + 3 * block + 1 +
+                    T2 * T2 + factors * cfg->tokens * (p + n);
+    /* the student's alloc (tied_alloc: W; untied_alloc: U, V, Pv, Rv, zw) */
+    values += factors * D * p + (factors > 1 ? 2 * n * p + block : 0);
+    return 8 * values;
 }
 
 static void cache_teacher(aim_sgd *s)

@@ -31,6 +31,21 @@ typedef struct aim_sgd aim_sgd;
  * that cannot start this run (message on stderr). */
 aim_sgd *aim_sgd_create(const aim_config *cfg, int d, uint64_t seed);
 
+/* The columns p = round(student.rho d) of cfg's factored student at d,
+ * not clamped to an int, or 0 for a direct one. */
+double aim_sgd_columns_for(const aim_config *cfg, int d);
+
+/* Whether the sizes of cfg's student at d fit the int lengths of the
+ * BLAS calls (d p and sgd.block T p for p = round(student.rho d)
+ * columns): 0, or -1 with what does not and what is allowed in why
+ * (size n). aim_sgd_create refuses what does not. */
+int aim_sgd_fits(const aim_config *cfg, int d, char *why, size_t n);
+
+/* The bytes aim_sgd_create(cfg, d, .) allocates, from the configuration
+ * alone: the d x d student and teacher (8 d^2 bytes each), the factors
+ * (8 d p each), the block's buffers. A double: no overflow at any size. */
+double aim_sgd_bytes(const aim_config *cfg, int d);
+
 /* A copy of the current matrices with a fresh data stream seeded from
  * data_seed (used by the short-horizon drift tests). */
 aim_sgd *aim_sgd_clone(const aim_sgd *sgd, uint64_t data_seed);

@@ -28,6 +28,7 @@ struct aim_state {
     double *params[2];
     size_t len[2];
     char digest[AIM_DIGEST_TEXT]; /* of the file's bytes */
+    char version[64];             /* its "# aimdyn VERSION" line's; "" when none */
 };
 
 int aim_state_path(const aim_config *cfg, int d, uint64_t seed, double tau, char *buf, size_t n)
@@ -56,7 +57,19 @@ typedef struct {
     long number;
     char *err;
     size_t n;
+    char *version; /* the "# aimdyn VERSION" line's version, when met */
+    size_t version_n;
 } reader;
+
+/* A '#' line: the version of aimdyn that wrote the state, when it names
+ * it (state_write.c: "# aimdyn VERSION" after "# aimdyn saved state") */
+static void note_version(reader *r)
+{
+    static const char tag[] = "# aimdyn ";
+    if (!strncmp(r->line, tag, sizeof tag - 1) && strncmp(r->line, "# aimdyn saved state", 20))
+        snprintf(r->version, r->version_n, "%.*s", (int)strcspn(r->line + sizeof tag - 1, "\r\n"),
+                 r->line + sizeof tag - 1);
+}
 
 /* The next line that is not a '#' line, without its newline; 0, or -1
  * (said: the file ends there, cut short) */
@@ -66,6 +79,8 @@ static int next_line(reader *r, const char *wanted)
     do {
         got = getline(&r->line, &r->cap, r->f);
         r->number++;
+        if (got > 0 && r->line[0] == '#')
+            note_version(r);
     } while (got > 0 && r->line[0] == '#');
     if (got <= 0) {
         snprintf(r->err, r->n, "%s: ends at line %ld, before %s (cut short, or not a state "
@@ -170,7 +185,8 @@ static int read_matrix(reader *r, const char *name, int rows, int cols, double *
 aim_state *aim_state_read(const char *path, char *err, size_t n)
 {
     aim_state *st = calloc(1, sizeof *st);
-    reader r = {fopen(path, "r"), path, NULL, 0, 0, err, n};
+    reader r = {fopen(path, "r"), path, NULL, 0, 0, err, n, st ? st->version : NULL,
+                st ? sizeof st->version : 0};
     if (!st || !r.f) {
         snprintf(err, n, "cannot read the state '%s': %s", path,
                  st ? strerror(errno) : "out of memory");
@@ -308,6 +324,7 @@ int aim_state_check(const aim_state *st, const aim_config *cfg, int d, char *err
 
 int aim_state_dim(const aim_state *st) { return st->d; }
 const char *aim_state_digest(const aim_state *st) { return st->digest; }
+const char *aim_state_version(const aim_state *st) { return st->version; }
 uint64_t aim_state_seed(const aim_state *st) { return st->seed; }
 double aim_state_tau(const aim_state *st) { return st->tau; }
 long aim_state_step(const aim_state *st) { return st->step; }

@@ -49,6 +49,9 @@ int aim_state_dim(const aim_state *st);
 /* The digest of the file's bytes (src/digest.h), as
  * training.start_digest records it. */
 const char *aim_state_digest(const aim_state *st);
+/* The version of aimdyn that saved it (its "# aimdyn VERSION" line), ""
+ * when the file does not say. */
+const char *aim_state_version(const aim_state *st);
 uint64_t aim_state_seed(const aim_state *st);
 double aim_state_tau(const aim_state *st);
 long aim_state_step(const aim_state *st);

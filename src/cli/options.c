@@ -6,13 +6,16 @@
 
 #include "cli.h"
 #include "grid.h"
+#include "memory.h"
 #include "pool.h"
+#include "progress.h"
 #include "ranks.h"
 #include "model.h"
 #include "model.h"
 #include "sgd.h"
 #include "state.h"
 #include "tsv.h"
+#include "version.h"
 
 const char *const aim_cli_student_names[MAX_STUDENTS] = {"direct", "tied", "untied"};
 
@@ -89,6 +92,13 @@ static int start_fits(const char *cmd, run_options *ro)
     int rc = st ? 0 : -1;
     if (!st)
         fprintf(stderr, "aimdyn %s: training.start_file: %s\n", cmd, err);
+    else if (strcmp(aim_state_version(st), AIM_VERSION))
+        aim_progress_note("aimdyn %s: note: training.start_file = '%s' was saved by aimdyn %s, "
+                          "this is aimdyn %s: its matrices are read as they are (the state "
+                          "format is the same; the results may differ from that version's)\n",
+                          cmd, ro->cfg.start_file,
+                          aim_state_version(st)[0] ? aim_state_version(st) : "(not named)",
+                          AIM_VERSION);
     /* the digest the run records (training.start_digest), unless given:
      * a given one (a rerun's, a config file's) is checked below */
     if (st && !ro->cfg.start_digest[0]) {
@@ -104,6 +114,26 @@ static int start_fits(const char *cmd, run_options *ro)
                 fprintf(stderr, "aimdyn %s: %s\n", cmd, err);
     aim_state_free(st);
     return rc;
+}
+
+/* The memory of the run's SGD seeds (sgd_seeds) at each of its
+ * dimensions and students, and of its matrix limit process, against the
+ * machine's (memory.h): 0, or -1 after a message. */
+static int memory_fits(const char *cmd, const run_options *ro, int sgd_seeds)
+{
+    int moment_len = 0; /* the SGD files' moments: words up to the largest order */
+    for (int q = 0; q < ro->norders; q++)
+        moment_len = ro->orders[q] > moment_len ? ro->orders[q] : moment_len;
+    for (int s = 0; s < (ro->nstudents ? ro->nstudents : 1); s++) {
+        const aim_config *cfg = ro->nstudents ? &ro->student_cfg[s] : &ro->cfg;
+        const int words = aim_model_ops_of(cfg)->hierarchy ? moment_len : 0;
+        for (int j = 0; sgd_seeds && j < ro->ndims; j++)
+            if (aim_cli_sgd_memory_fits(cmd, cfg, ro->dims[j], ro->jobs, words))
+                return -1;
+        if (aim_cli_matrix_memory_fits(cmd, cfg))
+            return -1;
+    }
+    return 0;
 }
 
 /* Parses [CONFIG] and the options of ode, sgd and compare. Returns 0, 1
@@ -198,6 +228,8 @@ int aim_cli_parse_run_options(const char *cmd, int argc, char **argv,
             return -1;
     if (ro->norders == 0)
         ro->orders[ro->norders++] = ro->cfg.order;
+    if (!is_hierarchy && memory_fits(cmd, ro, is_sgd || is_compare))
+        return -1;
     if (!is_hierarchy && start_fits(cmd, ro))
         return -1;
     /* the other ranks of an MPI job write seed files only, once rank 0

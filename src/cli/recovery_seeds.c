@@ -11,6 +11,7 @@
 
 #include "cli.h"
 #include "pool.h"
+#include "seedfile.h"
 #include "tsv.h"
 
 #define CMD "recovery"
@@ -58,6 +59,7 @@ static int compute_seed(void *ctx, int s)
         return -1;
     FILE *f = aim_tsv_stream(tsv);
     aim_tsv_scratch(tsv); /* kept until the run's files are written */
+    aim_tsv_seal(tsv);    /* read back: whole, or refused (seedfile.h) */
     aim_tsv_metadata(tsv, CMD, r->cfg);
     fprintf(f, "# recovery seed %llu (seed %d of %d) at d = %d: the limit ODE from its initial "
                "matrices, kept until the run's files are written; values to 17 digits (read "
@@ -91,7 +93,7 @@ static int read_seed(void *ctx, int s)
     aim_table t;
     if (seed_path(r, s, path, sizeof path))
         return -1;
-    const int kept = aim_pool_read_kept(CMD, path, &kind, r->cfg, r->dir, "seed", &t);
+    const int kept = aim_seedfile_read(CMD, path, &kind, r->cfg, r->dir, &t);
     if (kept)
         return kept;
     const double *v = t.data;

@@ -14,6 +14,7 @@
 
 #include "checkpoint.h"
 #include "pool.h"
+#include "seedfile.h"
 #include "sgd.h"
 #include "state.h"
 #include "tsv.h"
@@ -273,6 +274,7 @@ static int compute_seed(void *ctx, int s)
              seed_path(r, s, path, sizeof path) == 0 && (tsv = aim_tsv_open(path))) {
         FILE *f = aim_tsv_stream(tsv);
         aim_tsv_scratch(tsv); /* kept until the run's files are written */
+        aim_tsv_seal(tsv);    /* read back: whole, or refused (seedfile.h) */
         aim_tsv_metadata(tsv, "sgd", r->cfg);
         fprintf(f, "# sgd seed %llu (seed %d of %d) at d = %d, kept until the run's files are "
                    "written; values to 17 digits (read back to the same double)\n"
@@ -360,7 +362,7 @@ static int read_seed(void *ctx, int s)
     aim_table t;
     if (seed_path(r, s, path, sizeof path))
         return -1;
-    const int kept = aim_pool_read_kept(r->cmd, path, &kind, r->cfg, r->dir, "seed", &t);
+    const int kept = aim_seedfile_read(r->cmd, path, &kind, r->cfg, r->dir, &t);
     if (kept > 0) /* to compute: from its checkpoint, if it has one */
         return check_checkpoint(r, s);
     if (kept)

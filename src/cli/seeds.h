@@ -17,7 +17,9 @@
  * bit-identical to those of one process computing the seeds in turn,
  * whatever the number of workers and the interruptions. A seed file of
  * another version is computed again (said); one of another configuration
- * is refused (remove the folder or choose another --name). */
+ * is refused (remove the folder or choose another --name); one that is
+ * not whole (its digest, its full list of "# config" lines: seedfile.h)
+ * is refused (remove it: its seed is computed again). */
 #ifndef AIM_SEEDS_H
 #define AIM_SEEDS_H
 
