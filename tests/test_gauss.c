@@ -9,6 +9,7 @@
 #include <cmocka.h>
 
 #include <math.h>
+#include <stdio.h>
 #include <string.h>
 
 #include <gsl/gsl_linalg.h>
@@ -998,23 +999,34 @@ static void test_symmetric_rule(void **state)
     }
 }
 
-int main(void)
+/* Two groups: the unit suite's (also run under the sanitizers), and the
+ * accuracy tests on rules of 2^18 points, which take minutes under the
+ * sanitizers and run in the physics suite ("test_gauss accuracy"). */
+int main(int argc, char **argv)
 {
-    const struct CMUnitTest tests[] = {
+    const struct CMUnitTest unit[] = {
         cmocka_unit_test(test_linear_closed_form),
         cmocka_unit_test(test_he2_mehler),
         cmocka_unit_test(test_elementwise_vs_mc),
         cmocka_unit_test(test_softmax_vs_mc),
-        cmocka_unit_test(test_generic_matches_elementwise),
         cmocka_unit_test(test_invalid_covariance),
         cmocka_unit_test(test_closed_forms_vs_dense),
         cmocka_unit_test(test_lanes_match_pair),
-        cmocka_unit_test(test_kernel_error_estimate),
-        cmocka_unit_test(test_kernel_error_where_it_fell_short),
         cmocka_unit_test(test_risk_alone),
         cmocka_unit_test(test_threads_same_numbers),
         cmocka_unit_test(test_shared_rules),
         cmocka_unit_test(test_symmetric_rule),
     };
-    return cmocka_run_group_tests(tests, NULL, NULL);
+    const struct CMUnitTest accuracy[] = {
+        cmocka_unit_test(test_generic_matches_elementwise),
+        cmocka_unit_test(test_kernel_error_estimate),
+        cmocka_unit_test(test_kernel_error_where_it_fell_short),
+    };
+    if (argc == 2 && !strcmp(argv[1], "accuracy"))
+        return cmocka_run_group_tests(accuracy, NULL, NULL);
+    if (argc != 1) {
+        fprintf(stderr, "usage: %s [accuracy]\n", argv[0]);
+        return 2;
+    }
+    return cmocka_run_group_tests(unit, NULL, NULL);
 }
