@@ -314,8 +314,9 @@ static int read_configuration(const json_t *all, aim_config *cfg, char *err, siz
 
 int aim_sidecar_read(const char *path, aim_sidecar_record *rec, char *err, size_t n)
 {
-    static const aim_input_kind kind = {SIDECAR_MAX_BYTES, "a JSON sidecar that aimdyn wrote",
-                                        0};
+    static const char what[] = "the JSON sidecar that aimdyn writes beside each result "
+                               "table (docs/config.md, \"The JSON sidecar\")";
+    static const aim_input_kind kind = {SIDECAR_MAX_BYTES, what, 0};
     memset(rec, 0, sizeof *rec);
     char *text;
     size_t len;
@@ -325,7 +326,7 @@ int aim_sidecar_read(const char *path, aim_sidecar_record *rec, char *err, size_
     json_t *root = json_loadb(text, len, JSON_REJECT_DUPLICATES, &jerr);
     free(text);
     if (!root) {
-        snprintf(err, n, "%s:%d: %s", path, jerr.line, jerr.text);
+        snprintf(err, n, "%s:%d: %s; allowed: %s", path, jerr.line, jerr.text, what);
         return -1;
     }
     const json_t *format = json_object_get(root, "format"),
@@ -366,7 +367,7 @@ int aim_sidecar_read(const char *path, aim_sidecar_record *rec, char *err, size_
         json_decref(root);
         return 0;
     }
-    snprintf(err, n, "%s: %s", path, why);
+    snprintf(err, n, "%s: %s; allowed: %s", path, why, what);
     json_decref(root);
     aim_sidecar_record_free(rec);
     return -1;

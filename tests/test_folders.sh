@@ -1,0 +1,142 @@
+#!/bin/sh
+# What aimdyn does in a folder it writes to (README, "What aimdyn does in
+# a folder it writes to"): a journal planted there that names a file
+# outside the folder (an absolute path, as an older aimdyn wrote them, or
+# "../") is refused with its path and left in place, and nothing outside
+# is touched; a lock or journal that is a symbolic link, a FIFO or a
+# directory is refused, its target unchanged, without waiting. Each
+# command runs under `timeout 60`, so that a run that blocks fails the
+# test instead of hanging it.
+. "$(dirname "$0")/checks.sh"
+begin_test "$@"
+
+# any failure but a timeout (a refused folder is a run-time failure)
+refused() { # name, text of the message, command...
+    name=$1 text=$2
+    shift 2
+    timeout 60 "$@" >"$work/out" 2>"$work/err" </dev/null
+    got=$?
+    [ "$got" -ne 0 ] && [ "$got" -ne 124 ]
+    r=$?
+    [ $r -ne 0 ] && echo "  $name: exit $got; stderr: $(cat "$work/err")"
+    check "$name: refused" $r
+    contains "$name: said" "$work/err" "$text"
+}
+# a journal as atomic.c writes it: the tag, then the fields given, then
+# "E"; every field NUL-terminated
+journal() { # file, fields...
+    f=$1
+    shift
+    { printf 'aimdyn journal\000'; for x in "$@"; do printf '%s\000' "$x"; done
+      printf 'E\000'; } >"$f"
+}
+# the files outside the folders, which no run may touch
+mkdir "$work/outside"
+echo precious >"$work/outside/victim"
+echo "outside temporary" >"$work/outside/src"
+outside_unchanged() { # name
+    [ "$(cat "$work/outside/victim")" = precious ] &&
+        [ "$(cat "$work/outside/src")" = "outside temporary" ] &&
+        [ "$(ls -A "$work/outside")" = "$(printf 'src\nvictim')" ]
+    check "$1: nothing outside touched" $?
+}
+
+# --- planted journals ---
+case_journal() { # name, journal's NAME, fields...
+    name=$1 jname=$2
+    shift 2
+    d="$work/j$((n_case = ${n_case:-0} + 1))"
+    mkdir -p "$d"
+    journal "$d/.$jname.journal" "$@"
+    refused "$name" "the journal '$d/.$jname.journal' names '" "$exe" ode --out "$d" \
+        --set training.points=3
+    [ -f "$d/.$jname.journal" ]
+    check "$name: the journal left in place" $?
+    [ ! -e "$d/aimdyn-ode.tsv" ]
+    check "$name: nothing written" $?
+    outside_unchanged "$name"
+}
+case_journal "a journal removing an absolute path" aimdyn U "$work/outside/victim"
+case_journal "a journal renaming absolute paths" aimdyn R "$work/outside/src" "$work/outside/victim"
+case_journal "a journal removing ../" aimdyn U "../outside/victim"
+case_journal "a journal renaming from ../" aimdyn R "../outside/src" "x.tsv"
+case_journal "a journal renaming onto ../" aimdyn R ".x.tsv.Ab12Cd" "../outside/victim"
+# another name's journal (its lock free) is completed by any run: refused too
+case_journal "another name's journal" other U "$work/outside/victim"
+# a journal with a sound first record: not even that one applied
+d="$work/jsound"
+mkdir -p "$d"
+echo old >"$d/kept.tsv"
+echo new >"$d/.kept.tsv.Ab12Cd"
+journal "$d/.aimdyn.journal" R .kept.tsv.Ab12Cd kept.tsv U "$work/outside/victim"
+refused "a journal with a sound record first" "names '$work/outside/victim', not a file of its own folder" \
+    "$exe" ode --out "$d" --set training.points=3
+[ "$(cat "$d/kept.tsv")" = old ] && [ -f "$d/.kept.tsv.Ab12Cd" ]
+check "a journal with a sound record first: no record applied" $?
+# a sound journal of plain names is completed, and the run goes on
+d="$work/jplain"
+mkdir -p "$d"
+echo new >"$d/.kept.tsv.Ab12Cd"
+journal "$d/.aimdyn.journal" R .kept.tsv.Ab12Cd kept.tsv
+expect_exit "a journal of plain names: completed" 0 timeout 60 "$exe" ode --out "$d" \
+    --set training.points=3
+[ "$(cat "$d/kept.tsv")" = new ] && [ ! -e "$d/.aimdyn.journal" ]
+check "a journal of plain names: its rename done, the journal gone" $?
+
+# --- locks and journals that are no regular files ---
+d="$work/l1"
+mkdir -p "$d"
+ln -s "$work/outside/victim" "$d/.aimdyn.lock"
+refused "a lock that is a symbolic link" "the lock '$d/.aimdyn.lock' is a symbolic link" \
+    "$exe" ode --out "$d" --set training.points=3
+[ -L "$d/.aimdyn.lock" ]
+check "a lock that is a symbolic link: left in place" $?
+outside_unchanged "a lock that is a symbolic link"
+d="$work/l2"
+mkdir -p "$d"
+ln -s "$work/outside/new" "$d/.aimdyn.lock"
+refused "a lock that is a dangling symbolic link" "is a symbolic link" \
+    "$exe" ode --out "$d" --set training.points=3
+outside_unchanged "a lock that is a dangling symbolic link: nothing created"
+d="$work/l3"
+mkdir -p "$d"
+ln "$work/outside/victim" "$d/.aimdyn.lock"
+refused "a lock that is a hard link" "is a file with other names too (a hard link)" \
+    "$exe" ode --out "$d" --set training.points=3
+outside_unchanged "a lock that is a hard link"
+rm -f "$d/.aimdyn.lock"
+d="$work/l4"
+mkdir -p "$d"
+mkfifo "$d/.aimdyn.lock"
+refused "a lock that is a FIFO" "the lock '$d/.aimdyn.lock' is not a regular file" \
+    "$exe" ode --out "$d" --set training.points=3
+d="$work/l5"
+mkdir -p "$d/.aimdyn.lock"
+refused "a lock that is a directory" "the lock '$d/.aimdyn.lock' is a directory" \
+    "$exe" ode --out "$d" --set training.points=3
+d="$work/l6"
+mkdir -p "$d"
+mkfifo "$d/.aimdyn.journal"
+refused "a journal that is a FIFO" "$d/.aimdyn.journal: not a regular file" \
+    "$exe" ode --out "$d" --set training.points=3
+[ -p "$d/.aimdyn.journal" ]
+check "a journal that is a FIFO: left in place" $?
+d="$work/l7"
+mkdir -p "$d/.aimdyn.journal"
+refused "a journal that is a directory" "$d/.aimdyn.journal: a directory, not a regular file" \
+    "$exe" ode --out "$d" --set training.points=3
+d="$work/l8"
+mkdir -p "$d"
+journal "$work/outside.journal" U "$work/outside/victim"
+ln -s "$work/outside.journal" "$d/.aimdyn.journal"
+refused "a journal that is a symbolic link" "$d/.aimdyn.journal: a symbolic link" \
+    "$exe" ode --out "$d" --set training.points=3
+outside_unchanged "a journal that is a symbolic link"
+
+# a folder that is sound: the run writes its files and leaves no lock
+expect_exit "a sound folder" 0 timeout 60 "$exe" ode --out "$work/sound" --set training.points=3
+[ "$(ls -A "$work/sound")" = "$(printf 'aimdyn-ode.json\naimdyn-ode.tsv')" ]
+check "a sound folder: the table and its sidecar, nothing else" $?
+
+echo "$passes passed, $failures failed"
+[ "$failures" -eq 0 ]
