@@ -10,17 +10,12 @@
 . "$(dirname "$0")/checks.sh"
 begin_test "$@"
 
-# any failure but a timeout (a refused folder is a run-time failure)
+# any failure (a refused folder is a run-time failure)
 refused() { # name, text of the message, command...
-    name=$1 text=$2
+    label=$1 text=$2
     shift 2
-    timeout 60 "$@" >"$work/out" 2>"$work/err" </dev/null
-    got=$?
-    [ "$got" -ne 0 ] && [ "$got" -ne 124 ]
-    r=$?
-    [ $r -ne 0 ] && echo "  $name: exit $got; stderr: $(cat "$work/err")"
-    check "$name: refused" $r
-    contains "$name: said" "$work/err" "$text"
+    expect_failure "$label: refused" timeout 60 "$@"
+    contains "$label: said" "$work/err" "$text"
 }
 # a journal as atomic.c writes it: the tag, then the fields given, then
 # "E"; every field NUL-terminated
@@ -43,18 +38,18 @@ outside_unchanged() { # name
 
 # --- planted journals ---
 case_journal() { # name, journal's NAME, fields...
-    name=$1 jname=$2
+    case_name=$1 jname=$2
     shift 2
     d="$work/j$((n_case = ${n_case:-0} + 1))"
     mkdir -p "$d"
     journal "$d/.$jname.journal" "$@"
-    refused "$name" "the journal '$d/.$jname.journal' names '" "$exe" ode --out "$d" \
+    refused "$case_name" "the journal '$d/.$jname.journal' names '" "$exe" ode --out "$d" \
         --set training.points=3
     [ -f "$d/.$jname.journal" ]
-    check "$name: the journal left in place" $?
+    check "$case_name: the journal left in place" $?
     [ ! -e "$d/aimdyn-ode.tsv" ]
-    check "$name: nothing written" $?
-    outside_unchanged "$name"
+    check "$case_name: nothing written" $?
+    outside_unchanged "$case_name"
 }
 case_journal "a journal removing an absolute path" aimdyn U "$work/outside/victim"
 case_journal "a journal renaming absolute paths" aimdyn R "$work/outside/src" "$work/outside/victim"
@@ -84,54 +79,36 @@ expect_exit "a journal of plain names: completed" 0 timeout 60 "$exe" ode --out 
 check "a journal of plain names: its rename done, the journal gone" $?
 
 # --- locks and journals that are no regular files ---
-d="$work/l1"
-mkdir -p "$d"
-ln -s "$work/outside/victim" "$d/.aimdyn.lock"
-refused "a lock that is a symbolic link" "the lock '$d/.aimdyn.lock' is a symbolic link" \
-    "$exe" ode --out "$d" --set training.points=3
+# an ODE run into a new folder $d holding FILE, made by a command (given
+# FILE's path last): refused, saying so
+planted_case() { # name, FILE, text of the message (after $d/FILE), command...
+    label=$1 planted=$2 said=$3
+    shift 3
+    d="$work/l$((n_planted = ${n_planted:-0} + 1))"
+    mkdir -p "$d"
+    "$@" "$d/$planted"
+    refused "$label" "$d/$planted$said" "$exe" ode --out "$d" --set training.points=3
+    outside_unchanged "$label"
+}
+planted_case "a lock that is a symbolic link" .aimdyn.lock "' is a symbolic link" \
+    ln -s "$work/outside/victim"
 [ -L "$d/.aimdyn.lock" ]
 check "a lock that is a symbolic link: left in place" $?
-outside_unchanged "a lock that is a symbolic link"
-d="$work/l2"
-mkdir -p "$d"
-ln -s "$work/outside/new" "$d/.aimdyn.lock"
-refused "a lock that is a dangling symbolic link" "is a symbolic link" \
-    "$exe" ode --out "$d" --set training.points=3
-outside_unchanged "a lock that is a dangling symbolic link: nothing created"
-d="$work/l3"
-mkdir -p "$d"
-ln "$work/outside/victim" "$d/.aimdyn.lock"
-refused "a lock that is a hard link" "is a file with other names too (a hard link)" \
-    "$exe" ode --out "$d" --set training.points=3
-outside_unchanged "a lock that is a hard link"
+planted_case "a lock that is a dangling symbolic link" .aimdyn.lock "' is a symbolic link" \
+    ln -s "$work/outside/new"
+planted_case "a lock that is a hard link" .aimdyn.lock \
+    "' is a file with other names too (a hard link)" ln "$work/outside/victim"
 rm -f "$d/.aimdyn.lock"
-d="$work/l4"
-mkdir -p "$d"
-mkfifo "$d/.aimdyn.lock"
-refused "a lock that is a FIFO" "the lock '$d/.aimdyn.lock' is not a regular file" \
-    "$exe" ode --out "$d" --set training.points=3
-d="$work/l5"
-mkdir -p "$d/.aimdyn.lock"
-refused "a lock that is a directory" "the lock '$d/.aimdyn.lock' is a directory" \
-    "$exe" ode --out "$d" --set training.points=3
-d="$work/l6"
-mkdir -p "$d"
-mkfifo "$d/.aimdyn.journal"
-refused "a journal that is a FIFO" "$d/.aimdyn.journal: not a regular file" \
-    "$exe" ode --out "$d" --set training.points=3
+planted_case "a lock that is a FIFO" .aimdyn.lock "' is not a regular file" mkfifo
+planted_case "a lock that is a directory" .aimdyn.lock "' is a directory" mkdir
+planted_case "a journal that is a FIFO" .aimdyn.journal ": not a regular file" mkfifo
 [ -p "$d/.aimdyn.journal" ]
 check "a journal that is a FIFO: left in place" $?
-d="$work/l7"
-mkdir -p "$d/.aimdyn.journal"
-refused "a journal that is a directory" "$d/.aimdyn.journal: a directory, not a regular file" \
-    "$exe" ode --out "$d" --set training.points=3
-d="$work/l8"
-mkdir -p "$d"
+planted_case "a journal that is a directory" .aimdyn.journal \
+    ": a directory, not a regular file" mkdir
 journal "$work/outside.journal" U "$work/outside/victim"
-ln -s "$work/outside.journal" "$d/.aimdyn.journal"
-refused "a journal that is a symbolic link" "$d/.aimdyn.journal: a symbolic link" \
-    "$exe" ode --out "$d" --set training.points=3
-outside_unchanged "a journal that is a symbolic link"
+planted_case "a journal that is a symbolic link" .aimdyn.journal ": a symbolic link" \
+    ln -s "$work/outside.journal"
 
 # a folder that is sound: the run writes its files and leaves no lock
 expect_exit "a sound folder" 0 timeout 60 "$exe" ode --out "$work/sound" --set training.points=3
