@@ -908,6 +908,23 @@ int aim_atomic_clean(const char *dir, const char *name)
     return removed;
 }
 
+int aim_atomic_inner_folder(const char *dir)
+{
+    struct stat st;
+    if (lstat(dir, &st) != 0) {
+        if (errno == ENOENT)
+            return 0;
+        fprintf(stderr, "aimdyn: cannot look at the folder '%s': %s\n", dir, strerror(errno));
+        return -1;
+    }
+    if (S_ISDIR(st.st_mode))
+        return 0;
+    fprintf(stderr, "aimdyn: '%s' is %s; allowed: the folder that aimdyn makes there, or "
+                    "none: nothing was written through it; look at it and remove it\n", dir,
+            S_ISLNK(st.st_mode) ? "a symbolic link" : "not a directory");
+    return -1;
+}
+
 /* ---- output locks ---- */
 
 /* A lock file holds the process id of its holder, which writes it once

@@ -131,6 +131,12 @@ void aim_atomic_after_fork(void);
  * (said; also when a journal in dir is refused). */
 int aim_atomic_clean(const char *dir, const char *name);
 
+/* A folder that aimdyn makes inside an output folder (a seed folder, a
+ * sweep's points): 0 when it is absent or a directory; -1 (said) when it
+ * is a symbolic link or another file, so that no run writes, renames or
+ * removes through it outside its output folder. */
+int aim_atomic_inner_folder(const char *dir);
+
 /* Syncs the directory that holds path. Returns 0, or -1 (errno set). */
 int aim_atomic_sync_dir(const char *path);
 

@@ -110,6 +110,28 @@ journal "$work/outside.journal" U "$work/outside/victim"
 planted_case "a journal that is a symbolic link" .aimdyn.journal ": a symbolic link" \
     ln -s "$work/outside.journal"
 
+# a seed folder or a sweep's point folder that is a symbolic link: a run
+# would write its seed or point files through it, and remove them
+mkdir "$work/outside-seeds"
+echo precious >"$work/outside-seeds/seed-1.tsv"
+d="$work/seeds-link"
+mkdir -p "$d"
+ln -s "$work/outside-seeds" "$d/.aimdyn-sgd-d24.seeds"
+refused "sgd into a seed folder that is a symbolic link" \
+    "'$d/.aimdyn-sgd-d24.seeds' is a symbolic link" "$exe" sgd --out "$d" --d 24 --seeds 1 \
+    --jobs 1 --set training.points=3 --set training.horizon=0.02
+[ "$(ls -A "$work/outside-seeds")" = seed-1.tsv ] &&
+    [ "$(cat "$work/outside-seeds/seed-1.tsv")" = precious ]
+check "sgd into a seed folder that is a symbolic link: its target unchanged" $?
+d="$work/sweep-link"
+mkdir -p "$d"
+ln -s "$work/outside-seeds" "$d/aimdyn-sweep.d"
+refused "sweep into a point folder that is a symbolic link" \
+    "'$d/aimdyn-sweep.d' is a symbolic link" "$exe" sweep --out "$d" \
+    --set training.horizon=0.05 --set training.points=11 --vary training.eta=0.05,0.1
+[ "$(ls -A "$work/outside-seeds")" = seed-1.tsv ]
+check "sweep into a point folder that is a symbolic link: its target unchanged" $?
+
 # a folder that is sound: the run writes its files and leaves no lock
 expect_exit "a sound folder" 0 timeout 60 "$exe" ode --out "$work/sound" --set training.points=3
 [ "$(ls -A "$work/sound")" = "$(printf 'aimdyn-ode.json\naimdyn-ode.tsv')" ]
