@@ -64,7 +64,8 @@ mkdir -p "$d"
 echo old >"$d/kept.tsv"
 echo new >"$d/.kept.tsv.Ab12Cd"
 journal "$d/.aimdyn.journal" R .kept.tsv.Ab12Cd kept.tsv U "$work/outside/victim"
-refused "a journal with a sound record first" "names '$work/outside/victim', not a file of its own folder" \
+refused "a journal with a sound record first" \
+    "names '$work/outside/victim', not a file of its own folder" \
     "$exe" ode --out "$d" --set training.points=3
 [ "$(cat "$d/kept.tsv")" = old ] && [ -f "$d/.kept.tsv.Ab12Cd" ]
 check "a journal with a sound record first: no record applied" $?
@@ -131,6 +132,24 @@ refused "sweep into a point folder that is a symbolic link" \
     --set training.horizon=0.05 --set training.points=11 --vary training.eta=0.05,0.1
 [ "$(ls -A "$work/outside-seeds")" = seed-1.tsv ]
 check "sweep into a point folder that is a symbolic link: its target unchanged" $?
+
+# scaling's --figure in another folder than --out: a set (and journal)
+# of its own there, each folder's files in place, no lock or journal left
+sc="$work/scaling"
+for dd in 16 24; do
+    expect_exit "scaling: sgd at d = $dd" 0 "$exe" sgd --out "$sc/runs" --d $dd --seeds 2 \
+        --jobs 1 --set training.points=5 --set training.horizon=0.5 --set training.eta=0.05
+done
+mkdir -p "$sc/figs"
+expect_exit "scaling with its figure in another folder" 0 "$exe" scaling --out "$sc/table" \
+    --sgd "$sc/runs/aimdyn-sgd-d16-seeds.tsv" --sgd "$sc/runs/aimdyn-sgd-d24-seeds.tsv" \
+    --figure "$sc/figs/fig"
+[ "$(ls -A "$sc/table")" = "$(printf 'aimdyn-scaling.json\naimdyn-scaling.tsv')" ]
+check "scaling: the table's folder holds the table and its sidecar only" $?
+if command -v gnuplot >/dev/null 2>&1; then
+    [ "$(ls -A "$sc/figs")" = "$(printf 'fig.gp\nfig.png\nfig.svg')" ]
+    check "scaling: the figure's folder holds the figure only" $?
+fi
 
 # a folder that is sound: the run writes its files and leaves no lock
 expect_exit "a sound folder" 0 timeout 60 "$exe" ode --out "$work/sound" --set training.points=3
