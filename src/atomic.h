@@ -16,8 +16,13 @@
  *   temporary and lock files before it ends by the same signal (aim_guard);
  *   during a set's renames the signal waits until they are done.
  *
- * Paths may be relative; a journal records them absolute. Not thread-safe:
- * call from the main thread (other threads may take the signals). */
+ * A journal names the files of its own folder only, by their plain names
+ * (no '/'), and a run completes it relative to that folder; a journal
+ * that names anything else, or is not a regular file, is refused and left
+ * in place. Locks, journals and temporaries are never opened through a
+ * symbolic link, and a lock path that is not a lock file of aimdyn is
+ * refused rather than truncated. Not thread-safe: call from the main
+ * thread (other threads may take the signals). */
 #ifndef AIM_ATOMIC_H
 #define AIM_ATOMIC_H
 
@@ -63,13 +68,21 @@ aim_atomic_set *aim_atomic_set_create(const char *dir, const char *name);
 aim_atomic_set *aim_atomic_set_own(const char *final);
 
 /* Syncs f and adds it to set, which owns it from here on (also when
- * this fails). Returns 0, or -1 with the reason on stderr. */
+ * this fails). f must be in set's folder (the journal's: a journal names
+ * the files of its folder only). Returns 0, or -1 with the reason on
+ * stderr. */
 int aim_atomic_set_add(aim_atomic_set *set, aim_atomic_file *f);
 
 /* final is removed when set is committed (a file that the set's new
- * files would leave stale; a directory is left alone). Returns 0, or -1
- * (out of memory, said). */
+ * files would leave stale; a directory is left alone). A file of another
+ * folder (a kept seed file) is removed after the commit, outside the
+ * journal: a run killed in between leaves it, and the next run reads it
+ * again. Returns 0, or -1 (out of memory, said). */
 int aim_atomic_set_remove(aim_atomic_set *set, const char *final);
+
+/* 1 when path is in set's folder (the same directory, however named),
+ * else 0. */
+int aim_atomic_set_in_folder(const aim_atomic_set *set, const char *path);
 
 /* The temporary name under which final waits in set, or NULL (e.g. to
  * draw a figure from files of the set before it is committed). */
@@ -98,10 +111,11 @@ int aim_atomic_set_commit(aim_atomic_set *set);
 void aim_atomic_set_free(aim_atomic_set *set);
 
 /* Takes the output lock dir/.name.lock for the rest of the process
- * (the file is removed at exit). Then completes every set in dir that a
- * killed run left half-renamed (its journal: name's, and another name's
- * whose lock is free), and removes the temporary files of name
- * (aim_atomic_clean). hint says what to change when another run holds
+ * (the file is removed at exit; a symbolic link, a FIFO, a directory or
+ * a file of other data there is refused, -1). Then completes every set
+ * in dir that a killed run left half-renamed (its journal: name's, and
+ * another name's whose lock is free; a journal refused makes it -1), and
+ * removes the temporary files of name (aim_atomic_clean). hint says what to change when another run holds
  * the lock (e.g. "choose another --figure"). Returns 0; 1 when another
  * process holds the lock; -1 on failure (both said on stderr). */
 int aim_atomic_lock(const char *dir, const char *name, const char *hint);
@@ -114,8 +128,14 @@ void aim_atomic_after_fork(void);
 /* Removes the stale temporary files of name in dir: "dir/.name-*.XXXXXX",
  * "dir/.name.*.XXXXXX" and a journal's "dir/..name.journal.XXXXXX" that
  * no live process holds and no journal lists. Returns how many, or -1
- * (said). */
+ * (said; also when a journal in dir is refused). */
 int aim_atomic_clean(const char *dir, const char *name);
+
+/* A folder that aimdyn makes inside an output folder (a seed folder, a
+ * sweep's points): 0 when it is absent or a directory; -1 (said) when it
+ * is a symbolic link or another file, so that no run writes, renames or
+ * removes through it outside its output folder. */
+int aim_atomic_inner_folder(const char *dir);
 
 /* Syncs the directory that holds path. Returns 0, or -1 (errno set). */
 int aim_atomic_sync_dir(const char *path);

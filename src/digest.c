@@ -3,7 +3,6 @@
  * crc32 would be a new dependency for this alone). */
 #include "digest.h"
 
-#include <errno.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -17,28 +16,6 @@ uint64_t aim_digest_bytes(uint64_t h, const void *p, size_t n)
     return h;
 }
 
-int aim_digest_file(const char *path, char out[AIM_DIGEST_TEXT], char *err, size_t n)
-{
-    FILE *f = fopen(path, "rb");
-    if (!f) {
-        snprintf(err, n, "cannot read '%s': %s", path, strerror(errno));
-        return -1;
-    }
-    unsigned char buf[65536];
-    uint64_t h = AIM_DIGEST_START;
-    size_t got;
-    while ((got = fread(buf, 1, sizeof buf, f)) > 0)
-        h = aim_digest_bytes(h, buf, got);
-    const int failed = ferror(f);
-    fclose(f);
-    if (failed) {
-        snprintf(err, n, "cannot read '%s' to its end", path);
-        return -1;
-    }
-    snprintf(out, AIM_DIGEST_TEXT, "fnv1a64:%016llx", (unsigned long long)h);
-    return 0;
-}
-
 int aim_digest_is_text(const char *text)
 {
     if (strncmp(text, "fnv1a64:", 8) || strlen(text) != AIM_DIGEST_TEXT - 1)
@@ -47,4 +24,9 @@ int aim_digest_is_text(const char *text)
         if (!((*c >= '0' && *c <= '9') || (*c >= 'a' && *c <= 'f')))
             return 0;
     return 1;
+}
+
+void aim_digest_text(uint64_t h, char out[AIM_DIGEST_TEXT])
+{
+    snprintf(out, AIM_DIGEST_TEXT, "fnv1a64:%016llx", (unsigned long long)h);
 }

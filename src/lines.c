@@ -6,13 +6,14 @@
 
 #include "lines.h"
 
+#include "input.h"
+
 #include <errno.h>
 #include <fcntl.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
 #include <unistd.h>
 
 enum { CHUNK = 1 << 14 };
@@ -24,6 +25,7 @@ struct aim_lines {
     char chunk[CHUNK];
     size_t pos, fill;  /* unread bytes: chunk[pos .. fill) */
     size_t total;      /* bytes read so far */
+    long long size;    /* the file's size when it was opened */
     char *line;
     size_t cap;
     long number;
@@ -95,6 +97,7 @@ aim_lines *aim_lines_open_stdin(const aim_lines_limits *limits, char *err, size_
     if (f && (f->path = strdup("standard input"))) {
         f->fp = fp;
         f->lim = limits;
+        f->size = -1;
         return f;
     }
     snprintf(err, n, "standard input: %s; allowed: %s", fp ? "out of memory" : strerror(errno),
@@ -108,46 +111,26 @@ aim_lines *aim_lines_open_stdin(const aim_lines_limits *limits, char *err, size_
 aim_lines *aim_lines_open(const char *path, const aim_lines_limits *limits, char *err,
                           size_t n)
 {
-    struct stat st;
-    /* without O_NONBLOCK, opening a FIFO waits for a writer forever */
-    const int fd = open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC);
-    if (fd < 0) {
-        snprintf(err, n, "%s: cannot open: %s", path, strerror(errno));
+    const aim_input_kind kind = {limits->max_bytes, limits->what, 0};
+    off_t size;
+    const int fd = aim_input_open(AT_FDCWD, path, NULL, &kind, &size, err, n);
+    if (fd < 0)
         return NULL;
-    }
-    const char *why = NULL;
-    FILE *fp = NULL;
-    if (fstat(fd, &st) != 0)
-        why = strerror(errno);
-    else if (!S_ISREG(st.st_mode))
-        why = S_ISDIR(st.st_mode) ? "a directory, not a regular file"
-                                  : "not a regular file (a device, a pipe or a socket)";
-    else if ((unsigned long long)st.st_size > limits->max_bytes)
-        why = "too large";
-    else if (fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) & ~O_NONBLOCK) != 0 ||
-             !(fp = fdopen(fd, "r")))
-        why = strerror(errno);
-    if (!fp)
-        close(fd);
-    aim_lines *f = why ? NULL : calloc(1, sizeof *f);
-    if (f && !(f->path = strdup(path))) {
+    FILE *fp = fdopen(fd, "r");
+    aim_lines *f = fp ? calloc(1, sizeof *f) : NULL;
+    if (!f || !(f->path = strdup(path))) {
+        snprintf(err, n, "%s: %s; allowed: %s", path, fp ? "out of memory" : strerror(errno),
+                 limits->what);
         free(f);
-        f = NULL;
-        why = "out of memory";
-    }
-    if (!f) {
-        if (why && !strcmp(why, "too large"))
-            snprintf(err, n, "%s: %lld bytes; allowed: %s of at most %zu bytes", path,
-                     (long long)st.st_size, limits->what, limits->max_bytes);
-        else
-            snprintf(err, n, "%s: %s; allowed: %s", path, why ? why : "out of memory",
-                     limits->what);
         if (fp)
             fclose(fp);
+        else
+            close(fd);
         return NULL;
     }
     f->fp = fp;
     f->lim = limits;
+    f->size = size;
     return f;
 }
 
@@ -229,6 +212,16 @@ int aim_lines_next(aim_lines *f, char **line, size_t *len)
     *line = f->line;
     *len = used;
     return 1;
+}
+
+void aim_lines_limit(aim_lines *f, const aim_lines_limits *limits)
+{
+    f->lim = limits;
+}
+
+long long aim_lines_size(const aim_lines *f)
+{
+    return f->size;
 }
 
 long aim_lines_number(const aim_lines *f)

@@ -1,6 +1,7 @@
 /* aim_lines: a text file read line by line within stated limits. Every
  * file aimdyn reads (the configuration, the result files read back by
- * agreement, plot, scaling and a sweep's resume) goes through it, so that
+ * agreement, plot, scaling and a sweep's resume; saved states) goes
+ * through it (and it opens them with aim_input_open), so that
  * a device, a FIFO, a directory, a huge file, an endless line, a NUL
  * byte, a read error or a truncated last line each get one clear message
  * instead of a hang, gigabytes of memory or a silently shortened value. */
@@ -36,6 +37,13 @@ aim_lines *aim_lines_open_stdin(const aim_lines_limits *limits, char *err, size_
  * 0 at the end of the file, -1 on an error, described by
  * aim_lines_error ("PATH:LINE: reason"). */
 int aim_lines_next(aim_lines *f, char **line, size_t *len);
+
+/* Replaces f's limits from the next line on (limits must outlive the
+ * reader): a file whose header says how long its lines may be. */
+void aim_lines_limit(aim_lines *f, const aim_lines_limits *limits);
+
+/* The size of the file when it was opened (-1 for standard input). */
+long long aim_lines_size(const aim_lines *f);
 
 /* Number of the line last returned (1 for the first). */
 long aim_lines_number(const aim_lines *f);

@@ -4,6 +4,7 @@
 #include "sidecar.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <inttypes.h>
 #include <math.h>
 #include <stdint.h>
@@ -20,6 +21,7 @@
 #endif
 
 #include "config_keys.h"
+#include "input.h"
 #include "version.h"
 
 struct aim_sidecar {
@@ -305,13 +307,26 @@ static int read_configuration(const json_t *all, aim_config *cfg, char *err, siz
     return 0;
 }
 
+/* A sidecar holds the command line (at most ARG_MAX, 2 MiB on Linux by
+ * default, and up to 6 times longer as JSON escapes), the configuration
+ * and the list of output files: 16 MiB is room for all of that. */
+#define SIDECAR_MAX_BYTES ((size_t)16 << 20)
+
 int aim_sidecar_read(const char *path, aim_sidecar_record *rec, char *err, size_t n)
 {
+    static const char what[] = "the JSON sidecar that aimdyn writes beside each result "
+                               "table (docs/config.md, \"The JSON sidecar\")";
+    static const aim_input_kind kind = {SIDECAR_MAX_BYTES, what, 0};
     memset(rec, 0, sizeof *rec);
+    char *text;
+    size_t len;
+    if (aim_input_read(AT_FDCWD, path, NULL, &kind, &text, &len, err, n))
+        return -1;
     json_error_t jerr;
-    json_t *root = json_load_file(path, JSON_REJECT_DUPLICATES, &jerr);
+    json_t *root = json_loadb(text, len, JSON_REJECT_DUPLICATES, &jerr);
+    free(text);
     if (!root) {
-        snprintf(err, n, "%s:%d: %s", path, jerr.line, jerr.text);
+        snprintf(err, n, "%s:%d: %s; allowed: %s", path, jerr.line, jerr.text, what);
         return -1;
     }
     const json_t *format = json_object_get(root, "format"),
@@ -352,7 +367,7 @@ int aim_sidecar_read(const char *path, aim_sidecar_record *rec, char *err, size_
         json_decref(root);
         return 0;
     }
-    snprintf(err, n, "%s: %s", path, why);
+    snprintf(err, n, "%s: %s; allowed: %s", path, why, what);
     json_decref(root);
     aim_sidecar_record_free(rec);
     return -1;

@@ -58,9 +58,10 @@ typedef struct {
     aim_config cfg;
 } aim_sidecar_record;
 
-/* Reads the sidecar at path: every key of the configuration present and
- * accepted by the configuration's own setters. Returns 0, or -1 with the
- * reason in err (size n). */
+/* Reads the sidecar at path (a regular file of at most 16 MiB): every
+ * key of the configuration present and accepted by the configuration's
+ * own setters. Returns 0, or -1 with the reason and what is allowed in
+ * err (size n). */
 int aim_sidecar_read(const char *path, aim_sidecar_record *rec, char *err, size_t n);
 void aim_sidecar_record_free(aim_sidecar_record *rec);
 

@@ -519,9 +519,16 @@ const char *aim_table_version(const aim_table *t)
     return aim_table_meta(t, version_tag);
 }
 
+/* A result table read back: its cells held as doubles take at most
+ * MAX_CELLS (aim_table_read) x 8 = 256 MiB, and a file of as many bytes
+ * holds fewer cells than that. */
+#define TABLE_MAX_BYTES ((size_t)256 << 20)
+
 int aim_tsv_file_version(const char *path, char *version, size_t n, char *err, size_t errlen)
 {
-    static const aim_lines_limits limits = {(size_t)1 << 20, (size_t)1 << 16, 0,
+    /* the cap of the whole table (aim_table_read): a seed or point file
+     * of many grid points is larger than its first two lines */
+    static const aim_lines_limits limits = {TABLE_MAX_BYTES, (size_t)1 << 16, 0,
                                             "a result file of aimdyn"};
     char *line = NULL;
     size_t len;
@@ -813,7 +820,7 @@ int aim_table_read(const char *path, const aim_table_kind *kind, aim_table *t)
     static const aim_table_kind any = {"an aimdyn result file", NULL, NULL};
     if (!kind)
         kind = &any;
-    const aim_lines_limits limits = {(size_t)256 << 20, (size_t)1 << 20, 1, kind->what};
+    const aim_lines_limits limits = {TABLE_MAX_BYTES, (size_t)1 << 20, 1, kind->what};
     memset(t, 0, sizeof *t);
     char msg[1400] = "";
     aim_lines *in = aim_lines_open(path, &limits, msg, sizeof msg);

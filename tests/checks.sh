@@ -48,6 +48,19 @@ expect_exit() { # name, expected status, command...
     check "$name" $r
 }
 
+# A command that fails: any status but 0 and timeout's 124 (commands
+# that could block run under `timeout 60`, so that they fail, not hang).
+expect_failure() { # name, command...
+    name=$1
+    shift
+    "$@" >"$work/out" 2>"$work/err" </dev/null
+    got=$?
+    [ "$got" -ne 0 ] && [ "$got" -ne 124 ]
+    r=$?
+    [ $r -ne 0 ] && echo "  $name: exit $got; stderr: $(cat "$work/err")"
+    check "$name" $r
+}
+
 contains() { # name, file, text
     grep -q -- "$3" "$2"
     r=$?

@@ -1,7 +1,7 @@
 /* aim_atomic: files replaced whole, sets renamed together (and completed
  * from their journal after a kill), stale temporary files removed, output
  * locks, and the cleanup of a process ended by a signal. */
-#define _POSIX_C_SOURCE 200809L
+#define _DEFAULT_SOURCE /* symlink, link, mkfifo */
 
 #include <stdarg.h>
 #include <stddef.h>
@@ -210,7 +210,8 @@ static void test_set_free(void **state)
 /* ---------- journals of killed runs ---------- */
 
 /* The journal of aim_atomic_set_commit (atomic.c): the tag, then "R"
- * temp final or "U" final, then "E", every field NUL-terminated. */
+ * temp final or "U" final, then "E", every field NUL-terminated; names
+ * as given (plain names of files in dir, as aimdyn writes them). */
 static void put_journal(const char *dir, const char *name, const char *const *fields, int n,
                         int complete)
 {
@@ -221,7 +222,7 @@ static void put_journal(const char *dir, const char *name, const char *const *fi
     fwrite("aimdyn journal", 1, 15, f);
     for (int i = 0; i < n; i++) {
         if (strlen(fields[i]) > 1) {
-            fprintf(f, "%s/%s", dir, fields[i]);
+            fputs(fields[i], f);
             fputc('\0', f);
         } else {
             fwrite(fields[i], 1, 2, f);
@@ -320,6 +321,160 @@ static void test_journal_incomplete(void **state)
     free(dir);
 }
 
+/* A journal that names a file outside its folder (an absolute path, as
+ * an older aimdyn wrote them, or "../"): refused with its path, left in
+ * place, and nothing it names touched, not even its sound records. */
+static void journal_outside(const char *top, const char *const *fields, int n)
+{
+    char dir[1024];
+    snprintf(dir, sizeof dir, "%s/out", top);
+    assert_int_equal(mkdir(dir, 0777), 0);
+    put(top, "victim", "precious\n");
+    put(top, ".moved.Ab12Cd", "outside temporary\n");
+    put(dir, "run-a.tsv", "old a\n");
+    put(dir, ".run-a.tsv.Ab12Cd", "new a\n");
+    put_journal(dir, "run", fields, n, 1);
+    assert_int_equal(aim_atomic_lock(dir, "run", "x"), -1);
+    assert_content(top, "victim", "precious\n");
+    assert_content(top, ".moved.Ab12Cd", "outside temporary\n");
+    assert_content(dir, "run-a.tsv", "old a\n"); /* its sound record not applied */
+    /* left as it was, the lock released */
+    assert_listing(dir, ".run-a.tsv.Ab12Cd\n.run.journal\nrun-a.tsv\n");
+    /* aim_atomic_clean refuses it too */
+    assert_int_equal(aim_atomic_clean(dir, "run"), -1);
+    remove_dir(dir);
+}
+
+static void test_journal_outside(void **state)
+{
+    (void)state;
+    char *top = make_tmpdir(), victim[1024], moved[1024];
+    snprintf(victim, sizeof victim, "%s/victim", top);
+    snprintf(moved, sizeof moved, "%s/.moved.Ab12Cd", top);
+    const char *absolute_removal[] = {"R", ".run-a.tsv.Ab12Cd", "run-a.tsv", "U", victim};
+    const char *parent_removal[] = {"R", ".run-a.tsv.Ab12Cd", "run-a.tsv", "U", "../victim"};
+    const char *parent_rename[] = {"R", "../.moved.Ab12Cd", "run-a.tsv"};
+    const char *onto_parent[] = {"R", ".run-a.tsv.Ab12Cd", "../victim"};
+    const char *dot[] = {"U", "."};
+    const char *absolute_rename[] = {"R", moved, "run-a.tsv"};
+    const char *const *cases[] = {absolute_removal, absolute_rename, parent_removal,
+                                  parent_rename,    onto_parent,     dot};
+    const int fields[] = {5, 3, 5, 3, 3, 2};
+    for (int k = 0; k < 6; k++)
+        journal_outside(top, cases[k], fields[k]);
+    remove_dir(top);
+    free(top);
+}
+
+/* An old journal with absolute paths into the folder itself is refused
+ * too: a journal names plain file names only. */
+static void test_journal_absolute(void **state)
+{
+    (void)state;
+    char *dir = make_tmpdir(), temp[1024], final[1024];
+    put(dir, "run-a.tsv", "old a\n");
+    put(dir, ".run-a.tsv.Ab12Cd", "new a\n");
+    snprintf(temp, sizeof temp, "%s/.run-a.tsv.Ab12Cd", dir);
+    snprintf(final, sizeof final, "%s/run-a.tsv", dir);
+    const char *fields[] = {"R", temp, final};
+    put_journal(dir, "run", fields, 3, 1);
+    assert_int_equal(aim_atomic_lock(dir, "run", "x"), -1);
+    assert_content(dir, "run-a.tsv", "old a\n");
+    assert_listing(dir, ".run-a.tsv.Ab12Cd\n.run.journal\nrun-a.tsv\n");
+    remove_dir(dir);
+    free(dir);
+}
+
+/* A journal that is a FIFO, a directory or a symbolic link: refused
+ * (without waiting for a writer), left in place. */
+static void test_journal_not_regular(void **state)
+{
+    (void)state;
+    char *dir = make_tmpdir(), p[4096];
+    put(dir, "target", "aimdyn journal");
+    for (int k = 0; k < 3; k++) {
+        snprintf(p, sizeof p, "%s/.run.journal", dir);
+        if (k == 0)
+            assert_int_equal(mkfifo(p, 0666), 0);
+        else if (k == 1)
+            assert_int_equal(mkdir(p, 0777), 0);
+        else
+            assert_int_equal(symlink("target", p), 0);
+        assert_int_equal(aim_atomic_lock(dir, "run", "x"), -1);
+        struct stat st;
+        assert_int_equal(lstat(p, &st), 0);
+        assert_true(k == 0 ? S_ISFIFO(st.st_mode) : k == 1 ? S_ISDIR(st.st_mode)
+                                                            : S_ISLNK(st.st_mode));
+        assert_int_equal(k == 1 ? rmdir(p) : unlink(p), 0);
+        assert_listing(dir, "target\n"); /* its lock released */
+    }
+    assert_content(dir, "target", "aimdyn journal");
+    remove_dir(dir);
+    free(dir);
+}
+
+/* A journal that aimdyn writes names its files by their plain names, and
+ * a set takes only files of its folder: a kept seed file of another
+ * folder is removed after the commit, outside the journal. */
+static void test_journal_plain_names(void **state)
+{
+    (void)state;
+    char *dir = make_tmpdir(), sub[1024], p[2048];
+    snprintf(sub, sizeof sub, "%s/.run.seeds", dir);
+    assert_int_equal(mkdir(sub, 0777), 0);
+    put(sub, "seed-1.tsv", "kept seed\n");
+    aim_atomic_set *set = aim_atomic_set_create(dir, "run");
+    assert_non_null(set);
+    assert_int_equal(aim_atomic_set_add(set, fresh(dir, "run-a.tsv", "a\n")), 0);
+    assert_int_equal(aim_atomic_set_add(set, fresh(sub, "other.tsv", "b\n")), -1);
+    snprintf(p, sizeof p, "%s/seed-1.tsv", sub);
+    assert_int_equal(aim_atomic_set_remove(set, p), 0);
+    /* a directory in the way of run-b.tsv: its rename fails, and the
+     * journal stays for the next run */
+    assert_int_equal(aim_atomic_set_add(set, fresh(dir, "run-b.tsv", "b\n")), 0);
+    snprintf(p, sizeof p, "%s/run-b.tsv", dir);
+    assert_int_equal(mkdir(p, 0777), 0);
+    put(p, "x", "x");
+    assert_int_equal(aim_atomic_set_commit(set), -1);
+    assert_content(sub, "seed-1.tsv", "kept seed\n"); /* not removed: the set is not in place */
+    snprintf(p, sizeof p, "%s/.run.journal", dir);
+    FILE *f = fopen(p, "rb");
+    assert_non_null(f);
+    char text[4096];
+    const size_t n = fread(text, 1, sizeof text, f);
+    fclose(f);
+    assert_null(memchr(text, '/', n));
+    assert_true(n > 20 && !memcmp(text + 15, "R\0.run-a.tsv.", 13));
+    /* the next run, the directory gone: completed */
+    snprintf(p, sizeof p, "%s/run-b.tsv", dir);
+    remove_dir(p);
+    assert_int_equal(aim_atomic_lock(dir, "run", "x"), 0);
+    assert_content(dir, "run-a.tsv", "a\n");
+    assert_content(dir, "run-b.tsv", "b\n");
+    assert_listing(dir, ".run.lock\n.run.seeds\nrun-a.tsv\nrun-b.tsv\n");
+    snprintf(p, sizeof p, "%s/.run.lock", dir);
+    unlink(p);
+    remove_dir(sub);
+    remove_dir(dir);
+    free(dir);
+
+    /* a set committed whole removes the seed file of the other folder */
+    dir = make_tmpdir();
+    snprintf(sub, sizeof sub, "%s/.run.seeds", dir);
+    assert_int_equal(mkdir(sub, 0777), 0);
+    put(sub, "seed-1.tsv", "kept seed\n");
+    set = aim_atomic_set_create(dir, "run");
+    assert_non_null(set);
+    assert_int_equal(aim_atomic_set_add(set, fresh(dir, "run-a.tsv", "a\n")), 0);
+    snprintf(p, sizeof p, "%s/seed-1.tsv", sub);
+    assert_int_equal(aim_atomic_set_remove(set, p), 0);
+    assert_int_equal(aim_atomic_set_commit(set), 0);
+    assert_listing(sub, "");
+    assert_int_equal(rmdir(sub), 0);
+    remove_dir(dir);
+    free(dir);
+}
+
 /* ---------- stale temporary files ---------- */
 
 static void test_clean(void **state)
@@ -384,6 +539,53 @@ static void test_lock(void **state)
     unlink(p);
     assert_int_equal(rmdir(dir), 0);
     free(dir);
+}
+
+/* A lock path that is not a lock file of aimdyn: a symbolic link (to a
+ * file or to nothing), a hard link, a file of other data, a FIFO, a
+ * directory. Refused (-1) without a byte written through it, nothing
+ * created, and without waiting on the FIFO. */
+static void test_lock_refused(void **state)
+{
+    (void)state;
+    char *top = make_tmpdir(), dir[1024], p[2048], target[1024];
+    snprintf(dir, sizeof dir, "%s/out", top);
+    assert_int_equal(mkdir(dir, 0777), 0);
+    put(top, "target", "precious\n");
+    snprintf(target, sizeof target, "%s/target", top);
+    snprintf(p, sizeof p, "%s/.run.lock", dir);
+    for (int k = 0; k < 6; k++) {
+        if (k == 0)
+            assert_int_equal(symlink(target, p), 0);
+        else if (k == 1)
+            assert_int_equal(symlink("../missing", p), 0);
+        else if (k == 2)
+            assert_int_equal(link(target, p), 0);
+        else if (k == 3)
+            put(dir, ".run.lock", "notes, not a process id\n");
+        else if (k == 4)
+            assert_int_equal(mkfifo(p, 0666), 0);
+        else
+            assert_int_equal(mkdir(p, 0777), 0);
+        assert_int_equal(aim_atomic_lock(dir, "run", "x"), -1);
+        /* a set of its own takes its lock the same way */
+        char final[2048];
+        snprintf(final, sizeof final, "%s/run", dir);
+        assert_null(aim_atomic_set_own(final));
+        assert_content(top, "target", "precious\n");
+        if (k == 3)
+            assert_content(dir, ".run.lock", "notes, not a process id\n");
+        assert_int_equal(k == 5 ? rmdir(p) : unlink(p), 0);
+        assert_listing(dir, "");
+    }
+    assert_listing(top, "out\ntarget\n");
+    /* a lock file that a killed run left (its process id) is taken */
+    put(dir, ".run.lock", "12345\n");
+    assert_int_equal(aim_atomic_lock(dir, "run", "x"), 0);
+    unlink(p);
+    assert_int_equal(rmdir(dir), 0);
+    remove_dir(top);
+    free(top);
 }
 
 /* ---------- signals ---------- */
@@ -455,8 +657,13 @@ int main(void)
         cmocka_unit_test(test_roll_forward),
         cmocka_unit_test(test_roll_forward_others),
         cmocka_unit_test(test_journal_incomplete),
+        cmocka_unit_test(test_journal_outside),
+        cmocka_unit_test(test_journal_absolute),
+        cmocka_unit_test(test_journal_not_regular),
+        cmocka_unit_test(test_journal_plain_names),
         cmocka_unit_test(test_clean),
         cmocka_unit_test(test_lock),
+        cmocka_unit_test(test_lock_refused),
         cmocka_unit_test(test_signals),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

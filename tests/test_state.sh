@@ -145,7 +145,7 @@ check "tied ODE starts at the moments measured on the state ($sgd_m / $ode_m)" $
 
 # --- refused: exit 1, the key, the file and the mismatch named ---
 expect_exit "missing state" 1 "$exe" sgd $D --start "$work/none.state" --out "$work/x"
-contains "missing state named" "$work/err" "training.start_file: cannot read the state '$work/none.state'"
+contains "missing state named" "$work/err" "training.start_file: $work/none.state: cannot open: No such file or directory"
 expect_exit "state of another d" 1 "$exe" ode --d 32 --start "$st" --out "$work/x"
 contains "d mismatch named" "$work/err" "the dimension (sgd.d, --d) is 24 in the saved state and 32 in this run"
 expect_exit "state of another student" 1 "$exe" ode "$work/tied.ini" --d 24 --start "$st" --out "$work/x"

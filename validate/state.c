@@ -12,10 +12,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
-
 
 #include "digest.h"
+#include "lines.h"
 #include "state_format.h"
 
 struct aim_state {
@@ -48,13 +47,31 @@ void aim_state_free(aim_state *st)
     free(st);
 }
 
-/* The reading of one file: its stream, its current line and number. */
+/* "%a" writes a double in at most 24 characters
+ * ("-0x1.fffffffffffffp-1022"), and a tab or a line break follows each */
+enum { VALUE_BYTES = 25 };
+
+/* The header of a state (its comments and '# config' lines, whose values
+ * take at most a few hundred characters each) before its matrices. */
+enum { HEADER_LINE = 1 << 16 };
+#define HEADER_MAX_BYTES ((size_t)1 << 20)
+
+/* The largest state aimdyn writes: d = 20000 (the largest d a state may
+ * declare), an untied student with p = d columns, 3 d^2 values of at most
+ * VALUE_BYTES: 30 GB. Once its header is read, a state is held to the
+ * size its own d and columns allow (state_fits). */
+#define STATE_MAX_BYTES ((size_t)32 << 30)
+
+static const char state_what[] = "a state file of aimdyn sgd --save-state";
+
+/* The reading of one file: its lines, its current line and number, the
+ * digest of the bytes read so far. */
 typedef struct {
-    FILE *f;
+    aim_lines *in;
     const char *path;
     char *line;
-    size_t cap;
     long number;
+    uint64_t digest;
     char *err;
     size_t n;
     char *version; /* the "# aimdyn VERSION" line's version, when met */
@@ -71,28 +88,45 @@ static void note_version(reader *r)
                  r->line + sizeof tag - 1);
 }
 
-/* The next line that is not a '#' line, without its newline; 0, or -1
- * (said: the file ends there, cut short) */
-static int next_line(reader *r, const char *wanted)
+/* The next line of r: 1 (r->line set), 0 at the end of the file, -1
+ * (said). A line that ends in '\r' is refused: the file has Windows line
+ * endings, which would otherwise show as a value with an invisible
+ * character ("format = '1': not an integer"). */
+static int raw_line(reader *r)
 {
-    ssize_t got;
-    do {
-        got = getline(&r->line, &r->cap, r->f);
-        r->number++;
-        if (got > 0 && r->line[0] == '#')
-            note_version(r);
-    } while (got > 0 && r->line[0] == '#');
-    if (got <= 0) {
-        snprintf(r->err, r->n, "%s: ends at line %ld, before %s (cut short, or not a state "
-                               "file of aimdyn sgd --save-state)", r->path, r->number, wanted);
+    size_t len;
+    const int got = aim_lines_next(r->in, &r->line, &len);
+    if (got < 0) {
+        snprintf(r->err, r->n, "%s", aim_lines_error(r->in));
         return -1;
     }
-    const int newline = r->line[got - 1] == '\n';
-    if (newline)
-        r->line[got - 1] = '\0';
-    if (strlen(r->line) != (size_t)got - (size_t)newline)
-        r->line[0] = '\0'; /* a NUL byte inside: refused by the caller's match */
-    return 0;
+    if (got == 0)
+        return 0;
+    r->number = aim_lines_number(r->in);
+    /* every line ends with '\n' (need_final_newline): the file's bytes */
+    r->digest = aim_digest_bytes(aim_digest_bytes(r->digest, r->line, len), "\n", 1);
+    if (len > 0 && r->line[len - 1] == '\r') {
+        snprintf(r->err, r->n, "%s:%ld: the line ends with a carriage return: the file has "
+                               "CRLF (Windows) line endings; allowed: %s, with LF (Unix) line "
+                               "endings (convert it, e.g. with dos2unix)",
+                 r->path, r->number, state_what);
+        return -1;
+    }
+    return 1;
+}
+
+/* The next line that is not a '#' line, without its newline; 0, or -1
+ * (said: the file ends there, cut short, or cannot be read) */
+static int next_line(reader *r, const char *wanted)
+{
+    int got;
+    while ((got = raw_line(r)) > 0 && r->line[0] == '#')
+        note_version(r);
+    if (got == 0)
+        snprintf(r->err, r->n, "%s: ends at line %ld, before %s (cut short, or not a state "
+                               "file of aimdyn sgd --save-state)", r->path, r->number + 1,
+                 wanted);
+    return got > 0 ? 0 : -1;
 }
 
 /* "NAME\tVALUE": the value, or NULL (said) */
@@ -182,16 +216,48 @@ static int read_matrix(reader *r, const char *name, int rows, int cols, double *
     return 0;
 }
 
+/* A header that declares more values than the file can hold is refused
+ * before its matrices are allocated (every value takes at least two
+ * bytes: "0" and a tab or a line break), and a file larger than those
+ * values can take (VALUE_BYTES each, after a header of at most
+ * HEADER_MAX_BYTES) before it is read; body: the limits of its matrices'
+ * lines. 1, or 0 (said). */
+static int state_fits(reader *r, const aim_state *st, aim_lines_limits *body)
+{
+    const int cols = st->decomposition == AIM_DIRECT ? st->d : st->columns;
+    const double values =
+        (double)st->d * st->d + (st->decomposition == AIM_UNTIED ? 2.0 : 1.0) * st->d * cols;
+    const double most = (double)HEADER_MAX_BYTES + VALUE_BYTES * values;
+    const long long size = aim_lines_size(r->in);
+    if (2.0 * values > (double)size) {
+        snprintf(r->err, r->n, "%s: %.0f values declared (d = %d, columns = %d), more than its "
+                               "%lld bytes can hold (cut short)", r->path, values, st->d,
+                 st->columns, size);
+        return 0;
+    }
+    if ((double)size > most) {
+        snprintf(r->err, r->n, "%s: %lld bytes; allowed: %s of at most %.0f bytes for its d = "
+                               "%d and columns = %d (%.0f values of at most %d bytes after a "
+                               "header of at most %zu bytes)", r->path, size, state_what, most,
+                 st->d, st->columns, values, VALUE_BYTES, HEADER_MAX_BYTES);
+        return 0;
+    }
+    *body = (aim_lines_limits){STATE_MAX_BYTES,
+                               (size_t)VALUE_BYTES * (size_t)(cols > st->d ? cols : st->d),
+                               1, state_what};
+    aim_lines_limit(r->in, body);
+    return 1;
+}
+
 aim_state *aim_state_read(const char *path, char *err, size_t n)
 {
+    static const aim_lines_limits header = {STATE_MAX_BYTES, HEADER_LINE, 1, state_what};
     aim_state *st = calloc(1, sizeof *st);
-    reader r = {fopen(path, "r"), path, NULL, 0, 0, err, n, st ? st->version : NULL,
+    reader r = {NULL, path, NULL, 0, AIM_DIGEST_START, err, n, st ? st->version : NULL,
                 st ? sizeof st->version : 0};
-    if (!st || !r.f) {
-        snprintf(err, n, "cannot read the state '%s': %s", path,
-                 st ? strerror(errno) : "out of memory");
-        if (r.f)
-            fclose(r.f);
+    if (!st || !(r.in = aim_lines_open(path, &header, err, n))) {
+        if (!st)
+            snprintf(err, n, "cannot read the state '%s': out of memory", path);
         free(st);
         return NULL;
     }
@@ -237,19 +303,8 @@ aim_state *aim_state_read(const char *path, char *err, size_t n)
             ok = 0;
         }
     }
-    /* every value takes at least two bytes ("0" and a tab or newline):
-     * a header that declares more than the file can hold is refused
-     * before its matrices are allocated */
-    struct stat info;
-    const double values = (double)st->d * st->d +
-                          (st->decomposition == AIM_UNTIED ? 2.0 : 1.0) * st->d *
-                              (st->decomposition == AIM_DIRECT ? st->d : st->columns);
-    if (ok && fstat(fileno(r.f), &info) == 0 && 2.0 * values > (double)info.st_size) {
-        snprintf(err, n, "%s: %.0f values declared (d = %d, columns = %d), more than its %lld "
-                         "bytes can hold (cut short)", path, values, st->d, st->columns,
-                 (long long)info.st_size);
-        ok = 0;
-    }
+    aim_lines_limits body;
+    ok = ok && state_fits(&r, st, &body);
     ok = ok && read_matrix(&r, "teacher", st->d, st->d, &st->teacher) == 0;
     static const char *const param_names[3][2] = {{"S", NULL}, {"W", NULL}, {"U", "V"}};
     st->nparams = st->decomposition == AIM_UNTIED ? 2 : 1;
@@ -262,13 +317,15 @@ aim_state *aim_state_read(const char *path, char *err, size_t n)
     if (ok && (ok = next_line(&r, "the line 'end'") == 0) && (ok = !strcmp(r.line, "end")) == 0)
         snprintf(err, n, "%s:%ld: expected 'end' after the last matrix, found '%.60s'", path,
                  r.number, r.line);
-    if (ok && (ok = getline(&r.line, &r.cap, r.f) < 0) == 0)
-        snprintf(err, n, "%s:%ld: text after the line 'end'", path, r.number + 1);
-    if (ok && (ok = !ferror(r.f)) == 0)
-        snprintf(err, n, "cannot read the state '%s': read error", path);
-    free(r.line);
-    fclose(r.f);
-    ok = ok && aim_digest_file(path, st->digest, err, n) == 0;
+    if (ok) {
+        const int more = raw_line(&r);
+        if (more > 0)
+            snprintf(err, n, "%s:%ld: text after the line 'end'", path, r.number);
+        ok = more == 0;
+    }
+    aim_lines_close(r.in);
+    if (ok)
+        aim_digest_text(r.digest, st->digest);
     if (!ok) {
         aim_state_free(st);
         return NULL;

@@ -2,14 +2,15 @@
 #include "checkpoint.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
 
 #include "atomic.h"
 #include "digest.h"
+#include "input.h"
 #include "pool.h"
 #include "version.h"
 
@@ -64,31 +65,31 @@ int aim_checkpoint_write(const char *cmd, const char *path, const aim_config *cf
     return rc;
 }
 
+/* A checkpoint holds a seed's SGD state: the teacher and the student's
+ * matrices (at d = 20000, the largest sgd.d, 3 d^2 doubles of an untied
+ * student with p = d columns: 9.6 GB) and its rows of results. Larger
+ * files are refused before they are read whole into memory. */
+#define CHECKPOINT_MAX_BYTES ((size_t)16 << 30)
+
 /* The whole file at path (malloc'd, *size bytes): 0; 1 when there is
- * none; -1 when it cannot be read (said). */
+ * none; -1 when it cannot be read or is refused (said): not a regular
+ * file, a symbolic link (aimdyn makes none in a seed folder), or over
+ * CHECKPOINT_MAX_BYTES. */
 static int slurp(const char *cmd, const char *path, unsigned char **buf, size_t *size)
 {
-    *buf = NULL;
-    FILE *f = fopen(path, "rb");
-    if (!f && errno == ENOENT)
-        return 1;
-    struct stat st;
-    int rc = -1;
-    if (f && fstat(fileno(f), &st) == 0 && S_ISREG(st.st_mode) &&
-        (*buf = malloc((size_t)st.st_size + 1)) &&
-        fread(*buf, 1, (size_t)st.st_size, f) == (size_t)st.st_size) {
-        *size = (size_t)st.st_size;
-        rc = 0;
-    } else {
-        fprintf(stderr, "aimdyn %s: cannot read the checkpoint '%s': %s\n", cmd, path,
-                f ? (*buf ? "read failed" : "not a regular file, or out of memory")
-                  : strerror(errno));
-        free(*buf);
-        *buf = NULL;
+    static const aim_input_kind kind = {CHECKPOINT_MAX_BYTES, "a checkpoint that aimdyn wrote",
+                                        1};
+    char err[1600], *text;
+    if (aim_input_read(AT_FDCWD, path, NULL, &kind, &text, size, err, sizeof err) == 0) {
+        *buf = (unsigned char *)text;
+        return 0;
     }
-    if (f)
-        fclose(f);
-    return rc;
+    *buf = NULL;
+    if (errno == ENOENT)
+        return 1;
+    fprintf(stderr, "aimdyn %s: %s; remove it (the seed is then computed from its start)\n",
+            cmd, err);
+    return -1;
 }
 
 /* A whole checkpoint's text and payload within buf: NULL, or what is

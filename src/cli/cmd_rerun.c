@@ -77,8 +77,7 @@ int aim_cmd_rerun(int argc, char **argv, int (*run)(int, char **))
     }
     aim_sidecar_record rec;
     if (aim_sidecar_read(json, &rec, err, sizeof err)) {
-        fprintf(stderr, "aimdyn rerun: %s; allowed: the JSON sidecar that aimdyn writes beside "
-                        "each result table (docs/config.md, \"The JSON sidecar\")\n", err);
+        fprintf(stderr, "aimdyn rerun: %s\n", err);
         return AIM_EXIT_USAGE;
     }
     int rc = AIM_EXIT_USAGE;

@@ -116,7 +116,8 @@ static const char usage[] =
     "are computed by `aimdyn sgd --jobs N` (worker processes with one BLAS\n"
     "thread each, OPENBLAS_NUM_THREADS=1; default the online cores).\n"
     "\n"
-    "The TSV and the figure replace the old ones together. Exit status: 0 done,\n"
+    "The TSV and the figure replace the old ones together (a figure in another\n"
+    "folder than --out right after the TSV). Exit status: 0 done,\n"
     "1 bad usage or input, or another run writing the same files (nothing\n"
     "written), 2 run-time failure (a figure that gnuplot failed to draw: the TSV\n"
     "is written, an old figure at STEM removed).\n";
@@ -1091,18 +1092,29 @@ int aim_cmd_scaling(int argc, char **argv)
         print_predictions(rows, nrows);
 
     /* the TSV and the figure replace the old ones together; a figure
-     * that cannot be drawn must not stay beside the new TSV */
+     * that cannot be drawn must not stay beside the new TSV. A figure in
+     * another folder has a set of its own there (a journal names the
+     * files of its own folder only), committed right after the TSV's. */
     char path[1100];
-    aim_atomic_set *set = aim_atomic_set_create(o.out.dir, o.out.name);
+    aim_atomic_set *set = aim_atomic_set_create(o.out.dir, o.out.name), *figset = NULL;
+    aim_atomic_set *drawn = set;
+    if (set && o.figure && !aim_atomic_set_in_folder(set, o.figure))
+        drawn = aim_cli_lock_figure(o.figure, &figset) == 0 ? figset : NULL;
     int fig = 0;
-    if (!set || write_tsv(&o, cmdline, runs, o.nsgd, rows, nrows, &ft, path, sizeof path, set) ||
-        (o.figure && (fig = write_figure(&o, runs, o.nsgd, rows, nrows, &ft, set)) != 0 &&
-         aim_plot_stale(set, o.figure))) {
+    if (!drawn ||
+        write_tsv(&o, cmdline, runs, o.nsgd, rows, nrows, &ft, path, sizeof path, set) ||
+        (o.figure && (fig = write_figure(&o, runs, o.nsgd, rows, nrows, &ft, drawn)) != 0 &&
+         aim_plot_stale(drawn, o.figure))) {
         aim_atomic_set_free(set);
+        aim_atomic_set_free(figset);
         goto done;
     }
-    if (aim_atomic_set_commit(set))
+    const int committed = aim_atomic_set_commit(set);
+    if (committed || (figset && aim_atomic_set_commit(figset))) {
+        if (committed)
+            aim_atomic_set_free(figset);
         goto done;
+    }
     printf("\nwrote %s\n", path);
     if (o.figure && fig == 0)
         printf("wrote %s.png, %s.svg and %s.gp (its gnuplot script)\n", o.figure, o.figure,

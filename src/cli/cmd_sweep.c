@@ -942,8 +942,8 @@ static int prepare_dirs(const sweep *sw)
     memcpy(points.dir, sw->dir, strlen(sw->dir) + 1);
     /* under the lock of NAME: the temporary point files of a killed
      * sweep (.point-NNNN.tsv.XXXXXX) are stale */
-    return aim_tsv_prepare_dir(&sw->base) || aim_tsv_prepare_dir(&points) ||
-                   aim_atomic_clean(sw->dir, "point") < 0
+    return aim_tsv_prepare_dir(&sw->base) || aim_atomic_inner_folder(sw->dir) ||
+                   aim_tsv_prepare_dir(&points) || aim_atomic_clean(sw->dir, "point") < 0
                ? -1
                : 0;
 }

@@ -127,7 +127,8 @@ int aim_recovery_seeds_run(const aim_config *cfg, int d, int jobs,
                            aim_atomic_set *set)
 {
     recovery_run r = {cfg, d, cfg->seeds, source, out, ""};
-    if (aim_pool_seeds_dir(CMD, cfg, "recovery", d, r.dir, sizeof r.dir))
+    if (aim_pool_seeds_dir(CMD, cfg, "recovery", d, r.dir, sizeof r.dir) ||
+        aim_atomic_inner_folder(r.dir))
         return -1;
     if (aim_recovery_finite_init(out, d, r.seeds)) {
         fprintf(stderr, "aimdyn " CMD ": out of memory\n");

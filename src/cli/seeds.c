@@ -400,7 +400,8 @@ int aim_seeds_run(const char *cmd, const aim_config *cfg, int d, const double *t
                   aim_atomic_set *set)
 {
     seeds_run r = {cmd, cfg, d, cfg->points, cfg->seeds, tau, mom, "", obs, extra, reached};
-    if (aim_pool_seeds_dir(cmd, cfg, "sgd", d, r.dir, sizeof r.dir))
+    if (aim_pool_seeds_dir(cmd, cfg, "sgd", d, r.dir, sizeof r.dir) ||
+        aim_atomic_inner_folder(r.dir))
         return -1;
     const aim_pool_seeds_spec spec = {cmd,
                                       jobs,
