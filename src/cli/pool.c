@@ -23,6 +23,7 @@
 #include "cli.h"
 #include "gauss.h"
 #include "guard.h"
+#include "hook.h"
 #include "ranks.h"
 #include "tsv.h"
 #include "version.h"
@@ -110,6 +111,7 @@ static _Noreturn void worker(const aim_pool_spec *spec, int w, int queue, int re
     in_worker.fd = results;
     in_worker.reports = spec->progress != NULL;
     in_worker.worker = w;
+    aim_hook_event("worker-start", "worker", w + 1, NULL, 0);
     for (;;) {
         if (getppid() != parent) /* the parent is gone (elsewhere than Linux too) */
             _exit(AIM_EXIT_RUNTIME);
@@ -208,6 +210,7 @@ static int gather(const aim_pool_spec *spec, int results, int relay, int *interr
                 continue;
             if (n != (ssize_t)sizeof r) {
                 fds[0].fd = -1; /* every worker has ended */
+                aim_hook_event("pool-reports-ended", NULL, 0, NULL, 0);
             } else if (r.finished) {
                 aim_progress_finished(p, r.worker, r.task, r.seconds);
                 if (spec->finished)
