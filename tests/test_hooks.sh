@@ -35,6 +35,7 @@ contains "TERM@main: interrupted, said how to continue" "$work/err" \
 # ---- a pause: the run waits on the FIFO, announced by FIFO.PID, until a
 # byte is written; both workers held at their first seed's grid point 2
 mkfifo "$work/fifo"
+exec 3<>"$work/fifo" # held open here: a byte written stays until a paused process reads it
 setsid env AIMDYN_TEST_HOOK="sgd-point:k=2=PAUSE@$work/fifo" "$exe" sgd $small \
     --out "$work/paused" >/dev/null 2>"$work/paused-err" </dev/null &
 pid=$!
@@ -50,9 +51,10 @@ wait_paused 2
 check "PAUSE: both workers announced their pause" $?
 [ ! -e "$work/paused/aimdyn-sgd-d40.tsv" ] && kill -0 $pid 2>/dev/null
 check "PAUSE: the run waits, its result not written" $?
-printf 'xx' >"$work/fifo"
+printf 'xx' >&3
 wait $pid
 check "PAUSE: released, the run ends well" $?
+exec 3>&-
 [ -s "$work/paused/aimdyn-sgd-d40.tsv" ]
 check "PAUSE: released, the result written" $?
 
