@@ -142,6 +142,15 @@ void aim_guard_leave(void)
 
 int aim_guard_pending(void) { return atomic_load(&pending); }
 
+void aim_guard_hold(sigset_t *before)
+{
+    sigset_t hold;
+    sigemptyset(&hold);
+    for (int i = 0; i < NGUARDED; i++)
+        sigaddset(&hold, guarded[i]);
+    sigprocmask(SIG_BLOCK, &hold, before);
+}
+
 int aim_guard_add(const char *path)
 {
     int i = 0;

@@ -30,6 +30,7 @@ static const struct {
     {"checkpoint-write", NULL, NULL},  /* src/cli/checkpoint.c: written, not yet renamed */
     {"seed-done", "seed", NULL},        /* src/cli/seeds.c: a seed's file kept */
     {"worker-start", "worker", NULL},   /* src/cli/pool.c: a pool worker started */
+    {"worker-forked", "worker", NULL},  /* src/cli/pool.c: the parent started a worker */
     {"pool-reports-ended", NULL, NULL}, /* src/cli/pool.c: the workers' pipe at its end */
     {"sweep-point-done", "point", NULL}, /* src/cli/cmd_sweep.c: a point's file kept */
     {"figure-draw", NULL, NULL},        /* plots/plot.c: gnuplot started, drawing */

@@ -4,7 +4,8 @@
 # startup, naming the variable, the value and the grammar; a signal and
 # a pause at a chosen event. And with it, the interrupt that reaches the
 # parent only after its workers' pipe has ended (src/cli/pool.c, issue
-# 32 item 4): the run still says how to continue.
+# 32 item 4): the run still says how to continue; and one that comes
+# while the workers are being started: they are stopped and waited for.
 . "$(dirname "$0")/checks.sh"
 begin_test "$@"
 
@@ -83,6 +84,33 @@ done
 expect_exit "after the interrupt: a rerun finishes" 0 "$exe" sgd --d 40 --seeds 2 --jobs 2 \
     --set training.points=8 --out "$work/race"
 contains "after the interrupt: the kept seeds resumed" "$work/err" "2 of 2 seeds resumed"
+
+# ---- a signal while the workers are being started (to the parent,
+# between its forks): the parent stops and waits for the workers it has
+# started before it ends (it ended at once, leaving them to end after
+# it, their temporary files still there, and sgd did not say how to
+# continue)
+rm -rf "$work/forking"
+setsid env AIMDYN_TEST_HOOK='worker-forked:worker=1=TERM@self' "$exe" sgd $small \
+    --out "$work/forking" >/dev/null 2>"$work/forking-err" </dev/null &
+pid=$!
+wait $pid
+st=$?
+[ $st -eq 143 ]
+check "SIGTERM between the forks: exit 143 (got $st)" $?
+! kill -0 -$pid 2>/dev/null
+check "SIGTERM between the forks: no worker left" $?
+contains "SIGTERM between the forks: said how to continue" "$work/forking-err" \
+    "aimdyn sgd: interrupted; 0 of 2 seeds at d = 40 kept .*: rerun the same command to continue"
+sweep="--set training.horizon=0.02 --set training.points=5 --jobs 2 --vary training.eta=0.05,0.1,0.15"
+for event in 'worker-forked:worker=1=TERM@self' 'worker-start:worker=1=TERM@main'; do
+    rm -rf "$work/sw"
+    expect_exit "sweep, $event: ended by SIGTERM" 143 env AIMDYN_TEST_HOOK="$event" \
+        "$exe" sweep $sweep --out "$work/sw"
+    left=$(find "$work/sw" -name '.*' -type f)
+    [ -z "$left" ]
+    check "sweep, $event: nothing temporary left once it has ended ($left)" $?
+done
 
 echo "$passes passed, $failures failed"
 [ "$failures" -eq 0 ]

@@ -244,6 +244,15 @@ int aim_pool_run(const aim_pool_spec *spec)
     close(queue[1]);
     pid_t pids[AIM_POOL_MAX_JOBS];
     int started = 0, rc = 0;
+    /* A signal that comes while the workers are being started waits
+     * until this process is in its critical section below, which stops
+     * and waits for them all: handled at once, it ended this process and
+     * left the workers it had started to end by themselves, after it
+     * (their files still there when its exit status was known). A worker
+     * takes the signals again as it starts (a fork's pending signals are
+     * this process's alone). */
+    sigset_t before;
+    aim_guard_hold(&before);
     if (put != (ssize_t)bytes) {
         fprintf(stderr, "aimdyn %s: cannot queue the tasks: %s\n", spec->cmd, strerror(errno));
         rc = -1;
@@ -254,6 +263,7 @@ int aim_pool_run(const aim_pool_spec *spec)
         for (; started < jobs; started++) {
             pid_t pid = fork();
             if (pid == 0) {
+                sigprocmask(SIG_SETMASK, &before, NULL);
                 close(results[0]);
                 if (relay[1] >= 0) {
                     /* its messages above the live block, not through it */
@@ -270,6 +280,7 @@ int aim_pool_run(const aim_pool_spec *spec)
                 break;
             }
             pids[started] = pid;
+            aim_hook_event("worker-forked", "worker", started + 1, NULL, 0);
         }
     }
     close(queue[0]);
@@ -278,6 +289,7 @@ int aim_pool_run(const aim_pool_spec *spec)
         close(relay[1]);
     /* a signal waits while the workers are stopped and waited for */
     aim_guard_enter();
+    sigprocmask(SIG_SETMASK, &before, NULL);
     int interrupted = 0;
     if (gather(spec, results[0], relay[0], &interrupted))
         rc = -1;
