@@ -26,22 +26,23 @@
 static const struct {
     const char *name, *key1, *key2;
 } events[] = {
-    {"sgd-point", "seed", "k"},         /* validate/compare.c: grid point k of a seed done */
-    {"checkpoint-write", NULL, NULL},  /* src/cli/checkpoint.c: written, not yet renamed */
-    {"seed-done", "seed", NULL},        /* src/cli/seeds.c: a seed's file kept */
-    {"worker-start", "worker", NULL},   /* src/cli/pool.c: a pool worker started */
-    {"worker-forked", "worker", NULL},  /* src/cli/pool.c: the parent started a worker */
-    {"pool-reports-ended", NULL, NULL}, /* src/cli/pool.c: the workers' pipe at its end */
+    {"sgd-point", "seed", "k"},          /* validate/compare.c: grid point k of a seed done */
+    {"checkpoint-write", NULL, NULL},    /* src/cli/checkpoint.c: written, not yet renamed */
+    {"seed-done", "seed", NULL},         /* src/cli/seeds.c: a seed's file kept */
+    {"worker-start", "worker", NULL},    /* src/cli/pool.c: a pool worker started */
+    {"worker-forked", "worker", NULL},   /* src/cli/pool.c: the parent started a worker */
+    {"pool-reports-ended", NULL, NULL},  /* src/cli/pool.c: the workers' pipe at its end */
     {"sweep-point-done", "point", NULL}, /* src/cli/cmd_sweep.c: a point's file kept */
-    {"figure-draw", NULL, NULL},        /* plots/plot.c: gnuplot started, drawing */
+    {"figure-draw", NULL, NULL},         /* plots/plot.c: gnuplot started, drawing */
 };
 #define NEVENTS ((int)(sizeof events / sizeof events[0]))
 
 enum { MAX_KEYS = 2 };
 enum target { SELF, MAIN, GROUP, PAUSE };
+enum state { UNREAD, OFF, ARMED, MALFORMED };
 
 static struct {
-    int state; /* 0: not read yet; 1: unset or malformed; 2: a rule armed */
+    enum state state;
     int event; /* index in events[] */
     int nkeys;
     char keys[MAX_KEYS][32];
@@ -61,7 +62,7 @@ static const struct {
 
 /* A decimal integer at *p (advanced past it), negative only when
  * allowed; 0 when there is none. */
-static int read_count(const char **p, long *out, int allow_negative)
+static int read_integer(const char **p, long *out, int allow_negative)
 {
     char *end;
     errno = 0;
@@ -101,8 +102,10 @@ static int parse_action(const char *p)
     const char *where = at + 1;
     if (len == 5 && !strncmp(p, "PAUSE", 5)) {
         rule.target = PAUSE;
-        return *where && strlen(where) < sizeof rule.fifo &&
-               snprintf(rule.fifo, sizeof rule.fifo, "%s", where) > 0;
+        if (!*where || strlen(where) >= sizeof rule.fifo)
+            return 0;
+        strcpy(rule.fifo, where);
+        return 1;
     }
     rule.sig = 0;
     for (size_t i = 0; i < sizeof signals / sizeof signals[0]; i++)
@@ -138,36 +141,40 @@ static int parse(const char *text)
         if (rule.nkeys == MAX_KEYS ||
             !read_name(&p, rule.keys[rule.nkeys], sizeof rule.keys[0]) ||
             !event_has_key(rule.event, rule.keys[rule.nkeys]) || *p++ != '=' ||
-            !read_count(&p, &rule.values[rule.nkeys], 1))
+            !read_integer(&p, &rule.values[rule.nkeys], 1))
             return 0;
         rule.nkeys++;
     }
     rule.nth = 1;
     if (*p == '#') {
         p++;
-        if (!read_count(&p, &rule.nth, 0) || rule.nth < 1)
+        if (!read_integer(&p, &rule.nth, 0) || rule.nth < 1)
             return 0;
     }
     return *p++ == '=' && parse_action(p);
 }
 
-int aim_hook_init(void)
+/* The rule of the environment, said when it is malformed. */
+static enum state read_rule(void)
 {
-    if (rule.state)
-        return rule.state == 2 || !getenv(HOOK_VARIABLE) ? 0 : -1;
     const char *text = getenv(HOOK_VARIABLE);
-    rule.state = 1;
     if (!text || !*text)
-        return 0;
+        return OFF;
     if (!parse(text)) {
         fprintf(stderr, "aimdyn: %s = '%s': not a test hook rule; allowed: %s\n", HOOK_VARIABLE,
                 text, HOOK_GRAMMAR);
-        return -1;
+        return MALFORMED;
     }
     rule.main_pid = getpid();
     rule.seen = 0;
-    rule.state = 2;
-    return 0;
+    return ARMED;
+}
+
+int aim_hook_init(void)
+{
+    if (rule.state == UNREAD)
+        rule.state = read_rule();
+    return rule.state == MALFORMED ? -1 : 0;
 }
 
 /* Blocks until the test writes a byte into the FIFO, having said so by
@@ -176,17 +183,21 @@ int aim_hook_init(void)
  * the FIFO until read, whichever paused process opened it first. */
 static void pause_on_fifo(void)
 {
-    const int in = open(rule.fifo, O_RDONLY | O_NONBLOCK);
-    const int keep = in >= 0 ? open(rule.fifo, O_WRONLY) : -1;
     char told[4200];
     snprintf(told, sizeof told, "%s.%ld", rule.fifo, (long)getpid());
-    const int flags = in >= 0 ? fcntl(in, F_GETFL) : -1;
-    const int said = keep >= 0 && flags >= 0 && fcntl(in, F_SETFL, flags & ~O_NONBLOCK) == 0
+    struct stat st;
+    /* non-blocking: the reading end of a FIFO opens at once, writer or not */
+    const int in = open(rule.fifo, O_RDONLY | O_NONBLOCK);
+    const int fifo = in >= 0 && fstat(in, &st) == 0 && S_ISFIFO(st.st_mode);
+    const int keep = fifo ? open(rule.fifo, O_WRONLY) : -1;
+    const int flags = keep >= 0 ? fcntl(in, F_GETFL) : -1;
+    const int said = flags >= 0 && fcntl(in, F_SETFL, flags & ~O_NONBLOCK) == 0
                          ? open(told, O_WRONLY | O_CREAT | O_EXCL, 0644)
                          : -1;
     if (said < 0) {
-        fprintf(stderr, "aimdyn: %s: cannot pause on the FIFO '%s' (announced as '%s'): %s\n",
-                HOOK_VARIABLE, rule.fifo, told, strerror(errno));
+        fprintf(stderr, "aimdyn: %s: cannot pause on '%s' (announced by creating '%s'): %s\n",
+                HOOK_VARIABLE, rule.fifo, told,
+                in >= 0 && !fifo ? "not a FIFO" : strerror(errno));
         _exit(2); /* the test cannot reach its moment: a run-time failure, said */
     }
     close(said);
@@ -200,9 +211,9 @@ static void pause_on_fifo(void)
 void aim_hook_event(const char *name, const char *key1, long value1, const char *key2,
                     long value2)
 {
-    if (rule.state == 0)
+    if (rule.state == UNREAD)
         aim_hook_init();
-    if (rule.state != 2)
+    if (rule.state != ARMED)
         return;
     if (strcmp(name, events[rule.event].name))
         return;

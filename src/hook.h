@@ -10,8 +10,9 @@
 
 /* Reads AIMDYN_TEST_HOOK (once per process). Returns 0 when it is unset
  * or well formed; -1 after a message on stderr naming the variable, the
- * value and the grammar. Called at startup; aim_hook_event reads the
- * variable itself when nobody did (and ignores a malformed value). */
+ * value and the grammar (then, and at every later call). Called at
+ * startup; aim_hook_event reads the variable itself when nobody did (a
+ * malformed value is then said once and ignored). */
 int aim_hook_init(void);
 
 /* The event name happened, with up to two integer keys (NULL: none;
