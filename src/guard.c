@@ -142,13 +142,12 @@ void aim_guard_leave(void)
 
 int aim_guard_pending(void) { return atomic_load(&pending); }
 
-void aim_guard_hold(sigset_t *before)
+void aim_guard_after_fork(void)
 {
-    sigset_t hold;
-    sigemptyset(&hold);
-    for (int i = 0; i < NGUARDED; i++)
-        sigaddset(&hold, guarded[i]);
-    sigprocmask(SIG_BLOCK, &hold, before);
+    if (depth == 0)
+        return;
+    depth = 1;
+    aim_guard_leave();
 }
 
 int aim_guard_add(const char *path)

@@ -9,7 +9,6 @@
 #ifndef AIM_GUARD_H
 #define AIM_GUARD_H
 
-#include <signal.h>
 #include <sys/types.h>
 
 /* A critical section (nestable): signals wait until it ends. The
@@ -22,12 +21,10 @@ void aim_guard_leave(void);
  * waited for) can end early and tidily. */
 int aim_guard_pending(void);
 
-/* Blocks the signals above in the calling thread (they wait, pending,
- * until sigprocmask(SIG_SETMASK, before, NULL) unblocks them), the mask
- * it had into *before: for the moments a handler may not run at all
- * (between fork and a child's own setup), where a critical section is
- * not enough. */
-void aim_guard_hold(sigset_t *before);
+/* In a child just forked inside a critical section: leaves the
+ * parent's sections (they are not the child's to end), and ends the
+ * child by a signal that came meanwhile. */
+void aim_guard_after_fork(void);
 
 /* Registers path (copied) for removal by a signal; its entry, or -1 when
  * out of memory. Only the process that registered a file removes it (a

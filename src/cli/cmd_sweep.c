@@ -28,7 +28,6 @@
 #include "compare.h"
 #include "config.h"
 #include "grid.h"
-#include "guard.h"
 #include "hook.h"
 #include "plot.h"
 #include "pool.h"
@@ -523,6 +522,20 @@ static void put_result(FILE *f, const point_result *r)
             r->tau_end, r->overlap, r->risk, r->message);
 }
 
+/* Ctrl-C or kill between opening a result file and renaming it into
+ * place would leave its temporary file behind: those signals wait until
+ * the file is complete. */
+static void hold_signals(sigset_t *old)
+{
+    sigset_t hold;
+    sigemptyset(&hold);
+    sigaddset(&hold, SIGINT);
+    sigaddset(&hold, SIGTERM);
+    sigaddset(&hold, SIGHUP);
+    sigaddset(&hold, SIGQUIT);
+    sigprocmask(SIG_BLOCK, &hold, old);
+}
+
 static int write_point(const sweep *sw, int p, const point_result *r)
 {
     char path[1100], label[TEXT_LEN];
@@ -530,10 +543,7 @@ static int write_point(const sweep *sw, int p, const point_result *r)
         return -1;
     point_label(sw, p, label, sizeof label);
     sigset_t old;
-    /* Ctrl-C or kill between opening a result file and renaming it into
-     * place would leave its temporary file behind: those signals wait
-     * until the file is complete */
-    aim_guard_hold(&old);
+    hold_signals(&old);
     int rc = -1;
     aim_tsv *tsv = aim_tsv_open(path);
     if (tsv) {

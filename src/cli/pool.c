@@ -244,15 +244,13 @@ int aim_pool_run(const aim_pool_spec *spec)
     close(queue[1]);
     pid_t pids[AIM_POOL_MAX_JOBS];
     int started = 0, rc = 0;
-    /* A signal that comes while the workers are being started waits
-     * until this process is in its critical section below, which stops
-     * and waits for them all: handled at once, it ended this process and
-     * left the workers it had started to end by themselves, after it
-     * (their files still there when its exit status was known). A worker
-     * takes the signals again as it starts (a fork's pending signals are
-     * this process's alone). */
-    sigset_t before;
-    aim_guard_hold(&before);
+    /* A signal waits while the workers are started, stopped and waited
+     * for: one that came between two forks ended this process at once,
+     * before its critical section, and left the workers it had started
+     * to end by themselves, after it (their files still there when its
+     * exit status was known). Each worker leaves the section as it
+     * starts. */
+    aim_guard_enter();
     if (put != (ssize_t)bytes) {
         fprintf(stderr, "aimdyn %s: cannot queue the tasks: %s\n", spec->cmd, strerror(errno));
         rc = -1;
@@ -263,7 +261,7 @@ int aim_pool_run(const aim_pool_spec *spec)
         for (; started < jobs; started++) {
             pid_t pid = fork();
             if (pid == 0) {
-                sigprocmask(SIG_SETMASK, &before, NULL);
+                aim_guard_after_fork();
                 close(results[0]);
                 if (relay[1] >= 0) {
                     /* its messages above the live block, not through it */
@@ -287,9 +285,6 @@ int aim_pool_run(const aim_pool_spec *spec)
     close(results[1]);
     if (relay[1] >= 0)
         close(relay[1]);
-    /* a signal waits while the workers are stopped and waited for */
-    aim_guard_enter();
-    sigprocmask(SIG_SETMASK, &before, NULL);
     int interrupted = 0;
     if (gather(spec, results[0], relay[0], &interrupted))
         rc = -1;
