@@ -18,7 +18,8 @@ int aim_hook_init(void);
 /* The event name happened, with up to two integer keys (NULL: none;
  * key2 only with key1): its action runs when it is the one the variable
  * names, at its Nth matching occurrence in this process (a forked child
- * goes on counting from its parent's count). */
+ * goes on counting from its parent's count). From one thread of a
+ * process (its count is a plain variable). */
 void aim_hook_event(const char *name, const char *key1, long value1, const char *key2,
                     long value2);
 
