@@ -8,6 +8,7 @@
 #include "tsv.h"
 
 #include "guard.h"
+#include "hook.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -136,6 +137,7 @@ static int run_gnuplot(const char *exe, const char *text, size_t len)
         }
         return -1;
     }
+    aim_hook_event("figure-draw", NULL, 0, NULL, 0); /* gnuplot started, its script not sent */
     /* a gnuplot that stops early (an error) closes the pipe: its exit
      * status says why, not a SIGPIPE here nor the failed write */
     struct sigaction ignore, old;

@@ -142,6 +142,14 @@ void aim_guard_leave(void)
 
 int aim_guard_pending(void) { return atomic_load(&pending); }
 
+void aim_guard_after_fork(void)
+{
+    if (depth == 0)
+        return;
+    depth = 1;
+    aim_guard_leave();
+}
+
 int aim_guard_add(const char *path)
 {
     int i = 0;

@@ -21,6 +21,11 @@ void aim_guard_leave(void);
  * waited for) can end early and tidily. */
 int aim_guard_pending(void);
 
+/* In a child just forked inside a critical section: leaves the
+ * parent's sections (they are not the child's to end), and ends the
+ * child by a signal that came meanwhile. */
+void aim_guard_after_fork(void);
+
 /* Registers path (copied) for removal by a signal; its entry, or -1 when
  * out of memory. Only the process that registered a file removes it (a
  * forked worker inherits the registry). */

@@ -1,7 +1,9 @@
 #!/bin/sh
 # Checkpoints inside an SGD seed (DIR/.NAME-sgd-dD.seeds/seed-K.ckpt):
-# runs killed with kill -9 (the whole process group, as a power loss
-# would) at random moments, some while a checkpoint is being written,
+# runs killed with SIGKILL (the whole process group, as a power loss
+# would) at chosen grid points, or while a checkpoint is being written
+# (the test hook AIMDYN_TEST_HOOK, docs/testing.md: the moment reached by
+# the run's own event, on a fast machine or a loaded one),
 # and rerun until they finish write the files of an uninterrupted run,
 # bit for bit, for direct, tied, untied centred and untied raw students;
 # SIGTERM and SIGINT stop a run cleanly; a checkpoint of another
@@ -11,34 +13,21 @@
 begin_test "$@"
 ex="$(dirname "$0")/../examples"
 
-random_delay() { # a random delay in seconds, from $1 to $1 + $2
-    awk -v r="$(od -An -N2 -tu2 /dev/urandom)" -v lo="$1" -v span="$2" \
-        'BEGIN { printf "%.2f", lo + span * (r % 1000) / 1000 }'
-}
-
-killed_at() { # delay, stderr file, seed folder, arguments: a run killed -9, with
-    # its workers (setsid: a process group of its own, killed whole), at
-    # delay seconds after its seed folder holds a checkpoint or a seed
-    delay=$1 log=$2 folder=$3
+killed_at() { # name, hook rule, stderr file, arguments: a run killed by
+    # SIGKILL, with its workers (setsid: a process group of its own, killed
+    # whole), at the event the rule names
+    name=$1 rule=$2 log=$3
     shift 3
-    setsid "$exe" "$@" >/dev/null 2>"$log" &
-    pid=$!
-    n=0
-    while ! ls "$folder" 2>/dev/null | grep -q '^seed-' && kill -0 $pid 2>/dev/null &&
-        [ $n -lt 1200 ]; do
-        sleep 0.05
-        n=$((n + 1))
-    done
-    sleep "$delay"
-    kill -9 -$pid 2>/dev/null
-    wait $pid 2>/dev/null
+    setsid env AIMDYN_TEST_HOOK="$rule" "$exe" "$@" >/dev/null 2>"$log" </dev/null
+    st=$?
+    [ $st -eq 137 ]
+    r=$?
+    [ $r -ne 0 ] && echo "  $name: exit $st, wanted 137 (SIGKILL at $rule): $(cat "$log")"
+    check "$name: killed at $rule" $r
 }
 
 # a checkpoint at every grid point (output.checkpoint = 0), small d,
-# many points: several checkpoints per seed; each run long enough (the
-# direct one 3 s, tied 2.7 s, untied 1.3-1.5 s of wall time on 2 cores)
-# that a random kill lands inside it on an idle machine (the tied run at
-# tau = 0.3 took 0.6 s, and all three kills once came after its end)
+# many points: several checkpoints per seed
 grid="--d 40 --seeds 2 --jobs 2 --set training.points=60 --set output.checkpoint=0 --set training.horizon=3"
 n=0
 for student in direct tied untied untied_raw; do
@@ -55,17 +44,19 @@ for student in direct tied untied untied_raw; do
     expect_exit "$student: uninterrupted" 0 "$exe" sgd $args --out "$out"
     rm -f "$out"/.*.lock
     mv "$out" "$work/$student-ref"
-    # killed three times at random moments, rerun each time
-    for k in 1 2 3; do
+    # killed three times, after grid points 10, 30 and 50 of seed 1 (each
+    # run resumes it from the last one's checkpoint, so each point is
+    # reached; seed 2, on the other worker, goes as far as it gets)
+    for k in 10 30 50; do
         # shellcheck disable=SC2086
-        killed_at "$(random_delay 0 0.8)" "$work/$student-kill$k" \
-            "$out/.$stem-sgd-d40.seeds" sgd $args --out "$out"
+        killed_at "$student: run $k" "sgd-point:seed=1:k=$k=KILL@group" \
+            "$work/$student-kill$k" sgd $args --out "$out"
     done
     # shellcheck disable=SC2086
     expect_exit "$student: rerun after three kill -9" 0 "$exe" sgd $args --out "$out"
     cat "$work/$student"-kill* "$work/err" >"$work/$student-all"
     contains "$student: continued from a checkpoint" "$work/$student-all" \
-        "continued from its checkpoint at grid point"
+        "seed 1 continued from its checkpoint at grid point 10 of 60"
     [ ! -e "$out/.$stem-sgd-d40.seeds" ]
     check "$student: the seed folder removed" $?
     rm -f "$out"/.*.lock
@@ -76,25 +67,24 @@ for student in direct tied untied untied_raw; do
 done
 
 # killed while a checkpoint is being written (its temporary file left
-# beside the last whole checkpoint): short random delays until that has
-# happened, each run killed again until one has been caught writing
+# beside the last whole checkpoint): inside a worker's 3rd checkpoint
+# write, then, in the rerun, inside a worker's 5th
 out="$work/direct" # the reference's output.dir
 seeds="$out/.aimdyn-sgd-d40.seeds"
-caught=0 tries=0
-while { [ $caught -lt 2 ] || [ ! -e "$work/mid-kept" ]; } && [ $tries -lt 60 ]; do
+caught=0
+for nth in 3 5; do
     # shellcheck disable=SC2086
-    killed_at "$(random_delay 0 0.5)" "$work/mid-kill" "$seeds" sgd $grid --out "$out"
-    if ls -A "$seeds" 2>/dev/null | grep -q '^\.seed-.*\.ckpt\.......$'; then
+    killed_at "mid-checkpoint $nth" "checkpoint-write#$nth=KILL@group" "$work/mid-kill" \
+        sgd $grid --out "$out"
+    if ls -A "$seeds" 2>/dev/null | grep -q '^\.seed-.*\.ckpt\.......$' &&
+        ls "$seeds" | grep -q '^seed-.*\.ckpt$'; then
         caught=$((caught + 1))
         # kept for the tests below: a whole checkpoint beside the cut one
-        if [ ! -e "$work/mid-kept" ] && ls "$seeds" | grep -q '^seed-.*\.ckpt$'; then
-            cp -R "$seeds" "$work/mid-kept"
-        fi
+        [ -e "$work/mid-kept" ] || cp -R "$seeds" "$work/mid-kept"
     fi
-    tries=$((tries + 1))
 done
-[ $caught -ge 2 ]
-check "killed while writing a checkpoint (twice in $tries kills)" $?
+[ $caught -eq 2 ]
+check "killed while writing a checkpoint, a whole one beside it (twice: $caught)" $?
 # shellcheck disable=SC2086
 expect_exit "rerun after kills mid-checkpoint" 0 "$exe" sgd $grid --out "$out"
 rm -f "$out"/.*.lock
@@ -107,16 +97,14 @@ same_files "killed mid-checkpoint: the files of an uninterrupted run" "$work/dir
 # of an uninterrupted run
 for sig in TERM INT; do
     rm -rf "$out"
+    # once a worker has kept its seed's first checkpoint (after grid
+    # point 1): SIGTERM to the run's main process, SIGINT to the group;
     # env: a background job of a non-interactive shell ignores SIGINT
+    if [ $sig = TERM ]; then to=main; else to=group; fi
     # shellcheck disable=SC2086
-    setsid env --default-signal=INT "$exe" sgd $grid --out "$out" >/dev/null 2>"$work/sig" &
+    setsid env --default-signal=INT AIMDYN_TEST_HOOK="sgd-point:k=1=$sig@$to" \
+        "$exe" sgd $grid --out "$out" >/dev/null 2>"$work/sig" </dev/null &
     pid=$!
-    n=0
-    while ! ls "$seeds" 2>/dev/null | grep -q '^seed-.*\.ckpt$' && [ $n -lt 600 ]; do
-        sleep 0.05
-        n=$((n + 1))
-    done
-    if [ $sig = TERM ]; then kill -TERM $pid; else kill -INT -$pid; fi
     wait $pid
     status=$?
     [ $status -eq $([ $sig = TERM ] && echo 143 || echo 130) ]

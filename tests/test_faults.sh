@@ -1,8 +1,10 @@
 #!/bin/sh
 # Fault injection: a full disk (a small tmpfs), a failing gnuplot (one
 # that exits 1, one that leaves truncated figures) and SIGINT, SIGTERM or
-# SIGKILL at random moments (seeded: AIMDYN_FAULT_SEED), during compare,
-# plot and sweep, and a failing rename or a SIGTERM at each rename of
+# SIGKILL at each of several named events of compare, plot and sweep (a
+# grid point, a seed kept, a worker started, a sweep point kept, a figure
+# being drawn: the test hook AIMDYN_TEST_HOOK, docs/testing.md), and a
+# failing rename or a SIGTERM at each rename of
 # recovery's files (strace's fault injection). Each fault must leave either the old complete outputs
 # or the new complete outputs, never a mix (by the documented rule, the
 # new outputs of a run whose figure gnuplot could not draw are its tables
@@ -22,7 +24,6 @@ if [ "${2:-}" = "--full-disk" ]; then # inside the namespace, see below
 else
     work=$(mktemp -d)
 fi
-seed=${AIMDYN_FAULT_SEED:-2026}
 export OPENBLAS_NUM_THREADS=1
 out="$work/disk/o" # every run writes here (the files record the path)
 refs="$work/refs"
@@ -38,7 +39,7 @@ finish() {
 # ---- the three commands, each with an old (A) and a new (B) run ----
 
 common="--set training.horizon=0.02 --set training.points=5"
-launch="" # "exec env --default-signal=INT" in a background subshell: its pid is the run's
+launch="" # a command in front of the run's: env with the test hook, strace
 run_case() { # case, A|B: the run, into $out
     case $1 in
     compare) $launch "$exe" compare --out "$out" $common --d 20 --seeds 2 \
@@ -184,16 +185,13 @@ mkdir -p "$work/fail"
 printf '#!/bin/sh\ncat >/dev/null\necho "fake gnuplot: failing" >&2\nexit 1\n' >"$work/fail/gnuplot"
 chmod +x "$work/fail/gnuplot"
 
-now_ms() { echo $(($(date +%s%N) / 1000000)); }
 for cs in compare plot sweep recovery; do
     for ab in A B; do
         [ "$cs" = sweep ] && [ "$ab" = A ] && continue
         rm -rf "$out"
         mkdir -p "$out"
-        t0=$(now_ms)
         run_case $cs $ab >/dev/null 2>&1 </dev/null
         st=$?
-        [ "$ab" = B ] && eval "ms_$cs=\$((\$(now_ms) - t0))"
         check "reference $cs $ab (exit $st)" $st
         cp -a "$out" "$refs/$cs-$ab"
         [ "$cs" = compare ] && mkdir -p "$refs/in-$ab" && cp "$out"/*.tsv "$refs/in-$ab/"
@@ -207,7 +205,6 @@ done
 leftover_refs=$(leftovers "$refs")
 [ -z "$leftover_refs" ]
 check "references: nothing temporary left" $?
-echo "reference runs: compare ${ms_compare} ms, plot ${ms_plot} ms, sweep ${ms_sweep} ms"
 
 # ---- a failing gnuplot ----
 
@@ -249,36 +246,38 @@ for fake in fail trunc; do
     done
 done
 
-# ---- signals at random moments ----
+# ---- signals at named events ----
 
-# rand I: a number in [0, 1), the I-th of the seeded sequence
-rand() { awk -v s="$seed" -v i="$1" 'BEGIN { srand(s); for (k = 0; k < i; k++) r = rand(); printf "%.6f\n", r }'; }
-echo "signals: seed $seed (AIMDYN_FAULT_SEED)"
-trial=0
-for cs in compare plot sweep compare plot sweep compare plot sweep; do
-    trial=$((trial + 1))
-    sig=$(awk -v r="$(rand $((2 * trial)))" 'BEGIN { print r < 1/3 ? "INT" : r < 2/3 ? "TERM" : "KILL" }')
-    eval "ms=\$ms_$cs"
-    delay=$(awk -v r="$(rand $((2 * trial + 1)))" -v ms="$ms" 'BEGIN { printf "%.3f\n", r * 1.2 * ms / 1000 }')
-    name="$cs, SIG$sig after $delay s"
-    reset_case $cs
-    # a background command of a shell ignores SIGINT unless told otherwise
-    (launch="exec env --default-signal=INT" && run_case $cs B >/dev/null 2>&1 </dev/null) &
-    pid=$!
-    sleep "$delay"
-    kill -"$sig" "$pid" 2>/dev/null
-    wait "$pid"
-    st=$?
-    echo "  trial $trial: $name: exit $st, outputs $(state_of $cs)"
-    expect_state "$name" $cs old new points $([ $sig = KILL ] && echo journal)
-    [ $sig = KILL ] || no_leftovers "$name"
-    # the next run finds what a killed one left, and ends with the new outputs
-    run_case $cs B >/dev/null 2>"$work/err" </dev/null
-    st=$?
-    check "$name, then a full run: exit 0" $st
-    [ "$(state_of $cs)" = new ]
-    check "$name, then a full run: the new outputs" $?
-    no_leftovers "$name, then a full run"
+# The run's main process gets the signal (from a worker, for the events
+# in workers) at the first occurrence of the event in the process that
+# meets it: while SGD seeds run (after grid point 3 of 5), once a seed
+# is kept, as the sweep's workers start, once a sweep point is kept, and
+# while a figure is drawn.
+for trial in compare:sgd-point:k=3 compare:seed-done compare:figure-draw plot:figure-draw \
+    sweep:worker-start sweep:sweep-point-done sweep:figure-draw; do
+    cs=${trial%%:*} event=${trial#*:}
+    for sig in INT TERM KILL; do
+        name="$cs, SIG$sig at $event"
+        reset_case $cs
+        # env: SIGINT as the default even when this test was started ignoring it
+        launch="env --default-signal=INT AIMDYN_TEST_HOOK=$event=$sig@main"
+        run_case $cs B >/dev/null 2>&1 </dev/null
+        st=$?
+        launch=""
+        echo "  $name: exit $st, outputs $(state_of $cs)"
+        case $sig in INT) want=130 ;; TERM) want=143 ;; *) want=137 ;; esac
+        [ $st -eq $want ]
+        check "$name: ended by the signal (exit $st, wanted $want)" $?
+        expect_state "$name" $cs old new points $([ $sig = KILL ] && echo journal)
+        [ $sig = KILL ] || no_leftovers "$name"
+        # the next run finds what a killed one left, and ends with the new outputs
+        run_case $cs B >/dev/null 2>"$work/err" </dev/null
+        st=$?
+        check "$name, then a full run: exit 0" $st
+        [ "$(state_of $cs)" = new ]
+        check "$name, then a full run: the new outputs" $?
+        no_leftovers "$name, then a full run"
+    done
 done
 
 # ---- recovery: a rename that fails, a signal between the renames ----

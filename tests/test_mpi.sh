@@ -11,12 +11,6 @@ export OMPI_MCA_btl=self,vader OMPI_MCA_btl_vader_single_copy_mechanism=none
 # a hung job fails the test instead of holding it until meson's timeout
 mpi() { timeout 240 mpirun --allow-run-as-root --oversubscribe -n 2 "$@"; }
 
-tree() { # a process and its descendants (timeout, mpirun, the ranks, their workers)
-    echo "$1"
-    for child in $(pgrep -P "$1"); do
-        tree "$child"
-    done
-}
 
 keep() { # name: what the run wrote into $work/run (no lock files) into $work/NAME
     rm -f "$work/run"/.*.lock
@@ -70,25 +64,23 @@ keep sweep-mpi
 same_tree "sweep resumed on 2 ranks: the files of a serial run" "$work/sweep-serial" \
     "$work/sweep-mpi"
 
-# a job killed (kill -9: mpirun and its ranks; their workers end with
-# them) once a seed has finished, then submitted again: the finished
-# seeds are taken from the seed folder, the files those of a serial run
-# (three seeds per rank, one after the other: the job is still running
-# when the first is found, even when a loaded machine makes the polling
-# slow; the glob polls without starting a process)
+# a job killed (SIGKILL to the process group of the rank whose worker
+# kept the first seed file: timeout's group, with mpirun and the ranks,
+# or the rank's own, whose loss makes mpirun end the job; the workers
+# end with their ranks) once a seed has finished, then submitted again:
+# the finished seeds are taken from the seed folder, the files those of
+# a serial run. The moment is the run's own event (AIMDYN_TEST_HOOK,
+# docs/testing.md), not a poll that a fast machine's job could outrun.
 long="--d 100 --seeds 6 --jobs 1"
 expect_exit "sgd serial, uninterrupted" 0 "$exe" sgd $long --out "$work/run"
 keep k-ref
 seeds="$work/run/.aimdyn-sgd-d100.seeds"
-mpi "$exe" sgd $long --out "$work/run" >/dev/null 2>&1 &
-job=$!
-n=0
-while set -- "$seeds"/seed-*.tsv && [ ! -e "$1" ] && [ $n -lt 6000 ]; do
-    sleep 0.02
-    n=$((n + 1))
-done
-kill -9 $(tree "$job") 2>/dev/null
-wait $job 2>/dev/null
+(
+    export AIMDYN_TEST_HOOK='seed-done#1=KILL@group'
+    mpi "$exe" sgd $long --out "$work/run" >/dev/null 2>&1 </dev/null
+)
+[ $? -ne 0 ]
+check "sgd job killed once a seed is kept: not a success" $?
 kept=$(ls "$seeds" | grep -c '^seed-')
 [ "$kept" -ge 1 ] && [ ! -e "$work/run/aimdyn-sgd-d100.tsv" ]
 check "sgd job killed: a finished seed kept, no result file" $?

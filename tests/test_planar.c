@@ -1,7 +1,8 @@
 /* Exact large-d moments of words in Gaussian factors (planar.h):
  * closed forms, freeness of independent letters against free cumulants
  * (freecum.h), every word of two alphabets against a brute-force genus
- * expansion over all Wick pairings, refused descriptions and speed.
+ * expansion over all Wick pairings, refused descriptions, the untied
+ * wordsets (their time: validate/bench/bench_planar.c).
  * Every check is an exact identity: tolerances are round-off only. */
 #include <stdarg.h>
 #include <stddef.h>
@@ -12,7 +13,6 @@
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 
 #include <gsl/gsl_sf_gamma.h>
 
@@ -358,16 +358,10 @@ static void test_refused(void **state)
     aim_wordset_free(ws);
 }
 
-static double seconds(void)
-{
-    struct timespec t;
-    clock_gettime(CLOCK_MONOTONIC, &t);
-    return (double)t.tv_sec + 1e-9 * (double)t.tv_nsec;
-}
-
-/* The untied wordset up to length 5 well under a second (it takes
- * milliseconds); length 7 and a word of 11 letters reported. */
-static void test_speed(void **state)
+/* The untied wordset up to 5 and to 7 letters, and a word of 11 letters,
+ * computed (their time is measured by validate/bench/bench_planar.c: a
+ * bound on wall time fails by the machine's load, not by the code). */
+static void test_untied_wordsets(void **state)
 {
     (void)state;
     for (int len = 5; len <= 7; len += 2) {
@@ -376,23 +370,12 @@ static void test_speed(void **state)
         double *m = malloc(sizeof(double) * (size_t)aim_wordset_count(ws));
         assert_non_null(m);
         char err[256];
-        const double t0 = seconds();
         assert_int_equal(aim_planar_moments(ws, len, untied_factors, 4, untied_letters, m, err,
                                             sizeof err), 0);
-        const double dt = seconds() - t0;
-        print_message("untied wordset up to %d letters: %d words in %.4f s\n", len,
-                      aim_wordset_count(ws), dt);
-        if (len == 5)
-            assert_true(dt < 0.5);
         free(m);
         aim_wordset_free(ws);
     }
-    const double t0 = seconds();
-    double sum = 0.0;
-    for (int r = 0; r < 1000; r++)
-        sum += moment(&untied, "AKkBTtAKkBA", untied_factors, 4, untied_letters);
-    print_message("one word of 11 letters (22 occurrences): %.2f us (m = %.6g)\n",
-                  (seconds() - t0) * 1e3, sum / 1000);
+    assert_true(isfinite(moment(&untied, "AKkBTtAKkBA", untied_factors, 4, untied_letters)));
 }
 
 int main(void)
@@ -402,7 +385,7 @@ int main(void)
         cmocka_unit_test(test_circular),    cmocka_unit_test(test_untied),
         cmocka_unit_test(test_freeness),    cmocka_unit_test(test_brute_force),
         cmocka_unit_test(test_brute_force_linked),
-        cmocka_unit_test(test_refused),     cmocka_unit_test(test_speed),
+        cmocka_unit_test(test_refused),     cmocka_unit_test(test_untied_wordsets),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -38,24 +38,39 @@ same_files "sgd --quiet writes what sgd does" "$work/sgd-plain" "$work/sgd-quiet
 # after it, the same files
 command -v script >/dev/null
 check "script (util-linux) is installed" $?
-# d = 120: each seed long enough (about a second on an idle machine) for the
-# block, redrawn at most 4 times a second, to catch both workers mid-seed
-# (at d = 60 an idle machine finished seeds between two redraws)
-script -qec "'$exe' sgd --d 120 --seeds 4 --jobs 2 --out '$work/o'" "$work/tty" \
-    >/dev/null 2>&1 </dev/null
+# both workers held after grid point 5 of their first seed (the test
+# hook's pause, docs/testing.md) until the terminal shows the block
+# redrawn with both of them mid-seed: on a fast machine the seeds could
+# end between two redraws, on a loaded one not be caught at all
+mkfifo "$work/fifo"
+exec 3<>"$work/fifo" # held open here: a byte written stays until a worker reads it
+AIMDYN_TEST_HOOK="sgd-point:k=5=PAUSE@$work/fifo" script -qefc \
+    "'$exe' sgd --d 60 --seeds 4 --jobs 2 --out '$work/o'" "$work/tty" \
+    >/dev/null 2>&1 </dev/null &
+shown=$!
+i=0 # up to 120 s for both pauses and the block (read as it is written: script -f)
+until [ "$(ls "$work" | grep -c '^fifo\.[0-9]*$')" -eq 2 ] &&
+    [ "$(tr -d '\r' <"$work/tty" 2>/dev/null | grep -c "  worker [12]: seed [1-4]/4, grid 4/31")" -ge 2 ] &&
+    grep -q "${esc}\[3A" "$work/tty" 2>/dev/null || [ $i -ge 1200 ]; do
+    sleep 0.1
+    i=$((i + 1))
+done
+printf 'xx' >&3 # both workers released
+wait $shown
 check "sgd on a terminal" $?
+exec 3>&-
 tr -d '\r' <"$work/tty" >"$work/tty.txt"
 contains "terminal: the campaign line" "$work/tty.txt" \
-    "aimdyn sgd: d = 120: [0-4]/4 seeds, [0-9]* % of steps, .* steps/s, ETA "
+    "aimdyn sgd: d = 60: [0-4]/4 seeds, [0-9]* % of steps, .* steps/s, ETA "
 contains "terminal: worker 1's line" "$work/tty.txt" \
     "  worker 1: seed [1-4]/4, grid [0-9]*/31, .* steps/s, [0-9.]*s"
 contains "terminal: worker 2's line" "$work/tty.txt" \
     "  worker 2: seed [1-4]/4, grid [0-9]*/31, .* steps/s, [0-9.]*s"
 contains "terminal: redrawn in place (cursor up)" "$work/tty.txt" "${esc}\[3A"
 contains "terminal: cleared, then the final line" "$work/tty.txt" \
-    "${esc}\[3A${esc}\[Jaimdyn sgd: d = 120: 4/4 seeds, 100 % of steps"
+    "${esc}\[3A${esc}\[Jaimdyn sgd: d = 60: 4/4 seeds, 100 % of steps"
 keep sgd-tty
-expect_exit "sgd d = 120 off a terminal" 0 "$exe" sgd --d 120 --seeds 4 --jobs 2 --out "$work/o"
+expect_exit "sgd d = 60 off a terminal" 0 "$exe" sgd --d 60 --seeds 4 --jobs 2 --out "$work/o"
 keep sgd-tty-plain
 same_files "sgd on a terminal writes what it writes off one" "$work/sgd-tty-plain" \
     "$work/sgd-tty"

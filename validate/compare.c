@@ -10,6 +10,7 @@
 
 #include "gauss.h"
 #include "holdout.h"
+#include "hook.h"
 #include "sgd.h"
 #include "untied.h"
 #include "words.h"
@@ -193,6 +194,7 @@ int aim_compare_run_sgd_checkpointed(const aim_config *cfg, int d, const double 
                 rc = -1;
                 break;
             }
+            aim_hook_event("sgd-point", "seed", (long)seed, "k", i + 1);
             if (progress)
                 progress->point(progress->ctx, i + 1, points, aim_sgd_steps(sgd));
         }

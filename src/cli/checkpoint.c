@@ -10,6 +10,7 @@
 
 #include "atomic.h"
 #include "digest.h"
+#include "hook.h"
 #include "input.h"
 #include "pool.h"
 #include "version.h"
@@ -54,6 +55,7 @@ int aim_checkpoint_write(const char *cmd, const char *path, const aim_config *cf
     int rc = -1;
     if (f && aim_atomic_write(f, head, HEAD) == 0 && aim_atomic_write(f, text, tl) == 0 &&
         aim_atomic_write(f, payload, len) == 0) {
+        aim_hook_event("checkpoint-write", NULL, 0, NULL, 0); /* written, not renamed */
         rc = aim_atomic_replace(f);
         f = NULL;
     } else if (f) {

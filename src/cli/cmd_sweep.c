@@ -28,6 +28,7 @@
 #include "compare.h"
 #include "config.h"
 #include "grid.h"
+#include "hook.h"
 #include "plot.h"
 #include "pool.h"
 #include "progress.h"
@@ -561,6 +562,8 @@ static int write_point(const sweep *sw, int p, const point_result *r)
         rc = aim_tsv_commit(tsv);
     }
     sigprocmask(SIG_SETMASK, &old, NULL);
+    if (rc == 0)
+        aim_hook_event("sweep-point-done", "point", p + 1, NULL, 0);
     return rc;
 }
 

@@ -10,6 +10,7 @@
 #include <gsl/gsl_errno.h>
 
 #include "cli.h"
+#include "hook.h"
 #include "progress.h"
 #include "ranks.h"
 #include "sidecar.h"
@@ -94,6 +95,9 @@ int main(int argc, char **argv)
     gsl_set_error_handler_off();
     /* the library's notes of a run in progress honour --quiet */
     aim_trajectory_set_notes(aim_progress_library_note, NULL);
+    /* a malformed test hook is refused before anything runs (docs/testing.md) */
+    if (aim_hook_init())
+        return AIM_EXIT_USAGE;
     if (aim_ranks_init(&argc, &argv))
         return AIM_EXIT_RUNTIME;
     /* every result file's sidecar records it (`aimdyn rerun` replaces it

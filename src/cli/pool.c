@@ -23,6 +23,7 @@
 #include "cli.h"
 #include "gauss.h"
 #include "guard.h"
+#include "hook.h"
 #include "ranks.h"
 #include "tsv.h"
 #include "version.h"
@@ -110,6 +111,7 @@ static _Noreturn void worker(const aim_pool_spec *spec, int w, int queue, int re
     in_worker.fd = results;
     in_worker.reports = spec->progress != NULL;
     in_worker.worker = w;
+    aim_hook_event("worker-start", "worker", w + 1, NULL, 0);
     for (;;) {
         if (getppid() != parent) /* the parent is gone (elsewhere than Linux too) */
             _exit(AIM_EXIT_RUNTIME);
@@ -208,6 +210,7 @@ static int gather(const aim_pool_spec *spec, int results, int relay, int *interr
                 continue;
             if (n != (ssize_t)sizeof r) {
                 fds[0].fd = -1; /* every worker has ended */
+                aim_hook_event("pool-reports-ended", NULL, 0, NULL, 0);
             } else if (r.finished) {
                 aim_progress_finished(p, r.worker, r.task, r.seconds);
                 if (spec->finished)
@@ -241,6 +244,13 @@ int aim_pool_run(const aim_pool_spec *spec)
     close(queue[1]);
     pid_t pids[AIM_POOL_MAX_JOBS];
     int started = 0, rc = 0;
+    /* A signal waits while the workers are started, stopped and waited
+     * for: one that came between two forks ended this process at once,
+     * before its critical section, and left the workers it had started
+     * to end by themselves, after it (their files still there when its
+     * exit status was known). Each worker leaves the section as it
+     * starts. */
+    aim_guard_enter();
     if (put != (ssize_t)bytes) {
         fprintf(stderr, "aimdyn %s: cannot queue the tasks: %s\n", spec->cmd, strerror(errno));
         rc = -1;
@@ -251,6 +261,7 @@ int aim_pool_run(const aim_pool_spec *spec)
         for (; started < jobs; started++) {
             pid_t pid = fork();
             if (pid == 0) {
+                aim_guard_after_fork();
                 close(results[0]);
                 if (relay[1] >= 0) {
                     /* its messages above the live block, not through it */
@@ -267,14 +278,13 @@ int aim_pool_run(const aim_pool_spec *spec)
                 break;
             }
             pids[started] = pid;
+            aim_hook_event("worker-forked", "worker", started + 1, NULL, 0);
         }
     }
     close(queue[0]);
     close(results[1]);
     if (relay[1] >= 0)
         close(relay[1]);
-    /* a signal waits while the workers are stopped and waited for */
-    aim_guard_enter();
     int interrupted = 0;
     if (gather(spec, results[0], relay[0], &interrupted))
         rc = -1;

@@ -13,6 +13,7 @@
 #include <unistd.h>
 
 #include "checkpoint.h"
+#include "hook.h"
 #include "pool.h"
 #include "seedfile.h"
 #include "sgd.h"
@@ -296,6 +297,8 @@ static int compute_seed(void *ctx, int s)
         if (rc == 0 && unlink(ck.path) != 0 && errno != ENOENT)
             fprintf(stderr, "aimdyn %s: warning: cannot remove the checkpoint %s: %s\n", r->cmd,
                     ck.path, strerror(errno));
+        if (rc == 0)
+            aim_hook_event("seed-done", "seed", (long)one.seed, NULL, 0);
     }
     free(obs);
     free(extra);
