@@ -4,7 +4,7 @@
 # refused as a configuration error (exit 1) with the numbers, before a
 # file or folder is written; the machine's memory is pinned with
 # AIMDYN_MEMORY_GB so that the cases do not depend on the machine. Also
-# the note on a saved state of another aimdyn version.
+# the notes on a saved state of another aimdyn version or configuration.
 . "$(dirname "$0")/checks.sh"
 begin_test "$@"
 examples="$(dirname "$0")/../examples"
@@ -93,6 +93,18 @@ cmp -s "$work/s1/aimdyn-ode.tsv" "$work/s2/aimdyn-ode.tsv" ||
 check "ode --start: another version's state gives the same rows" $?
 expect_exit "sgd --start: another version's state" 0 "$exe" sgd $short --seeds 1 --start "$work/other.state" --out "$work/s3"
 contains "sgd --start: another version noted" "$work/err" "aimdyn sgd: note: training.start_file = .* was saved by aimdyn 0.0.0-other"
+
+# a saved state of another model, teacher or learning rate: a note naming
+# each such key with both values; the horizon, grid and output differ
+# from the saving run's by design and are not noted
+expect_exit "ode --start: another learning rate" 0 "$exe" ode $short --start "$state" \
+    --set training.eta=0.05 --set training.points=11 --out "$work/s4"
+contains "ode --start: another learning rate noted" "$work/err" \
+    "aimdyn ode: note: training.start_file = '$state' was saved by a run of another model, teacher or learning rate (training.eta = 0.1 there, 0.05 here): its matrices are used as they are"
+expect_exit "ode --start: another activation" 0 "$exe" ode $short --start "$state" \
+    --set model.activation=he2 --out "$work/s5"
+contains "ode --start: another activation noted" "$work/err" \
+    "(model.activation = hermite there, he2 here; model.hermite = 0 1 0.7071067811865476 there, 0 0 1 here)"
 
 echo "$passes passed, $failures failed"
 [ "$failures" -eq 0 ]

@@ -28,6 +28,8 @@ struct aim_state {
     size_t len[2];
     char digest[AIM_DIGEST_TEXT]; /* of the file's bytes */
     char version[64];             /* its "# aimdyn VERSION" line's; "" when none */
+    char *config;                 /* its "# config " lines, each with its '\n' */
+    size_t config_len;
 };
 
 int aim_state_path(const aim_config *cfg, int d, uint64_t seed, double tau, char *buf, size_t n)
@@ -44,6 +46,7 @@ void aim_state_free(aim_state *st)
     free(st->teacher);
     free(st->params[0]);
     free(st->params[1]);
+    free(st->config);
     free(st);
 }
 
@@ -74,18 +77,33 @@ typedef struct {
     uint64_t digest;
     char *err;
     size_t n;
-    char *version; /* the "# aimdyn VERSION" line's version, when met */
-    size_t version_n;
+    aim_state *st; /* what the '#' lines say: its version and configuration */
 } reader;
 
 /* A '#' line: the version of aimdyn that wrote the state, when it names
- * it (state_write.c: "# aimdyn VERSION" after "# aimdyn saved state") */
-static void note_version(reader *r)
+ * it (state_write.c: "# aimdyn VERSION" after "# aimdyn saved state"), or
+ * a line of the configuration of the run that saved it (kept whole, for
+ * aim_state_config_lines). 0, or -1 (out of memory, said). */
+static int note_comment(reader *r)
 {
-    static const char tag[] = "# aimdyn ";
+    static const char tag[] = "# aimdyn ", config_tag[] = "# config ";
+    aim_state *st = r->st;
     if (!strncmp(r->line, tag, sizeof tag - 1) && strncmp(r->line, "# aimdyn saved state", 20))
-        snprintf(r->version, r->version_n, "%.*s", (int)strcspn(r->line + sizeof tag - 1, "\r\n"),
-                 r->line + sizeof tag - 1);
+        snprintf(st->version, sizeof st->version, "%s", r->line + sizeof tag - 1);
+    if (strncmp(r->line, config_tag, sizeof config_tag - 1))
+        return 0;
+    const size_t len = strlen(r->line);
+    char *grown = realloc(st->config, st->config_len + len + 2);
+    if (!grown) {
+        snprintf(r->err, r->n, "%s: out of memory", r->path);
+        return -1;
+    }
+    memcpy(grown + st->config_len, r->line, len);
+    st->config_len += len;
+    grown[st->config_len++] = '\n';
+    grown[st->config_len] = '\0';
+    st->config = grown;
+    return 0;
 }
 
 /* The next line of r: 1 (r->line set), 0 at the end of the file, -1
@@ -121,7 +139,8 @@ static int next_line(reader *r, const char *wanted)
 {
     int got;
     while ((got = raw_line(r)) > 0 && r->line[0] == '#')
-        note_version(r);
+        if (note_comment(r))
+            return -1;
     if (got == 0)
         snprintf(r->err, r->n, "%s: ends at line %ld, before %s (cut short, or not a state "
                                "file of aimdyn sgd --save-state)", r->path, r->number + 1,
@@ -253,8 +272,7 @@ aim_state *aim_state_read(const char *path, char *err, size_t n)
 {
     static const aim_lines_limits header = {STATE_MAX_BYTES, HEADER_LINE, 1, state_what};
     aim_state *st = calloc(1, sizeof *st);
-    reader r = {NULL, path, NULL, 0, AIM_DIGEST_START, err, n, st ? st->version : NULL,
-                st ? sizeof st->version : 0};
+    reader r = {NULL, path, NULL, 0, AIM_DIGEST_START, err, n, st};
     if (!st || !(r.in = aim_lines_open(path, &header, err, n))) {
         if (!st)
             snprintf(err, n, "cannot read the state '%s': out of memory", path);
@@ -382,6 +400,11 @@ int aim_state_check(const aim_state *st, const aim_config *cfg, int d, char *err
 int aim_state_dim(const aim_state *st) { return st->d; }
 const char *aim_state_digest(const aim_state *st) { return st->digest; }
 const char *aim_state_version(const aim_state *st) { return st->version; }
+
+const char *aim_state_config_lines(const aim_state *st)
+{
+    return st->config ? st->config : "";
+}
 uint64_t aim_state_seed(const aim_state *st) { return st->seed; }
 double aim_state_tau(const aim_state *st) { return st->tau; }
 long aim_state_step(const aim_state *st) { return st->step; }

@@ -52,6 +52,11 @@ const char *aim_state_digest(const aim_state *st);
 /* The version of aimdyn that saved it (its "# aimdyn VERSION" line), ""
  * when the file does not say. */
 const char *aim_state_version(const aim_state *st);
+
+/* The configuration of the run that saved it: its "# config KEY = VALUE"
+ * lines as aim_config_write wrote them, each ending with '\n' ("" when
+ * it has none). */
+const char *aim_state_config_lines(const aim_state *st);
 uint64_t aim_state_seed(const aim_state *st);
 double aim_state_tau(const aim_state *st);
 long aim_state_step(const aim_state *st);

@@ -11,7 +11,6 @@
 #include "progress.h"
 #include "ranks.h"
 #include "model.h"
-#include "model.h"
 #include "sgd.h"
 #include "state.h"
 #include "tsv.h"
@@ -79,6 +78,66 @@ int aim_cli_sgd_grid_usable(const char *cmd, const aim_config *cfg, int d)
     return i < cfg->points ? -1 : 0;
 }
 
+/* The keys of a saved state's configuration that shape the dynamics it
+ * continues: the model, the teacher and the learning rate. The others
+ * differ between the run that saved it and one that starts from it by
+ * design (the horizon and grid, the start itself, how the SGD side, the
+ * ODE or the output are run). */
+static int dynamics_key(const char *line)
+{
+    static const char *const prefixes[] = {"model.", "teacher.", "training.eta ",
+                                           "training.gamma "};
+    for (size_t i = 0; i < sizeof prefixes / sizeof prefixes[0]; i++)
+        if (!strncmp(line, prefixes[i], strlen(prefixes[i])))
+            return 1;
+    return 0;
+}
+
+/* A note when the run that saved st had another model, teacher or
+ * learning rate than cfg: each such key with both values. Lines are
+ * matched by key, so a state of another version (keys added or gone)
+ * is compared on the keys both know. */
+static void note_other_configuration(const char *cmd, const aim_config *cfg,
+                                     const aim_state *st)
+{
+    static const char tag[] = "# config ";
+    char *here = NULL, *diff = NULL;
+    size_t here_len = 0, diff_len = 0;
+    FILE *m = open_memstream(&here, &here_len), *d = NULL;
+    if (m)
+        aim_config_write(cfg, m, tag);
+    if (!m || fclose(m) || !(d = open_memstream(&diff, &diff_len))) {
+        free(here);
+        return; /* out of memory: a note is not worth failing the run */
+    }
+    for (const char *there = aim_state_config_lines(st); *there;) {
+        const size_t len = strcspn(there, "\n");
+        const char *line = there + sizeof tag - 1, *eq = strstr(line, " = ");
+        if (!strncmp(there, tag, sizeof tag - 1) && eq && eq < there + len && dynamics_key(line)) {
+            const int key_len = (int)(eq - line);
+            for (const char *h = here; *h; h += strcspn(h, "\n") + 1) {
+                const size_t hl = strcspn(h, "\n");
+                const char *hline = h + sizeof tag - 1;
+                if (strncmp(hline, line, (size_t)key_len + 3))
+                    continue;
+                if (hl != len || strncmp(h, there, len))
+                    fprintf(d, "%s%.*s there, %.*s here", ftell(d) > 0 ? "; " : "",
+                            (int)(len - (sizeof tag - 1)), line,
+                            (int)(hl - (sizeof tag - 1) - (size_t)key_len - 3),
+                            hline + key_len + 3);
+                break;
+            }
+        }
+        there += len + (there[len] == '\n');
+    }
+    if (fclose(d) == 0 && diff_len)
+        aim_progress_note("aimdyn %s: note: training.start_file = '%s' was saved by a run of "
+                          "another model, teacher or learning rate (%s): its matrices are "
+                          "used as they are\n", cmd, cfg->start_file, diff);
+    free(diff);
+    free(here);
+}
+
 /* A saved state (training.start_file) read once, its digest recorded, and
  * checked against the run at each of its dimensions and students, before
  * anything is computed: 0, or -1 after a message naming the key, the file
@@ -99,6 +158,8 @@ static int start_fits(const char *cmd, run_options *ro)
                           cmd, ro->cfg.start_file,
                           aim_state_version(st)[0] ? aim_state_version(st) : "(not named)",
                           AIM_VERSION);
+    if (st)
+        note_other_configuration(cmd, &ro->cfg, st);
     /* the digest the run records (training.start_digest), unless given:
      * a given one (a rerun's, a config file's) is checked below */
     if (st && !ro->cfg.start_digest[0]) {
