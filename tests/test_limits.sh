@@ -55,6 +55,14 @@ refused "tied student.rho = 1e5" "aimdyn sgd: student.rho = 100000 at d = 400 gi
 export AIMDYN_MEMORY_GB=1
 refused "ode.method = matrix, matrix.d = 4000" "aimdyn ode: the matrix limit process at matrix.d = 4000 with student.rho needs 1.79 GB per replica (x 4 at a time: matrix.replicas, --threads) = 7.17 GB; this machine has 1 GB (AIMDYN_MEMORY_GB)" \
     ode "$tied" --set ode.method=matrix --set matrix.d=4000 --threads 4
+# a hierarchy that may hand over to the process (hierarchy.beyond =
+# matrix, the default) needs it to fit from the start; with beyond = stop
+# it runs
+refused "the hand-over at matrix.d = 4000" "aimdyn ode: the matrix limit process (the hand-over, hierarchy.beyond = matrix) at matrix.d = 4000 with student.rho needs 1.79 GB per replica (x 4 at a time: matrix.replicas, --threads) = 7.17 GB; this machine has 1 GB (AIMDYN_MEMORY_GB); allowed: at most 1 GB in all: a smaller matrix.d or student.rho, fewer --threads, or hierarchy.beyond = stop" \
+    ode "$tied" --set matrix.d=4000 --threads 4
+expect_exit "no hand-over (hierarchy.beyond = stop): runs" 0 "$exe" ode "$tied" --set matrix.d=4000 \
+    --threads 4 --set hierarchy.beyond=stop --set training.horizon=0.01 --set training.points=3 \
+    --out "$work/stop"
 unset AIMDYN_MEMORY_GB
 
 # item 6: tied student.rho = 1e308 failed inside an SGD worker with "p =

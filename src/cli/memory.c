@@ -11,6 +11,7 @@
 #include "compare.h"
 #include "gauss.h"
 #include "mlimit.h"
+#include "model.h"
 #include "sgd.h"
 
 #define GB 1e9
@@ -96,15 +97,23 @@ int aim_cli_sgd_memory_fits(const char *cmd, const aim_config *cfg, int d, int j
 
 int aim_cli_matrix_memory_fits(const char *cmd, const aim_config *cfg)
 {
-    if (cfg->method != AIM_METHOD_MATRIX)
+    /* a hierarchy hands over to the process where its truncation fails
+     * (hierarchy.beyond = matrix): whether it will is known only then, so
+     * the process must fit from the start */
+    const int hands_over = aim_model_ops_of(cfg)->hierarchy && cfg->beyond == AIM_BEYOND_MATRIX;
+    if (cfg->method != AIM_METHOD_MATRIX && !hands_over)
         return 0;
     const int at_once = aim_gauss_threads() < cfg->replicas ? aim_gauss_threads()
                                                              : cfg->replicas;
     const double one = aim_mlimit_bytes(cfg, cfg->matrix_d);
-    char subject[200], unit[200];
-    snprintf(subject, sizeof subject, "the matrix limit process at matrix.d = %d%s",
+    char subject[300], unit[200];
+    snprintf(subject, sizeof subject, "the matrix limit process%s at matrix.d = %d%s",
+             cfg->method == AIM_METHOD_MATRIX ? "" : " (the hand-over, hierarchy.beyond = matrix)",
              cfg->matrix_d, cfg->decomposition == AIM_DIRECT ? "" : " with student.rho");
     snprintf(unit, sizeof unit, "replica (x %d at a time: matrix.replicas, --threads)", at_once);
     return fits(cmd, one * at_once, one, subject, unit,
-                "a smaller matrix.d or student.rho, or fewer --threads");
+                cfg->method == AIM_METHOD_MATRIX
+                    ? "a smaller matrix.d or student.rho, or fewer --threads"
+                    : "a smaller matrix.d or student.rho, fewer --threads, or "
+                      "hierarchy.beyond = stop");
 }
