@@ -68,6 +68,10 @@ refused "sweep of matrix processes at matrix.d = 4000" "aimdyn sweep: point 1/2 
     sweep "$tied" --set ode.method=matrix --set matrix.d=4000 --vary training.eta=0.05,0.1 --jobs 2
 refused "recovery's finite-d starts at d = 20000" "aimdyn recovery: a finite-d start at d = 20000 (--d) needs 6.48 GB per seed (x 2 workers, --jobs and --seeds) = 13 GB; this machine has 1 GB (AIMDYN_MEMORY_GB); allowed: at most 1 GB in all: a smaller d or student.rho, or fewer --jobs" \
     recovery --d 20000 --finite always --jobs 2
+# a hierarchy's start measured on SGD seed sgd.seed (hierarchy.start =
+# seed) draws the matrices at d
+refused "ode, hierarchy.start = seed at d = 20000" "aimdyn ode: a finite-d start at d = 20000 (--d) with student.rho needs 9.68 GB per seed (x 1 worker, --jobs and --seeds) = 9.68 GB; this machine has 1 GB" \
+    ode "$tied" --set hierarchy.start=seed --set sgd.d=20000 --set hierarchy.beyond=stop
 expect_exit "no hand-over (hierarchy.beyond = stop): runs" 0 "$exe" ode "$tied" --set matrix.d=4000 \
     --threads 4 --set hierarchy.beyond=stop --set training.horizon=0.01 --set training.points=3 \
     --out "$work/stop"

@@ -131,7 +131,8 @@ int aim_cli_start_memory_fits(const char *cmd, const aim_config *cfg, int d, int
         return -1;
     }
     /* a start draws the matrices SGD would start from (draw.h) and
-     * measures them: what aim_sgd_create holds, less the held-out data */
+     * measures them: what aim_sgd_create holds, less the held-out data
+     * (recovery's finite-d seeds; a hierarchy's hierarchy.start = seed) */
     const int workers = jobs < cfg->seeds ? jobs : cfg->seeds;
     const double seed = aim_sgd_bytes(cfg, d);
     snprintf(subject, sizeof subject, "a finite-d start at d = %d (--d)%s", d,

@@ -26,9 +26,10 @@ int aim_cli_sgd_memory_fits(const char *cmd, const aim_config *cfg, int d, int j
  * not use it), or -1 after a message as above. */
 int aim_cli_matrix_memory_fits(const char *cmd, const aim_config *cfg, int runs);
 
-/* The finite-d starts of cfg at d (recovery's seeds: the matrices SGD
- * would start from, drawn and measured) on jobs worker processes (at
- * most one per seed): 0, or -1 after a message as above. */
+/* The finite-d starts of cfg at d (the matrices SGD would start from,
+ * drawn and measured: recovery's seeds, a hierarchy's start on SGD seed
+ * sgd.seed) on jobs worker processes (at most one per seed): 0, or -1
+ * after a message as above. */
 int aim_cli_start_memory_fits(const char *cmd, const aim_config *cfg, int d, int jobs);
 
 #endif
