@@ -77,7 +77,8 @@ int aim_atomic_set_add(aim_atomic_set *set, aim_atomic_file *f);
  * files would leave stale; a directory is left alone). A file of another
  * folder (a kept seed file) is removed after the commit, outside the
  * journal: a run killed in between leaves it, and the next run reads it
- * again. Returns 0, or -1 (out of memory, said). */
+ * again. Returns 0, or -1 (said: out of memory, or its folder cannot be
+ * looked at). */
 int aim_atomic_set_remove(aim_atomic_set *set, const char *final);
 
 /* 1 when path is in set's folder (the same directory, however named),

@@ -143,6 +143,9 @@ static int parse(const char *text)
             !event_has_key(rule.event, rule.keys[rule.nkeys]) || *p++ != '=' ||
             !read_integer(&p, &rule.values[rule.nkeys], 1))
             return 0;
+        /* a key named twice could never match both values */
+        if (rule.nkeys == 1 && !strcmp(rule.keys[0], rule.keys[1]))
+            return 0;
         rule.nkeys++;
     }
     rule.nth = 1;

@@ -18,7 +18,7 @@ killed_at() { # name, hook rule, stderr file, arguments: a run killed by
     # whole), at the event the rule names
     name=$1 rule=$2 log=$3
     shift 3
-    setsid env AIMDYN_TEST_HOOK="$rule" "$exe" "$@" >/dev/null 2>"$log" </dev/null
+    setsid -w env AIMDYN_TEST_HOOK="$rule" "$exe" "$@" >/dev/null 2>"$log" </dev/null
     st=$?
     [ $st -eq 137 ]
     r=$?
@@ -102,7 +102,7 @@ for sig in TERM INT; do
     # env: a background job of a non-interactive shell ignores SIGINT
     if [ $sig = TERM ]; then to=main; else to=group; fi
     # shellcheck disable=SC2086
-    setsid env --default-signal=INT AIMDYN_TEST_HOOK="sgd-point:k=1=$sig@$to" \
+    setsid -w env --default-signal=INT AIMDYN_TEST_HOOK="sgd-point:k=1=$sig@$to" \
         "$exe" sgd $grid --out "$out" >/dev/null 2>"$work/sig" </dev/null &
     pid=$!
     wait $pid

@@ -61,7 +61,7 @@ expect_exit "sgd uninterrupted" 0 "$exe" sgd $long --out "$out"
 rm -f "$out"/.*.lock
 mv "$out" "$work/k-ref"
 seeds="$out/.aimdyn-sgd-d80.seeds"
-expect_exit "sgd killed once its first seed is kept" 137 setsid env \
+expect_exit "sgd killed once its first seed is kept" 137 setsid -w env \
     AIMDYN_TEST_HOOK='seed-done#1=KILL@group' "$exe" sgd $long --out "$out"
 kept=$(ls "$seeds" | grep -c '^seed-')
 [ "$kept" -ge 1 ] && [ ! -e "$out/aimdyn-sgd-d80.tsv" ]

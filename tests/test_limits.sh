@@ -14,7 +14,9 @@ refused() { # name, expected text, aimdyn arguments... (exit 1, nothing written)
     name=$1 text=$2
     shift 2
     rm -rf "$work/o"
-    expect_exit "$name: refused" 1 "$exe" "$@" --out "$work/o"
+    # a bound for a size that is not checked: the run would compute (or
+    # allocate) for minutes instead of failing the check at once
+    expect_exit "$name: refused" 1 timeout 120 "$exe" "$@" --out "$work/o"
     contains "$name: the numbers" "$work/err" "$text"
     [ ! -e "$work/o" ]
     check "$name: nothing written" $?
@@ -58,8 +60,18 @@ refused "ode.method = matrix, matrix.d = 4000" "aimdyn ode: the matrix limit pro
 # a hierarchy that may hand over to the process (hierarchy.beyond =
 # matrix, the default) needs it to fit from the start; with beyond = stop
 # it runs
-refused "the hand-over at matrix.d = 4000" "aimdyn ode: the matrix limit process (the hand-over, hierarchy.beyond = matrix) at matrix.d = 4000 with student.rho needs 1.79 GB per replica (x 4 at a time: matrix.replicas, --threads) = 7.17 GB; this machine has 1 GB (AIMDYN_MEMORY_GB); allowed: at most 1 GB in all: a smaller matrix.d or student.rho, fewer --threads, or hierarchy.beyond = stop" \
+refused "the hand-over at matrix.d = 4000" "aimdyn ode: the matrix limit process (the hand-over, hierarchy.beyond = matrix) at matrix.d = 4000 with student.rho needs 1.79 GB per replica (x 4 at a time: matrix.replicas, --threads) = 7.17 GB; this machine has 1 GB (AIMDYN_MEMORY_GB); allowed: at most 1 GB in all: a smaller matrix.d or student.rho, fewer --threads or --jobs, or hierarchy.beyond = stop" \
     ode "$tied" --set matrix.d=4000 --threads 4
+# a sweep's points, each on its own worker (--jobs), and recovery's
+# finite-d starts (the matrices SGD would start from, per worker)
+refused "sweep of matrix processes at matrix.d = 4000" "aimdyn sweep: point 1/2 (training.eta=0.05): the matrix limit process at matrix.d = 4000 with student.rho needs 1.79 GB per replica (x 1 at a time: matrix.replicas, --threads; x 2 runs at once: --jobs) = 3.58 GB; this machine has 1 GB" \
+    sweep "$tied" --set ode.method=matrix --set matrix.d=4000 --vary training.eta=0.05,0.1 --jobs 2
+refused "recovery's finite-d starts at d = 20000" "aimdyn recovery: a finite-d start at d = 20000 (--d) needs 6.48 GB per seed (x 2 workers, --jobs and --seeds) = 13 GB; this machine has 1 GB (AIMDYN_MEMORY_GB); allowed: at most 1 GB in all: a smaller d or student.rho, or fewer --jobs" \
+    recovery --d 20000 --finite always --jobs 2
+# a hierarchy's start measured on SGD seed sgd.seed (hierarchy.start =
+# seed) draws the matrices at d
+refused "ode, hierarchy.start = seed at d = 20000" "aimdyn ode: a finite-d start at d = 20000 (--d) with student.rho needs 9.68 GB per seed (x 1 worker, --jobs and --seeds) = 9.68 GB; this machine has 1 GB" \
+    ode "$tied" --set hierarchy.start=seed --set sgd.d=20000 --set hierarchy.beyond=stop
 expect_exit "no hand-over (hierarchy.beyond = stop): runs" 0 "$exe" ode "$tied" --set matrix.d=4000 \
     --threads 4 --set hierarchy.beyond=stop --set training.horizon=0.01 --set training.points=3 \
     --out "$work/stop"

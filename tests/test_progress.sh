@@ -48,13 +48,18 @@ AIMDYN_TEST_HOOK="sgd-point:k=5=PAUSE@$work/fifo" script -qefc \
     "'$exe' sgd --d 60 --seeds 4 --jobs 2 --out '$work/o'" "$work/tty" \
     >/dev/null 2>&1 </dev/null &
 shown=$!
+both_shown() { # both workers paused, and the block redrawn with both mid-seed
+    [ "$(ls "$work" | grep -c '^fifo\.[0-9]*$')" -eq 2 ] &&
+        [ "$(tr -d '\r' <"$work/tty" 2>/dev/null | grep -c "  worker [12]: seed [1-4]/4, grid 4/31")" -ge 2 ] &&
+        grep -q "${esc}\[3A" "$work/tty" 2>/dev/null
+}
 i=0 # up to 120 s for both pauses and the block (read as it is written: script -f)
-until [ "$(ls "$work" | grep -c '^fifo\.[0-9]*$')" -eq 2 ] &&
-    [ "$(tr -d '\r' <"$work/tty" 2>/dev/null | grep -c "  worker [12]: seed [1-4]/4, grid 4/31")" -ge 2 ] &&
-    grep -q "${esc}\[3A" "$work/tty" 2>/dev/null || [ $i -ge 1200 ]; do
+until both_shown || [ $i -ge 1200 ]; do
     sleep 0.1
     i=$((i + 1))
 done
+both_shown
+check "terminal: both workers paused mid-seed, the block redrawn with both" $?
 printf 'xx' >&3 # both workers released
 wait $shown
 check "sgd on a terminal" $?

@@ -78,6 +78,7 @@ typedef struct {
     char *err;
     size_t n;
     aim_state *st; /* what the '#' lines say: its version and configuration */
+    int in_matrices; /* past the header: '#' lines there are skipped, not kept */
 } reader;
 
 /* A '#' line: the version of aimdyn that wrote the state, when it names
@@ -88,6 +89,8 @@ static int note_comment(reader *r)
 {
     static const char tag[] = "# aimdyn ", config_tag[] = "# config ";
     aim_state *st = r->st;
+    if (r->in_matrices)
+        return 0;
     if (!strncmp(r->line, tag, sizeof tag - 1) && strncmp(r->line, "# aimdyn saved state", 20))
         snprintf(st->version, sizeof st->version, "%s", r->line + sizeof tag - 1);
     if (strncmp(r->line, config_tag, sizeof config_tag - 1))
@@ -202,6 +205,7 @@ static int read_matrix(reader *r, const char *name, int rows, int cols, double *
 {
     char want[64];
     snprintf(want, sizeof want, "matrix\t%s\t%d\t%d", name, rows, cols);
+    r->in_matrices = 1;
     if (next_line(r, "a matrix"))
         return -1;
     if (strcmp(r->line, want)) {
@@ -272,7 +276,7 @@ aim_state *aim_state_read(const char *path, char *err, size_t n)
 {
     static const aim_lines_limits header = {STATE_MAX_BYTES, HEADER_LINE, 1, state_what};
     aim_state *st = calloc(1, sizeof *st);
-    reader r = {NULL, path, NULL, 0, AIM_DIGEST_START, err, n, st};
+    reader r = {NULL, path, NULL, 0, AIM_DIGEST_START, err, n, st, 0};
     if (!st || !(r.in = aim_lines_open(path, &header, err, n))) {
         if (!st)
             snprintf(err, n, "cannot read the state '%s': out of memory", path);

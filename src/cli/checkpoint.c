@@ -67,20 +67,15 @@ int aim_checkpoint_write(const char *cmd, const char *path, const aim_config *cf
     return rc;
 }
 
-/* A checkpoint holds a seed's SGD state: the teacher and the student's
- * matrices (at d = 20000, the largest sgd.d, 3 d^2 doubles of an untied
- * student with p = d columns: 9.6 GB) and its rows of results. Larger
- * files are refused before they are read whole into memory. */
-#define CHECKPOINT_MAX_BYTES ((size_t)16 << 30)
-
 /* The whole file at path (malloc'd, *size bytes): 0; 1 when there is
  * none; -1 when it cannot be read or is refused (said): not a regular
  * file, a symbolic link (aimdyn makes none in a seed folder), or over
- * CHECKPOINT_MAX_BYTES. */
-static int slurp(const char *cmd, const char *path, unsigned char **buf, size_t *size)
+ * max_bytes. */
+static int slurp(const char *cmd, const char *path, size_t max_bytes, unsigned char **buf,
+                 size_t *size)
 {
-    static const aim_input_kind kind = {CHECKPOINT_MAX_BYTES, "a checkpoint that aimdyn wrote",
-                                        1};
+    const aim_input_kind kind = {max_bytes, "a checkpoint that aimdyn wrote for this run's seed",
+                                 1};
     char err[1600], *text;
     if (aim_input_read(AT_FDCWD, path, NULL, &kind, &text, size, err, sizeof err) == 0) {
         *buf = (unsigned char *)text;
@@ -125,13 +120,13 @@ static const char *whole(const unsigned char *buf, size_t size, uint64_t *tl, ui
 }
 
 int aim_checkpoint_read(const char *cmd, const char *path, const aim_config *cfg,
-                        void **payload, size_t *len)
+                        size_t max_bytes, void **payload, size_t *len)
 {
     *payload = NULL;
     *len = 0;
     unsigned char *buf;
     size_t size;
-    const int got = slurp(cmd, path, &buf, &size);
+    const int got = slurp(cmd, path, max_bytes, &buf, &size);
     if (got)
         return got;
     uint64_t tl, pl;

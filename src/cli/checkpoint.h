@@ -24,12 +24,13 @@
 int aim_checkpoint_write(const char *cmd, const char *path, const aim_config *cfg,
                          const void *payload, size_t len);
 
-/* Reads the checkpoint at path into *payload (malloc'd, *len bytes).
- * Returns 0; 1 when there is none; 2 when it was written by another
+/* Reads the checkpoint at path into *payload (malloc'd, *len bytes); a
+ * file over max_bytes (more than the run's seed could have written) is
+ * refused before it is read. Returns 0; 1 when there is none; 2 when it was written by another
  * aimdyn version or format (said: the seed is computed from its start);
  * -1 when it is not a whole checkpoint of aimdyn or one of another
  * configuration (said, naming the file and the first differing key). */
 int aim_checkpoint_read(const char *cmd, const char *path, const aim_config *cfg,
-                        void **payload, size_t *len);
+                        size_t max_bytes, void **payload, size_t *len);
 
 #endif

@@ -16,6 +16,7 @@
 #include "pool.h"
 #include "ranks.h"
 #include "recovery.h"
+#include "memory.h"
 #include "recovery_seeds.h"
 #include "tsv.h"
 #include "version.h"
@@ -146,12 +147,16 @@ static int parse_options(int argc, char **argv, recovery_options *o)
     aim_cli_args_free(&args);
     if (rc)
         return rc;
+    if (o->ndims == 0)
+        o->dims[o->ndims++] = o->cfg.d;
+    /* before anything is written */
+    for (int i = 0; o->finite != FINITE_NEVER && i < o->ndims; i++)
+        if (aim_cli_start_memory_fits("recovery", &o->cfg, o->dims[i], o->jobs))
+            return -1;
     /* the other ranks of an MPI job write seed files only, once rank 0
      * has taken the lock (ranks.h) */
     if (aim_ranks_rank() == 0 && aim_tsv_prepare_dir(&o->cfg))
         return -1;
-    if (o->ndims == 0)
-        o->dims[o->ndims++] = o->cfg.d;
     return 0;
 }
 

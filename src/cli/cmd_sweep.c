@@ -29,6 +29,8 @@
 #include "config.h"
 #include "grid.h"
 #include "hook.h"
+#include "memory.h"
+#include "model.h"
 #include "plot.h"
 #include "pool.h"
 #include "progress.h"
@@ -402,7 +404,10 @@ static int check_points(sweep *sw)
         char label[TEXT_LEN], cmd[TEXT_LEN + 64];
         point_label(sw, p, label, sizeof label);
         snprintf(cmd, sizeof cmd, "sweep: point %d/%d (%s)", p + 1, sw->npoints, label);
-        if (aim_cli_load_config(cmd, sw->path, sw->sets, sw->nsets + sw->nvary, &sw->cfg[p]))
+        if (aim_cli_load_config(cmd, sw->path, sw->sets, sw->nsets + sw->nvary, &sw->cfg[p]) ||
+            aim_cli_matrix_memory_fits(cmd, &sw->cfg[p], sw->jobs) ||
+            (aim_model_ops_of(&sw->cfg[p])->hierarchy && sw->cfg[p].start == AIM_START_SEED &&
+             aim_cli_start_memory_fits(cmd, &sw->cfg[p], sw->cfg[p].d, sw->jobs)))
             return -1;
     }
     return 0;

@@ -95,7 +95,7 @@ int aim_cli_sgd_memory_fits(const char *cmd, const aim_config *cfg, int d, int j
                 "a smaller d, sgd.holdout or student.rho, or fewer --jobs");
 }
 
-int aim_cli_matrix_memory_fits(const char *cmd, const aim_config *cfg)
+int aim_cli_matrix_memory_fits(const char *cmd, const aim_config *cfg, int runs)
 {
     /* a hierarchy hands over to the process where its truncation fails
      * (hierarchy.beyond = matrix): whether it will is known only then, so
@@ -106,14 +106,39 @@ int aim_cli_matrix_memory_fits(const char *cmd, const aim_config *cfg)
     const int at_once = aim_gauss_threads() < cfg->replicas ? aim_gauss_threads()
                                                              : cfg->replicas;
     const double one = aim_mlimit_bytes(cfg, cfg->matrix_d);
-    char subject[300], unit[200];
+    char subject[300], unit[300];
     snprintf(subject, sizeof subject, "the matrix limit process%s at matrix.d = %d%s",
              cfg->method == AIM_METHOD_MATRIX ? "" : " (the hand-over, hierarchy.beyond = matrix)",
              cfg->matrix_d, cfg->decomposition == AIM_DIRECT ? "" : " with student.rho");
-    snprintf(unit, sizeof unit, "replica (x %d at a time: matrix.replicas, --threads)", at_once);
-    return fits(cmd, one * at_once, one, subject, unit,
+    if (runs > 1)
+        snprintf(unit, sizeof unit, "replica (x %d at a time: matrix.replicas, --threads; x %d "
+                                    "runs at once: --jobs)", at_once, runs);
+    else
+        snprintf(unit, sizeof unit, "replica (x %d at a time: matrix.replicas, --threads)",
+                 at_once);
+    return fits(cmd, one * at_once * runs, one, subject, unit,
                 cfg->method == AIM_METHOD_MATRIX
-                    ? "a smaller matrix.d or student.rho, or fewer --threads"
-                    : "a smaller matrix.d or student.rho, fewer --threads, or "
+                    ? "a smaller matrix.d or student.rho, or fewer --threads or --jobs"
+                    : "a smaller matrix.d or student.rho, fewer --threads or --jobs, or "
                       "hierarchy.beyond = stop");
+}
+
+int aim_cli_start_memory_fits(const char *cmd, const aim_config *cfg, int d, int jobs)
+{
+    char why[400], subject[300], unit[200];
+    if (aim_sgd_fits(cfg, d, why, sizeof why)) {
+        fprintf(stderr, "aimdyn %s: %s\n", cmd, why);
+        return -1;
+    }
+    /* a start draws the matrices SGD would start from (draw.h) and
+     * measures them: what aim_sgd_create holds, less the held-out data
+     * (recovery's finite-d seeds; a hierarchy's hierarchy.start = seed) */
+    const int workers = jobs < cfg->seeds ? jobs : cfg->seeds;
+    const double seed = aim_sgd_bytes(cfg, d);
+    snprintf(subject, sizeof subject, "a finite-d start at d = %d (--d)%s", d,
+             cfg->decomposition == AIM_DIRECT ? "" : " with student.rho");
+    snprintf(unit, sizeof unit, "seed (x %d worker%s, --jobs and --seeds)", workers,
+             workers == 1 ? "" : "s");
+    return fits(cmd, seed * workers, seed, subject, unit,
+                "a smaller d or student.rho, or fewer --jobs");
 }

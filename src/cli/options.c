@@ -191,8 +191,13 @@ static int memory_fits(const char *cmd, const run_options *ro, int sgd_seeds)
         for (int j = 0; sgd_seeds && j < ro->ndims; j++)
             if (aim_cli_sgd_memory_fits(cmd, cfg, ro->dims[j], ro->jobs, words))
                 return -1;
-        if (aim_cli_matrix_memory_fits(cmd, cfg))
+        if (aim_cli_matrix_memory_fits(cmd, cfg, 1))
             return -1;
+        /* a hierarchy's start measured on SGD seed sgd.seed, at each d */
+        const int seeded = aim_model_ops_of(cfg)->hierarchy && cfg->start == AIM_START_SEED;
+        for (int j = 0; seeded && j < ro->ndims; j++)
+            if (aim_cli_start_memory_fits(cmd, cfg, ro->dims[j], 1))
+                return -1;
     }
     return 0;
 }

@@ -13,6 +13,7 @@
 #include <unistd.h>
 
 #include "checkpoint.h"
+#include "compare.h"
 #include "hook.h"
 #include "pool.h"
 #include "seedfile.h"
@@ -58,6 +59,17 @@ static int checkpoint_path(const seeds_run *r, int s, char *buf, size_t n)
 static int columns_of(const seeds_run *r)
 {
     return 2 + AIM_OBS_COUNT + AIM_SGD_EXTRA_COUNT + (r->mom ? r->mom->count : 0);
+}
+
+/* The largest checkpoint a seed of r can write: its header's text (the
+ * configuration lines, well under a MiB), its rows of results, and its
+ * SGD state, which the seed's memory at its peak holds (the SGD side's
+ * estimate, compare.h). A larger file is no checkpoint of this run's
+ * and is refused before it is read into memory. */
+static size_t checkpoint_cap(const seeds_run *r)
+{
+    const double rows = 8.0 * r->points * columns_of(r);
+    return (size_t)((1 << 20) + rows + aim_compare_seed_bytes(r->cfg, r->d, 0));
 }
 
 /* The name of column c of a seed file into buf. */
@@ -212,7 +224,7 @@ static int resume_checkpoint(void *ctx, int s, aim_sgd *sgd)
     const seeds_run *r = c->r;
     void *payload;
     size_t len;
-    const int got = aim_checkpoint_read(r->cmd, c->path, r->cfg, &payload, &len);
+    const int got = aim_checkpoint_read(r->cmd, c->path, r->cfg, checkpoint_cap(r), &payload, &len);
     if (got)
         return got > 0 ? 0 : -1;
     FILE *in = len ? fmemopen(payload, len, "rb") : NULL;
@@ -343,7 +355,7 @@ static int check_checkpoint(const seeds_run *r, int s)
     size_t len;
     if (checkpoint_path(r, s, path, sizeof path))
         return -1;
-    const int got = aim_checkpoint_read(r->cmd, path, r->cfg, &payload, &len);
+    const int got = aim_checkpoint_read(r->cmd, path, r->cfg, checkpoint_cap(r), &payload, &len);
     free(payload);
     if (got == 2 && unlink(path) != 0) {
         fprintf(stderr, "aimdyn %s: cannot remove %s: %s\n", r->cmd, path, strerror(errno));
