@@ -116,3 +116,13 @@ kept_script_redraws() { # name, figure stem, dir
     [ $r -ne 0 ] && echo "  $1: $(cat "$work/gnuplot-err")"
     check "$1" $r
 }
+
+# the data rows of a table, columns named in $2 (comma-separated), rows
+# $3..$4 (1 = the first data row)
+cols() {
+    grep -v '^#' "$1" | awk -F'\t' -v want="$2" -v a="$3" -v b="$4" '
+        NR == 1 { for (i = 1; i <= NF; i++) c[$i] = i; n = split(want, w, ","); next }
+        NR - 1 >= a && NR - 1 <= b { s = ""
+            for (k = 1; k <= n; k++) s = s (k > 1 ? "\t" : "") (w[k] in c ? $c[w[k]] : "absent")
+            print s }'
+}

@@ -10,16 +10,6 @@
 . "$(dirname "$0")/checks.sh"
 begin_test "$@"
 
-# the data rows of a table, columns named in $2 (comma-separated), rows
-# $3..$4 (1 = the first data row)
-cols() {
-    grep -v '^#' "$1" | awk -F'\t' -v want="$2" -v a="$3" -v b="$4" '
-        NR == 1 { for (i = 1; i <= NF; i++) c[$i] = i; n = split(want, w, ","); next }
-        NR - 1 >= a && NR - 1 <= b { s = ""
-            for (k = 1; k <= n; k++) s = s (k > 1 ? "\t" : "") (w[k] in c ? $c[w[k]] : "absent")
-            print s }'
-}
-
 # the rank-deficient tied case: every order leaves the valid moments at
 # tau ~ 0.008 (examples/tied_he2_rank.ini), small matrices for speed
 R="$(dirname "$0")/../examples/tied_he2_rank.ini"

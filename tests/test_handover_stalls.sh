@@ -9,16 +9,6 @@
 . "$(dirname "$0")/checks.sh"
 begin_test "$@"
 
-# the data rows of a table, columns named in $2 (comma-separated), rows
-# $3..$4 (1 = the first data row)
-cols() {
-    grep -v '^#' "$1" | awk -F'\t' -v want="$2" -v a="$3" -v b="$4" '
-        NR == 1 { for (i = 1; i <= NF; i++) c[$i] = i; n = split(want, w, ","); next }
-        NR - 1 >= a && NR - 1 <= b { s = ""
-            for (k = 1; k <= n; k++) s = s (k > 1 ? "\t" : "") (w[k] in c ? $c[w[k]] : "absent")
-            print s }'
-}
-
 # a lower-order companion of the truncation estimate that CVODE gives up
 # on (Figure 3's He1 + He2/sqrt 2 at order 5: order 4 stalls near a state
 # of no matrices and passes ode.max_steps at tau = 0.142341) ends the
