@@ -23,6 +23,7 @@
 
 #include "compare.h"
 #include "config.h"
+#include "config_check.h"
 #include "grid.h"
 #include "model.h"
 #include "ode.h"

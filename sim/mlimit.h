@@ -27,7 +27,7 @@
 typedef struct aim_mlimit aim_mlimit;
 
 /* The process at dimension D started from the initial matrices of seed
- * (src/draw.h: the very matrices SGD seed `seed` starts from at d = D;
+ * (src/students/draw.h: the very matrices SGD seed `seed` starts from at d = D;
  * in raw centring the teacher's mean shift is that of dimension d). d:
  * raw centring, the dimension of the runs (>= 1), ignored when centred.
  * NULL with the reason in err (size n). */

@@ -1,4 +1,5 @@
 #include "trajectory.h"
+#include "config_check.h"
 
 #include <math.h>
 #include <stdarg.h>
@@ -572,7 +573,7 @@ static void run_replica(const aim_config *cfg, int D, double d_raw, double h0, c
  * averaged (theory/matrix.md). A replica that blows up ends the run at the
  * last point every replica reached (a mean over survivors would be
  * biased). With output.fold, a replica is folded by its sign at the last
- * point it reached (src/fold.h): its rows are kept until it ends. */
+ * point it reached (src/results/fold.h): its rows are kept until it ends. */
 static aim_ode_status run_matrix(const aim_config *cfg, int d, const double *tau, double *obs,
                                  aim_trajectory_moments *moments, aim_ode_report *report)
 {
@@ -1297,7 +1298,7 @@ static void hand_over(const aim_config *cfg, int d, const double *tau, double *o
         return;
     }
     /* With an output map even in the index the replicas split between a
-     * branch and its mirror image (src/fold.h), and the hierarchy follows
+     * branch and its mirror image (src/results/fold.h), and the hierarchy follows
      * one of them: the replicas are folded, then put on its branch. */
     if (mcfg.fold == AIM_FOLD_NONE) {
         aim_config folded = mcfg;

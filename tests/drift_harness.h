@@ -114,6 +114,7 @@
 
 #include "compare.h"
 #include "config.h"
+#include "config_check.h"
 #include "outmap.h"
 #include "sgd.h"
 #include "words.h"

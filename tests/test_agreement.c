@@ -42,6 +42,7 @@
 #include <gsl/gsl_errno.h>
 
 #include "compare.h"
+#include "config_check.h"
 #include "grid.h"
 #include "recovery.h"
 #include "trajectory.h"

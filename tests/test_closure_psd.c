@@ -49,7 +49,9 @@
 #include <gsl/gsl_rng.h>
 
 #include "config.h"
+#include "config_check.h"
 #include "draw.h"
+#include "outer.h"
 #include "gram.h"
 #include "tied.h"
 #include "words.h"
@@ -108,8 +110,8 @@ static void trained_state(int order)
     assert_true(r && ws_ && x && S && T);
     aim_draw_gauss(r, ws_, (size_t)D * D, 1.0 / sqrt(D));
     aim_draw_gauss(r, x, (size_t)D * D, 0.5 / sqrt(D));
-    aim_draw_outer(ws_, D, D, T);
-    aim_draw_outer(x, D, D, S);
+    aim_outer(ws_, D, D, T);
+    aim_outer(x, D, D, S);
     cblas_dgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, D, D, D, 0.325, T, D, T, D, 1.0, S,
                 D);
 

@@ -48,7 +48,9 @@
 #include <gsl/gsl_rng.h>
 
 #include "config.h"
+#include "config_check.h"
 #include "draw.h"
+#include "outer.h"
 #include "quadrature.h"
 #include "tied.h"
 #include "words.h"
@@ -57,7 +59,7 @@
 /* the construction's rank floor in the exact cases: their smallest
  * relative Gram eigenvalue is far above it (the d x 2d factors) */
 #define EXACT_FLOOR 1e-10
-/* the floor of hierarchy.closure = quadrature (src/truncation.c) */
+/* the floor of hierarchy.closure = quadrature (src/hierarchy/truncation.c) */
 #define SHIPPED_FLOOR 1e-6
 #define GENERIC_D 40
 
@@ -96,7 +98,7 @@ static void draw_pair(int d, int diagonal, uint64_t seed, double *S, double *T)
             for (int i = 0; i < d; i++)
                 mats[k][i * d + i] = w[i] * w[i] * d;
         } else {
-            aim_draw_outer(w, d, 2 * d, mats[k]);
+            aim_outer(w, d, 2 * d, mats[k]);
         }
     }
     free(w);

@@ -17,6 +17,7 @@
 #include <unistd.h>
 
 #include "config.h"
+#include "config_check.h"
 #include "config_keys.h"
 
 /* ---------- temporary files ---------- */

@@ -1,5 +1,5 @@
 #!/bin/sh
-# output.fold (src/fold.h) against validate/campaigns/fold_mirror.sh, an
+# output.fold (src/results/fold.h) against validate/campaigns/fold_mirror.sh, an
 # independent implementation (awk, from the per-seed table), on the raw
 # He2 untied case of examples/untied_raw_mean.ini at d = 40, tau <= 0.05:
 # its seeds' student means leave 0 both ways (seeds 2, 3, 5, 6 of 1..8

@@ -18,6 +18,7 @@
 #include <gsl/gsl_errno.h>
 
 #include "hierarchy.h"
+#include "config_check.h"
 #include "tied.h"
 #include "untied.h"
 
@@ -417,7 +418,7 @@ static void test_untied_adiabatic(void **state)
  *
  * theory/untied.md sec. 11 derives the equations from the SGD step of the
  * factors (U -> U - eps G V, V -> V - eps G^T U), one factor occurrence at
- * a time, without the letter rules of src/untied.c: an occurrence of U,
+ * a time, without the letter rules of src/students/untied.c: an occurrence of U,
  * U^T, V or V^T in the word becomes G V, V^T G^T, G^T U or U^T G. One
  * changed occurrence gives the first-order term -F(X), X the rest of the
  * word read from after G (transposed when the occurrence gave G^T),
@@ -741,7 +742,7 @@ static void test_untied_by_hand(void **state)
     assert_int_equal(bad, 0);
 }
 
-/* The untied right-hand side as src/untied.c evaluates it (kernels from
+/* The untied right-hand side as src/students/untied.c evaluates it (kernels from
  * the expectation engine, lambda, the stiff mean's slot), against the
  * hand-derived M = 2 equations with the kernels in closed form: He1, raw
  * centring, T = 3 tokens, C = I, label noise, weight decay, a teacher

@@ -23,6 +23,7 @@
 #include <string.h>
 
 #include "compare.h"
+#include "config_check.h"
 #include "gauss.h"
 #include "holdout.h"
 #include "sgd.h"
@@ -42,7 +43,7 @@ static void configure(aim_config *cfg, const char *const *assign)
 }
 
 /* sigma = sum_k c_k He_k by the three-term recurrence He_{k+1} = x He_k
- * - k He_{k-1} (independent of src/outmap.c's GSL calls). */
+ * - k He_{k-1} (independent of src/engine/outmap.c's GSL calls). */
 static double hermite_series(const aim_config *cfg, double x)
 {
     double prev = 1.0, cur = x, s = cfg->hermite[0];

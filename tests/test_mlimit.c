@@ -34,6 +34,7 @@
 #include <gsl/gsl_errno.h>
 
 #include "direct.h"
+#include "config_check.h"
 #include "grid.h"
 #include "mlimit.h"
 #include "tied.h"

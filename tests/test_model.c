@@ -1,4 +1,4 @@
-/* The model interface's contract (src/model.h), checked for every
+/* The model interface's contract (src/students/model.h), checked for every
  * registered student in several configurations, at its exact start and
  * at a state moved along its right-hand side. A new model passes these
  * before anything else can use it:
@@ -25,6 +25,7 @@
 #include <string.h>
 
 #include "model.h"
+#include "config_check.h"
 
 typedef struct {
     const char *what;

@@ -18,6 +18,7 @@
 
 #include "compare.h"
 #include "config.h"
+#include "config_check.h"
 #include "grid.h"
 #include "overlaps.h"
 #include "tsv.h"
@@ -449,7 +450,7 @@ static void test_tsv_column_first(void **state)
     free(dir);
 }
 
-/* The sidecar beside a table (src/sidecar.c): JSON that jansson loads,
+/* The sidecar beside a table (src/results/sidecar.c): JSON that jansson loads,
  * naming its table, every configuration key with the value of the
  * table's '# config' line, typed (numbers as numbers), and the CVODE
  * counters it was given. */

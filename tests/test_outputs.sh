@@ -177,7 +177,7 @@ interrupt() { # name, signal, out dir, command...: killed while drawing
     [ $r -ne 0 ] && echo "  $name: exit $st, wanted $want (ended by SIG$sig)"
     check "$name: ended by the signal" $r
     # the run kills and reaps its gnuplot before it ends by the signal
-    # (src/guard.c): gone by now, no delay to wait
+    # (src/io/guard.c): gone by now, no delay to wait
     gp=$(cat "$work/gnuplot.pid" 2>/dev/null)
     if [ -n "$gp" ] && kill -0 "$gp" 2>/dev/null; then
         kill -KILL "$gp"

@@ -267,7 +267,7 @@ static void test_brute_force(void **state)
     check_brute(&Rr, 5, free_factors, 4, rl);
 }
 
-/* Linked factors (the informed start, src/inform.h): columns shared by
+/* Linked factors (the informed start, src/students/inform.h): columns shared by
  * factors of different widths, against the brute force. */
 static void test_brute_force_linked(void **state)
 {

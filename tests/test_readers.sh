@@ -1,6 +1,6 @@
 #!/bin/sh
 # Every file aimdyn reads is a regular file of at most a stated size
-# (src/input.c): a FIFO, a device or a file over its cap is refused at
+# (src/io/input.c): a FIFO, a device or a file over its cap is refused at
 # once, with a message naming the file and the limit; never waited on,
 # never read without end. Saved states (ode --start), sidecars (rerun),
 # a seed's checkpoint and seed file in an sgd run's seed folder. Each

@@ -22,6 +22,7 @@
 #include <gsl/gsl_errno.h>
 
 #include "compare.h"
+#include "config_check.h"
 #include "recovery.h"
 #include "sgd.h"
 

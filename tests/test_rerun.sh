@@ -1,5 +1,5 @@
 #!/bin/sh
-# The JSON sidecar beside every result table (src/sidecar.c) and
+# The JSON sidecar beside every result table (src/results/sidecar.c) and
 # `aimdyn rerun` (src/cli/cmd_rerun.c): the sidecar is valid JSON with its
 # keys, CVODE's counters of an ODE run and the configuration of the
 # table's '# config' lines, typed; it is renamed into place with its table

@@ -41,6 +41,7 @@
 #include <gsl/gsl_rng.h>
 
 #include "compare.h"
+#include "config_check.h"
 #include "gauss.h"
 #include "sgd.h"
 

@@ -24,6 +24,7 @@
 #include <unistd.h>
 
 #include "compare.h"
+#include "config_check.h"
 #include "holdout.h"
 #include "sgd.h"
 

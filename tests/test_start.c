@@ -12,8 +12,8 @@
  * standard deviation sd_d(w), both of order 1/d. Both are computed exactly
  * here, by Wick's theorem over every pairing of the factor occurrences
  * (tests/wick.h; the covariance of two traces is the sum over the
- * pairings that join them), independently of src/planar.c and
- * src/freecum.c; a raw teacher mean mu* enters as T -> T + (mu* / sqrt d) I,
+ * pairings that join them), independently of src/hierarchy/planar.c and
+ * src/hierarchy/freecum.c; a raw teacher mean mu* enters as T -> T + (mu* / sqrt d) I,
  * expanded over the teacher letters. The built value b(w) is the limit
  * m(w) (the large-d start, with the teacher mean at the runs' d), so
  *     z(w) = (mean over seeds of m_d(w) - bias(w) - b(w)) / (sd_d(w)/sqrt S)
@@ -30,7 +30,7 @@
  * Informed starts (student.overlap > 0; test_informed): the same
  * comparison with the student's factors linked to the teacher's
  * (wick.h's links, built here from the construction of theory/model.md
- * sec. 4 and the mixing coefficient of src/inform.c), for tied, untied
+ * sec. 4 and the mixing coefficient of src/students/inform.c), for tied, untied
  * and direct (general and symmetric) students, rho != rho* both ways, a
  * traceful teacher and a raw teacher mean; the built start's overlap must
  * be student.overlap to 1e-9, which catches a wrong mixing coefficient.
@@ -50,6 +50,7 @@
 #include <gsl/gsl_errno.h>
 
 #include "compare.h"
+#include "config_check.h"
 #include "direct.h"
 #include "inform.h"
 #include "sgd.h"

@@ -27,6 +27,7 @@
 #include <gsl/gsl_errno.h>
 
 #include "trajectory.h"
+#include "config_check.h"
 
 /* sigma = He1, C = I, T tokens, no noise, no decay: the closed-form
  * right-hand side of theory/direct.md ("Linear activation") for y = (Q,

@@ -485,7 +485,7 @@ static void test_free_pair(void **state)
  * outputs at every order are compared byte for byte across changes of
  * these tables. The non-crossing partitions here come from all set
  * partitions (restricted growth strings) with the crossing ones removed,
- * independently of src/freecum.c's recursion. */
+ * independently of src/hierarchy/freecum.c's recursion. */
 typedef struct {
     int nb;
     int b[AIM_WORD_MAX];

@@ -12,7 +12,7 @@
  * contributes prod_pairs s * prod_classes (range/d) * d^(V - P - n), so
  *     E prod_cycles Tr(w_c)/d = sum over pairings of that,
  * exactly at finite d when every range is a whole number of rows or
- * columns. Independent of src/planar.c (which keeps the leading, planar
+ * columns. Independent of src/hierarchy/planar.c (which keeps the leading, planar
  * pairings only): tests/test_planar.c checks planar.c against the
  * leading order of this sum, tests/test_start.c the initial moments
  * against SGD's matrices with its finite-d mean and covariance. Words are

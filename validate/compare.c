@@ -75,7 +75,7 @@ double aim_compare_seed_bytes(const aim_config *cfg, int d, int moment_len)
     /* the learned parameters and the teacher: a checkpoint's payload,
      * held twice while it is written (a growing buffer) */
     const double state = 8 * (D * D + (p > 0 ? (untied ? 2 : 1) * D * p : D * D));
-    /* the teacher's factors, drawn while the seed is made (src/draw.c) */
+    /* the teacher's factors, drawn while the seed is made (src/students/draw.c) */
     const double pt = cfg->teacher.decomposition == AIM_DIRECT
                           ? 0
                           : fmax(1.0, floor(cfg->teacher.rho * D + 0.5));

@@ -10,7 +10,7 @@
  * (x_a^T U V^T x_b = (U^T x_a) . (V^T x_b)), then T x T blocks per
  * sample. The teacher is fixed for the run, so its outputs f(h(S*)) are
  * computed once, at creation (Q = X S*, indices as for a direct
- * student). The output map is the SGD's (src/outmap.c), elementwise or
+ * student). The output map is the SGD's (src/engine/outmap.c), elementwise or
  * row softmax. */
 #include "holdout.h"
 

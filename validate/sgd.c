@@ -5,7 +5,7 @@
  * (theory/model.md sec. 5); the registry below maps model.decomposition to
  * it (state and shared helpers: sgd_internal.h).
  *
- * Random numbers: the streams of src/draw.h: teacher, student (the
+ * Random numbers: the streams of src/students/draw.h: teacher, student (the
  * initial matrices are drawn there), data, and the held-out samples that
  * measure the risk (validate/holdout.c; a stream of its own, so that the
  * training data, and every trajectory, do not depend on it). Per step the
@@ -38,13 +38,14 @@
 #include <gsl/gsl_rng.h>
 
 #include "draw.h"
+#include "outer.h"
 #include "outmap.h"
 #include "sgd_internal.h"
 #include "state.h"
 
 void aim_sgd_i_outer(const double *A, int d, int p, double *S)
 {
-    aim_draw_outer(A, d, p, S);
+    aim_outer(A, d, p, S);
 }
 
 static void free_buffers(aim_sgd *s)

@@ -25,7 +25,7 @@
 typedef struct aim_state aim_state;
 
 /* Writes sgd's matrices (seed `seed`, at grid point `point` of tau
- * `tau`, run configuration cfg) to path, atomically (src/atomic.h: a
+ * `tau`, run configuration cfg) to path, atomically (src/io/atomic.h: a
  * temporary file renamed into place). Returns 0, or -1 with the reason
  * in err (size n). */
 int aim_state_write(const char *path, const aim_sgd *sgd, const aim_config *cfg,
@@ -46,7 +46,7 @@ void aim_state_free(aim_state *st);
 int aim_state_check(const aim_state *st, const aim_config *cfg, int d, char *err, size_t n);
 
 int aim_state_dim(const aim_state *st);
-/* The digest of the file's bytes (src/digest.h), as
+/* The digest of the file's bytes (src/io/digest.h), as
  * training.start_digest records it. */
 const char *aim_state_digest(const aim_state *st);
 /* The version of aimdyn that saved it (its "# aimdyn VERSION" line), ""

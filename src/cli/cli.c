@@ -9,6 +9,7 @@
 #include <unistd.h>
 
 #include "cli.h"
+#include "config_check.h"
 #include "compare.h"
 #include "hierarchy.h"
 #include "progress.h"

@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "cli.h"
+#include "config_check.h"
 #include "grid.h"
 #include "memory.h"
 #include "pool.h"
@@ -22,7 +23,7 @@ const char *const aim_cli_student_names[MAX_STUDENTS] = {"direct", "tied", "unti
  * order given, from the common one; -1 after a message. The teacher,
  * data, seeds and learning rate are those of cfg for all of them (SGD
  * draws its teacher and samples from streams that do not depend on the
- * student, src/draw.h). */
+ * student, src/students/draw.h). */
 static int parse_students(const char *list, run_options *ro)
 {
     int picked[MAX_STUDENTS], count;

@@ -3,6 +3,7 @@
  * and what a rerun resumes from: one path, so that a resumed seed and a
  * computed one are read by the same code. */
 #include "seeds.h"
+#include "config_check.h"
 
 #include <errno.h>
 #include <stdio.h>

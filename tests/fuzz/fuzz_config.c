@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "config.h"
+#include "config_check.h"
 
 static fuzz_memfile input, copy;
 

@@ -1,7 +1,7 @@
 /* libFuzzer target: the reader of result files (aim_table_read, through
  * aim_lines) on arbitrary bytes, as agreement, plot, scaling and a
  * sweep's resume use it. Beyond the sanitizers it checks that what it
- * accepts has the properties src/tsv.h promises: tau finite, >= 0 and
+ * accepts has the properties src/results/tsv.h promises: tau finite, >= 0 and
  * increasing within a seed, overlaps in [-1, 1], standard errors >= 0,
  * text kept exactly for the text columns only, column names in their
  * identifier form (aim_tsv_column_name). */

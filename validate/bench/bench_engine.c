@@ -31,6 +31,7 @@
 #include <gsl/gsl_errno.h>
 
 #include "config.h"
+#include "config_check.h"
 #include "gauss.h"
 
 static double cpu_now(void)

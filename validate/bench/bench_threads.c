@@ -19,6 +19,7 @@
 #include <time.h>
 
 #include "config.h"
+#include "config_check.h"
 #include "gauss.h"
 
 static double clock_now(clockid_t id)

@@ -22,6 +22,7 @@
 #include <gsl/gsl_errno.h>
 
 #include "config.h"
+#include "config_check.h"
 #include "gauss.h"
 #include "tied.h"
 

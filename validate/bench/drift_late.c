@@ -80,6 +80,7 @@
 #include <gsl/gsl_spline.h>
 
 #include "config.h"
+#include "config_check.h"
 #include "draw.h"
 #include "gauss.h"
 #include "hierarchy.h"
@@ -174,7 +175,7 @@ static double ref_at(const ctx *c, int r, int col) { return c->ref.x[(size_t)r *
 static int has_student(const char *w) { return strchr(w, 'S') != NULL; }
 
 /* The teacher's words, averaged over the reference's replicas: their
- * teachers drawn again as the matrix process draws them (src/draw.h, the
+ * teachers drawn again as the matrix process draws them (src/students/draw.h, the
  * teacher stream of seed sgd.seed + r at D = matrix.d; centred indices). */
 static int teacher_words(ctx *c)
 {
@@ -225,7 +226,7 @@ static int setup(ctx *c, int argc, char **argv, int first_set)
     c->M = atoi(argv[3]);
     c->cfg.order = c->M;
     /* the aligned values: the prior of the quadrature's even-M completion,
-     * as src/truncation.c takes them; the construction is applied here,
+     * as src/hierarchy/truncation.c takes them; the construction is applied here,
      * at the floor asked for */
     c->cfg.closure = AIM_CLOSURE_ALIGNED;
     if (aim_config_validate(&c->cfg, &err)) {
@@ -318,7 +319,7 @@ static int rhs_at(ctx *c, const double *mom, double *dy)
 
 /* Every word's moment from the tracked words y, closed by the quadrature
  * at the given floor (the prior of the even-M completion: the aligned
- * closure, as src/truncation.c does). */
+ * closure, as src/hierarchy/truncation.c does). */
 static int quadrature_moments(ctx *c, aim_quadrature *q, const double *y, double *mom)
 {
     aim_tied_moments(c->m, y, mom);

@@ -26,6 +26,7 @@
 #include <gsl/gsl_errno.h>
 
 #include "config.h"
+#include "config_check.h"
 #include "gauss.h"
 #include "overlaps.h"
 #include "tsv.h"

@@ -11,6 +11,7 @@
 #include <stdlib.h>
 
 #include "config.h"
+#include "config_check.h"
 #include "gauss.h"
 #include "overlaps.h"
 

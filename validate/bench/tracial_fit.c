@@ -5,7 +5,7 @@
  * W = c W* + sqrt(1 - c^2) X, W*, X Gaussian with variance 1/d), it
  * measures every word up to length M + 1, then
  *   - closes the words of length M + 1 with the quadrature construction
- *     (src/quadrature.c, the shipped floor 1e-6) from the tracked ones;
+ *     (src/hierarchy/quadrature.c, the shipped floor 1e-6) from the tracked ones;
  *   - fits a pair of k x k matrices A = Y Y^T >= 0, B = B^T, whose
  *     normalised traces tr(w(A, B))/k match the tracked words (every word
  *     of length 1..M and the teacher's of length M + 1, relative

@@ -5,7 +5,7 @@
 #include "words.h"
 
 #include <math.h>
-#include "draw.h"
+#include "outer.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -468,7 +468,7 @@ int aim_words_letters(const aim_alphabet *ab, const double *S, const double *St,
             if (!U || !V)
                 return -1;
             out = buf + (c == 'A' ? 2 : 3) * dd;
-            aim_draw_outer(c == 'A' ? U : V, d, p, out);
+            aim_outer(c == 'A' ? U : V, d, p, out);
             break;
         default:
             return -1;

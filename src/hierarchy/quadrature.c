@@ -6,7 +6,7 @@
 
 #include <cblas.h>
 /* OpenBLAS's cblas.h and GSL's gsl_cblas.h (pulled in by gsl_eigen.h)
- * declare the same enums: keep OpenBLAS's, as src/draw.c does. */
+ * declare the same enums: keep OpenBLAS's, as src/students/draw.c does. */
 #define __GSL_CBLAS_H__
 #include <gsl/gsl_eigen.h>
 #include <gsl/gsl_errno.h>

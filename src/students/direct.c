@@ -48,7 +48,7 @@ aim_direct *aim_direct_create(const aim_config *cfg, double d,
     double trace_s0, mixing;
     aim_overlaps_family(&cfg->student, &m->omega_s0, &m->psi_s0, &trace_s0);
     if (cfg->student.overlap > 0.0) {
-        /* informed start (src/inform.h); the configuration was validated,
+        /* informed start (src/students/inform.h); the configuration was validated,
          * so a failure here is a configuration that bypassed it */
         char err[512];
         aim_inform_direct_start start;
@@ -169,7 +169,7 @@ int aim_direct_mean_parts(aim_direct *m, const double y[AIM_DIRECT_SIZE], double
  * Vs on the boundary, and the integrator's error then carries it across;
  * the allowance of 1e-7 of the squared scale makes a margin turn negative
  * before the expectation engine refuses the state (a pivot below -1e-6 of
- * the scale, src/gauss.c), so that the run stops at the root with every
+ * the scale, src/engine/gauss.c), so that the run stops at the root with every
  * valid row kept instead of failing in a right-hand side. */
 void aim_direct_margins(const aim_direct *m, const double y[AIM_DIRECT_SIZE], double *g)
 {

@@ -46,7 +46,7 @@ struct aim_config_key {
 extern const aim_config_key aim_config_keys[];
 extern const int aim_config_nkeys;
 
-/* How a key's value is typed in a JSON sidecar (src/sidecar.c). */
+/* How a key's value is typed in a JSON sidecar (src/results/sidecar.c). */
 typedef enum {
     AIM_CONFIG_TEXT,
     AIM_CONFIG_REAL,

@@ -95,7 +95,7 @@ static void untied_dynamics(const aim_config *cfg, aim_dynamics *dyn)
 }
 
 /* Exact large-d moments of the independent Gaussian start (or of the
- * informed one, src/inform.h) through the
+ * informed one, src/students/inform.h) through the
  * planar (non-crossing pairing) expansion in the factors U, V and the
  * teacher's own factors (theory/untied.md sec. 6). */
 static double sv_of(const aim_config *cfg)
@@ -106,7 +106,7 @@ static double sv_of(const aim_config *cfg)
 static int planar_start(aim_untied *m, char *err, size_t n)
 {
     const aim_config *cfg = &m->cfg;
-    if (cfg->student.overlap > 0.0) { /* informed: linked factors (src/inform.h) */
+    if (cfg->student.overlap > 0.0) { /* informed: linked factors (src/students/inform.h) */
         double c;
         aim_inform_planar p;
         if (aim_inform_mixing(cfg, &c, err, n) || aim_inform_describe(cfg, c, &p, err, n))

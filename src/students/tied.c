@@ -71,7 +71,7 @@ static double teacher_cumulant(const aim_config *cfg, int n)
     return n == 2 ? t->scale : 0.0; /* symmetric Wigner: semicircle */
 }
 
-/* The informed start (src/inform.h): the student's W shares columns with
+/* The informed start (src/students/inform.h): the student's W shares columns with
  * the teacher's W*, so mixed words have non-zero cumulants; the planar
  * expansion with linked factors gives every moment up to M + 1. */
 static int informed_start(aim_tied *m, char *err, size_t n)

@@ -1,6 +1,7 @@
 /* aim_draw: initial matrices (see draw.h). */
 #include "draw.h"
 #include "inform.h"
+#include "outer.h"
 
 #include <math.h>
 #include <stdio.h>
@@ -60,14 +61,6 @@ void aim_draw_direct(gsl_rng *r, double *S, int d, double v, int symmetric)
     }
 }
 
-void aim_draw_outer(const double *A, int d, int p, double *S)
-{
-    cblas_dsyrk(CblasRowMajor, CblasLower, CblasNoTrans, d, p, 1.0, A, p, 0.0, S, d);
-    for (int i = 0; i < d; i++)
-        for (int j = i + 1; j < d; j++)
-            S[(size_t)i * d + j] = S[(size_t)j * d + i];
-}
-
 int aim_draw_teacher(const aim_config *cfg, gsl_rng *r, double *St, int d)
 {
     const aim_matrix_spec *t = &cfg->teacher;
@@ -88,7 +81,7 @@ int aim_draw_teacher(const aim_config *cfg, gsl_rng *r, double *St, int d)
         }
         if (t->decomposition == AIM_TIED) {
             aim_draw_gauss(r, W, n, sd);
-            aim_draw_outer(W, d, p, St);
+            aim_outer(W, d, p, St);
         } else {
             double *U = W, *V = W + n;
             aim_draw_gauss(r, U, n, sd);

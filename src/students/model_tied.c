@@ -6,6 +6,7 @@
 #include <cblas.h>
 
 #include "draw.h"
+#include "outer.h"
 #include "model.h"
 #include "tied.h"
 
@@ -111,7 +112,7 @@ static double tied_cross_drift(const aim_config *cfg, double ts, double omega_c,
 
 /* ---- the matrix limit process: S = W W^T, W = F1 ---- */
 
-static void tied_matrix_form(aim_matrix_student *m) { aim_draw_outer(m->F1, m->D, m->p, m->S); }
+static void tied_matrix_form(aim_matrix_student *m) { aim_outer(m->F1, m->D, m->p, m->S); }
 
 static void tied_matrix_step(const aim_config *cfg, double *M, double keep,
                              aim_matrix_student *m)

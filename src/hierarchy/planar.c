@@ -1,7 +1,7 @@
 /* Exact large-d moments of words in products of Gaussian matrices
  * (planar.h): the leading order of the genus expansion. Written for this
  * project; no library computes these mixed moments of letters sharing
- * factors (free probability alone, src/freecum.h, needs free letters).
+ * factors (free probability alone, src/hierarchy/freecum.h, needs free letters).
  *
  * 1. Occurrences and indices. Writing every letter of w as its factors,
  * w becomes a cyclic sequence of m factor occurrences X_0 ... X_{m-1},

@@ -26,7 +26,7 @@ aim_gauss *aim_direct_gauss(aim_direct *m);
 const char *aim_direct_state_name(void *ctx, int i);
 
 /* Exact large-d initial state: independent Gaussian student and teacher,
- * or the informed start of student.overlap > 0 (src/inform.h; teacher
+ * or the informed start of student.overlap > 0 (src/students/inform.h; teacher
  * order parameters from its family). */
 void aim_direct_initial(const aim_direct *m, double y[AIM_DIRECT_SIZE]);
 

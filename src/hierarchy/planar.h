@@ -50,7 +50,7 @@ typedef struct {
  * and their first shared d columns (0 < shared <= both widths), where
  * E F_f[r, c] F_g[r, c] = cov/d (|cov| <= sqrt(scale_f scale_g)); every
  * other pair of entries is independent. The informed start
- * (theory/model.md sec. 4, src/inform.h) mixes student and teacher
+ * (theory/model.md sec. 4, src/students/inform.h) mixes student and teacher
  * factors this way. */
 typedef struct {
     int f, g;

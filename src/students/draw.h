@@ -40,9 +40,6 @@ void aim_draw_gauss(gsl_rng *r, double *A, size_t n, double sd);
  * (A + A^T)/sqrt 2, which keeps the off-diagonal variance v/d. */
 void aim_draw_direct(gsl_rng *r, double *S, int d, double v, int symmetric);
 
-/* S = A A^T (A d x p row-major; S d x d, both triangles). */
-void aim_draw_outer(const double *A, int d, int p, double *S);
-
 /* The teacher of cfg (any family; in raw centring plus teacher.mean/sqrt(d) times I)
  * into St (d x d). Returns 0, or -1 with a message on stderr. */
 int aim_draw_teacher(const aim_config *cfg, gsl_rng *r, double *St, int d);
@@ -56,7 +53,7 @@ int aim_draw_teacher(const aim_config *cfg, gsl_rng *r, double *St, int d);
 void aim_draw_student(const aim_config *cfg, gsl_rng *r, int d, int p, int factors,
                       double *first, double *second);
 
-/* The informed start (student.overlap > 0; src/inform.h, theory/model.md
+/* The informed start (student.overlap > 0; src/students/inform.h, theory/model.md
  * sec. 4): mixes the student just drawn by aim_draw_student (its fresh
  * Gaussian part) with the teacher of the same seed, in place. A direct
  * student S (first, d x d) takes alpha P(St - (t* + m* / sqrt d) I) +

@@ -63,7 +63,7 @@ typedef enum { AIM_SOLVER_AUTO = 0, AIM_SOLVER_DENSE, AIM_SOLVER_KRYLOV } aim_li
  * there, or hand over to the matrix limit process (sim/trajectory.c;
  * theory/matrix.md sec. 7). */
 typedef enum { AIM_BEYOND_MATRIX = 0, AIM_BEYOND_STOP } aim_beyond;
-/* output.fold: mirror-image runs folded by the sign of (src/fold.h) */
+/* output.fold: mirror-image runs folded by the sign of (src/results/fold.h) */
 typedef enum { AIM_FOLD_NONE = 0, AIM_FOLD_MEAN, AIM_FOLD_OVERLAP } aim_fold_kind;
 
 typedef struct {
@@ -75,7 +75,7 @@ typedef struct {
                        same as scale) */
     double mean;   /* teacher only, raw centring: adds (mean/sqrt d) I */
     double overlap; /* student only: teacher overlap of the informed start
-                       (0: the random start; src/inform.h) */
+                       (0: the random start; src/students/inform.h) */
 } aim_matrix_spec;
 
 typedef struct {
@@ -104,7 +104,7 @@ typedef struct {
     double grid_start;  /* first positive tau of a log grid */
     char start_file[512]; /* a saved SGD state every run starts from
                              (validate/state.h); "" none */
-    char start_digest[32]; /* start_file's content digest (src/digest.h):
+    char start_digest[32]; /* start_file's content digest (src/io/digest.h):
                               set when the state is read, recorded, and
                               checked by every later run; "" not yet */
 
@@ -150,7 +150,7 @@ typedef struct {
     double checkpoint; /* CPU seconds between the checkpoints of an SGD seed */
     char save_state[512]; /* grid points whose SGD states are saved:
                              "none", "all" or a list of tau */
-    aim_fold_kind fold; /* SGD seeds and matrix replicas folded (src/fold.h) */
+    aim_fold_kind fold; /* SGD seeds and matrix replicas folded (src/results/fold.h) */
 
     /* provenance */
     char source[512]; /* config file path or "built-in default" */
@@ -194,11 +194,6 @@ int aim_config_load(aim_config *cfg, const char *path, aim_config_error *err);
 int aim_config_set(aim_config *cfg, const char *assignment,
                    aim_config_error *err);
 
-/* Cross-key checks (impossible combinations, every key's range again),
- * resolves model.covariance into cov for the current tokens, sets source
- * if empty; call after all overrides. Returns 0 or -1. */
-int aim_config_validate(aim_config *cfg, aim_config_error *err);
-
 /* Writes every key as "PREFIXsection.key = value" lines (output
  * metadata; prefix NULL = ""); reals with %.17g, so the text reloads
  * bit-identically. */
@@ -212,10 +207,6 @@ int aim_config_get(const aim_config *cfg, const char *name, char *buf, size_t n,
 
 /* Prints the key reference table (used by --help). */
 void aim_config_describe(FILE *out);
-
-/* Whether output.save_state asks for the SGD states at grid point
- * `point` (0 .. cfg->points - 1) of a validated cfg. */
-int aim_config_saves_state(const aim_config *cfg, int point);
 
 /* Number of columns p = round(rho d), at least 1, for a matrix spec. */
 int aim_config_columns(const aim_matrix_spec *spec, int d);
