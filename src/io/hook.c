@@ -32,7 +32,7 @@ static const struct {
     {"worker-start", "worker", NULL},    /* src/cli/pool.c: a pool worker started */
     {"worker-forked", "worker", NULL},   /* src/cli/pool.c: the parent started a worker */
     {"pool-reports-ended", NULL, NULL},  /* src/cli/pool.c: the workers' pipe at its end */
-    {"sweep-point-done", "point", NULL}, /* src/cli/cmd_sweep.c: a point's file kept */
+    {"sweep-point-done", "point", NULL}, /* src/cli/sweep_points.c: a point's file kept */
     {"figure-draw", NULL, NULL},         /* plots/plot.c: gnuplot started, drawing */
 };
 #define NEVENTS ((int)(sizeof events / sizeof events[0]))
