@@ -1,10 +1,11 @@
 #!/bin/sh
-# aimdyn plot (plots/plot.c, src/cli/cmd_plot.c): its inputs checked by
-# kind with errors that name the option and the file, --column, --seeds
-# (each seed's rows, checked by gnuplot itself), --panels, the title from
-# the files' metadata, PNG, SVG and PDF, the gnuplot script kept beside
-# the figure (and rerunnable), gnuplot started without a shell. gnuplot is
-# installed by scripts/setup.sh.
+# aimdyn plot (plots/plot_plan.c, plots/plot_figure.c, plots/plot.c,
+# src/cli/cmd_plot.c): its inputs checked by kind with errors that name
+# the option and the file, --column, --seeds (each seed's rows, checked by
+# gnuplot itself), --panels, the title from the files' metadata, PNG, SVG
+# and PDF, the gnuplot script kept beside the figure (and rerunnable),
+# gnuplot started without a shell. gnuplot is installed by
+# scripts/setup.sh.
 . "$(dirname "$0")/checks.sh"
 begin_test "$@"
 here=$(cd "$(dirname "$0")/.." && pwd)
