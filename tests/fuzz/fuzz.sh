@@ -35,10 +35,10 @@ libs="$(pkg-config --libs gsl inih jansson openblas) -lsundials_cvode -lm"
 sources=$(ls "$root"/src/*.c)
 status=0
 for target in config table state; do
-    # the state reader (validate/state.c) apart from SGD: its writer,
-    # state_write.c, is not needed
+    # the state reader (validate/state.c) with the SGD students, which
+    # describe the arrays of a state (aim_sgd_state_arrays)
     extra=
-    [ "$target" = state ] && extra="$root/validate/state.c"
+    [ "$target" = state ] && extra=$(ls "$root"/validate/*.c)
     # shellcheck disable=SC2086 # word splitting of the flag lists is meant
     clang $flags $(pkg-config --cflags gsl inih jansson openblas) -o "$build/fuzz_$target" \
         "$root/tests/fuzz/fuzz_$target.c" $sources $extra $libs
