@@ -12,6 +12,7 @@
 #include "holdout.h"
 #include "hook.h"
 #include "sgd.h"
+#include "sgd_state.h"
 #include "untied.h"
 #include "words.h"
 
@@ -71,20 +72,21 @@ int aim_compare_run_sgd_moments(const aim_config *cfg, int d, const double *tau,
 double aim_compare_seed_bytes(const aim_config *cfg, int d, int moment_len)
 {
     const double D = d, p = aim_sgd_columns_for(cfg, d);
-    const int untied = cfg->decomposition == AIM_UNTIED;
+    /* the student's parameter arrays, and the teacher's factors: those of
+     * a student of the teacher's decomposition */
+    const aim_state_arrays *own = aim_sgd_state_arrays(cfg->decomposition),
+                           *drawn = aim_sgd_state_arrays(cfg->teacher.decomposition);
     /* the learned parameters and the teacher: a checkpoint's payload,
      * held twice while it is written (a growing buffer) */
-    const double state = 8 * (D * D + (p > 0 ? (untied ? 2 : 1) * D * p : D * D));
+    const double state = 8 * (D * D + (p > 0 ? own->count * D * p : D * D));
     /* the teacher's factors, drawn while the seed is made (src/students/draw.c) */
-    const double pt = cfg->teacher.decomposition == AIM_DIRECT
-                          ? 0
-                          : fmax(1.0, floor(cfg->teacher.rho * D + 0.5));
-    const double teacher = 8 * D * pt * (cfg->teacher.decomposition == AIM_UNTIED ? 2 : 1);
+    const double pt = drawn->factored ? fmax(1.0, floor(cfg->teacher.rho * D + 0.5)) : 0;
+    const double teacher = 8 * D * pt * drawn->count;
     /* aim_compare_run_sgd_checkpointed's letters, aim_words_measure's stack */
     const double moments =
         moment_len > 0 ? 8 * D * D * (4 + (moment_len > 2 ? moment_len - 2 : 0)) : 0;
     return aim_sgd_bytes(cfg, d) +
-           aim_holdout_bytes(cfg->holdout, cfg->tokens, d, p > 0 ? p : D, untied) +
+           aim_holdout_bytes(cfg->holdout, cfg->tokens, d, p > 0 ? p : D, own->count > 1) +
            fmax(teacher, 2 * state + moments);
 }
 

@@ -41,7 +41,6 @@
 #include "outer.h"
 #include "outmap.h"
 #include "sgd_internal.h"
-#include "state.h"
 
 void aim_sgd_i_outer(const double *A, int d, int p, double *S)
 {
@@ -191,6 +190,12 @@ static aim_sgd *alloc_common(const aim_config *cfg, int d)
     return s;
 }
 
+const aim_state_arrays *aim_sgd_state_arrays(int decomposition)
+{
+    const unsigned kind = (unsigned)decomposition;
+    return kind < sizeof students / sizeof *students ? &students[kind]->saved : NULL;
+}
+
 double aim_sgd_columns_for(const aim_config *cfg, int d)
 {
     const aim_sgd_student *student = student_of(cfg);
@@ -241,7 +246,7 @@ static void cache_teacher(aim_sgd *s)
 static int load_state(aim_sgd *s, uint64_t seed)
 {
     char err[1024];
-    aim_state *st = aim_state_read(s->cfg.start_file, err, sizeof err);
+    aim_state *st = aim_state_read(s->cfg.start_file, aim_sgd_state_arrays, err, sizeof err);
     if (!st || aim_state_check(st, &s->cfg, s->d, err, sizeof err)) {
         fprintf(stderr, "aimdyn: %s\n", err);
         aim_state_free(st);
@@ -271,14 +276,21 @@ static int load_state(aim_sgd *s, uint64_t seed)
 int aim_sgd_params(const aim_sgd *s, const double *arrays[2], size_t lengths[2],
                    const char *names[2])
 {
-    static const char *const factor_names[3][2] = {{"S", NULL}, {"W", NULL}, {"U", "V"}};
     double *a[2];
     const int n = s->student->params(s, a, lengths);
     for (int k = 0; k < n; k++) {
         arrays[k] = a[k];
-        names[k] = factor_names[s->student->factors][k];
+        names[k] = s->student->saved.names[k];
     }
     return n;
+}
+
+int aim_sgd_write_state(const char *path, const aim_sgd *s, const aim_config *cfg,
+                        uint64_t seed, double tau, int point, char *err, size_t n)
+{
+    aim_state_content c = {s->d, s->p, s->steps, s->St, 0, {NULL, NULL}, {0, 0}, {NULL, NULL}};
+    c.count = aim_sgd_params(s, c.arrays, c.lengths, c.names);
+    return aim_state_write(path, &c, cfg, seed, tau, point, err, n);
 }
 
 aim_sgd *aim_sgd_create(const aim_config *cfg, int d, uint64_t seed)

@@ -218,6 +218,7 @@ static void direct_index_factors(const aim_sgd *s, const double **L, const doubl
 
 const aim_sgd_student aim_sgd_direct_student = {
     .name = "direct",
+    .saved = {1, {"S", NULL}, 0},
     .draw = direct_draw,
     .params = direct_params,
     .begin = direct_begin,

@@ -13,6 +13,7 @@
 
 #include "outmap.h"
 #include "sgd.h"
+#include "sgd_state.h"
 
 /* A student of the SGD side: how its parameters are stored, drawn and
  * moved. A new student is a file with one of these and a line in the
@@ -24,6 +25,10 @@ typedef struct {
     int factors;
     /* needs centred indices (theory/model.md sec. 2) */
     int centred_only;
+    /* the arrays of its learned parameters in a saved state (state.h):
+     * how many, their names, factors or S itself (aim_sgd_params,
+     * aim_sgd_state_arrays) */
+    aim_state_arrays saved;
     /* optional: the student's own buffers (n = block T rows); 0, or -1
      * out of memory (aim_sgd_free frees them) */
     int (*alloc)(aim_sgd *s, size_t n);

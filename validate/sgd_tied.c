@@ -185,6 +185,7 @@ const aim_sgd_student aim_sgd_tied_student = {
     .name = "tied",
     .factors = 1,
     .centred_only = 1,
+    .saved = {1, {"W", NULL}, 1},
     .alloc = tied_alloc,
     .draw = tied_draw,
     .copy = tied_copy,

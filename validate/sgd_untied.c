@@ -299,6 +299,7 @@ static void untied_index_factors(const aim_sgd *s, const double **L, const doubl
 const aim_sgd_student aim_sgd_untied_student = {
     .name = "untied",
     .factors = 2,
+    .saved = {2, {"U", "V"}, 1},
     .alloc = untied_alloc,
     .draw = untied_draw,
     .copy = untied_copy,

@@ -22,7 +22,7 @@ struct aim_state {
     double tau;
     long step;
     int d, decomposition, columns, tokens, symmetric, centring;
-    int nparams;
+    const aim_state_arrays *arrays; /* its student's, from the reader's layout */
     double *teacher;
     double *params[2];
     size_t len[2];
@@ -247,9 +247,8 @@ static int read_matrix(reader *r, const char *name, int rows, int cols, double *
  * lines. 1, or 0 (said). */
 static int state_fits(reader *r, const aim_state *st, aim_lines_limits *body)
 {
-    const int cols = st->decomposition == AIM_DIRECT ? st->d : st->columns;
-    const double values =
-        (double)st->d * st->d + (st->decomposition == AIM_UNTIED ? 2.0 : 1.0) * st->d * cols;
+    const int cols = st->arrays->factored ? st->columns : st->d;
+    const double values = (double)st->d * st->d + (double)st->arrays->count * st->d * cols;
     const double most = (double)HEADER_MAX_BYTES + VALUE_BYTES * values;
     const long long size = aim_lines_size(r->in);
     if (2.0 * values > (double)size) {
@@ -272,7 +271,7 @@ static int state_fits(reader *r, const aim_state *st, aim_lines_limits *body)
     return 1;
 }
 
-aim_state *aim_state_read(const char *path, char *err, size_t n)
+aim_state *aim_state_read(const char *path, aim_state_layout layout, char *err, size_t n)
 {
     static const aim_lines_limits header = {STATE_MAX_BYTES, HEADER_LINE, 1, state_what};
     aim_state *st = calloc(1, sizeof *st);
@@ -318,7 +317,11 @@ aim_state *aim_state_read(const char *path, char *err, size_t n)
         st->columns = (int)columns;
         st->tokens = (int)tokens;
         st->symmetric = (int)symmetric;
-        if ((st->decomposition == AIM_DIRECT) != (columns == 0)) {
+        if (!(st->arrays = layout(st->decomposition))) {
+            snprintf(err, n, "%s: no student for decomposition = %s", path,
+                     decomposition_names[st->decomposition]);
+            ok = 0;
+        } else if (!st->arrays->factored != (columns == 0)) {
             snprintf(err, n, "%s: columns = %ld for a %s student (0 for direct, >= 1 for the "
                              "factored ones)", path, columns,
                      decomposition_names[st->decomposition]);
@@ -328,12 +331,9 @@ aim_state *aim_state_read(const char *path, char *err, size_t n)
     aim_lines_limits body;
     ok = ok && state_fits(&r, st, &body);
     ok = ok && read_matrix(&r, "teacher", st->d, st->d, &st->teacher) == 0;
-    static const char *const param_names[3][2] = {{"S", NULL}, {"W", NULL}, {"U", "V"}};
-    st->nparams = st->decomposition == AIM_UNTIED ? 2 : 1;
-    const int cols = st->decomposition == AIM_DIRECT ? st->d : st->columns;
-    for (int k = 0; ok && k < st->nparams; k++) {
-        ok = read_matrix(&r, param_names[st->decomposition][k], st->d, cols, &st->params[k]) ==
-             0;
+    const int cols = ok && st->arrays->factored ? st->columns : st->d;
+    for (int k = 0; ok && k < st->arrays->count; k++) {
+        ok = read_matrix(&r, st->arrays->names[k], st->d, cols, &st->params[k]) == 0;
         st->len[k] = (size_t)st->d * (size_t)cols;
     }
     if (ok && (ok = next_line(&r, "the line 'end'") == 0) && (ok = !strcmp(r.line, "end")) == 0)
@@ -357,7 +357,8 @@ aim_state *aim_state_read(const char *path, char *err, size_t n)
 
 int aim_state_check(const aim_state *st, const aim_config *cfg, int d, char *err, size_t n)
 {
-    const int p = cfg->decomposition == AIM_DIRECT ? 0 : aim_config_columns(&cfg->student, d);
+    /* used once the decompositions agree: then st's student is cfg's */
+    const int p = st->arrays->factored ? aim_config_columns(&cfg->student, d) : 0;
     const char *what = NULL;
     char file[64] = "", run[64] = "";
     if (st->decomposition != (int)cfg->decomposition) {
@@ -416,9 +417,9 @@ const double *aim_state_teacher(const aim_state *st) { return st->teacher; }
 
 int aim_state_params(const aim_state *st, const double *arrays[2], size_t len[2])
 {
-    for (int k = 0; k < st->nparams; k++) {
+    for (int k = 0; k < st->arrays->count; k++) {
         arrays[k] = st->params[k];
         len[k] = st->len[k];
     }
-    return st->nparams;
+    return st->arrays->count;
 }

@@ -20,21 +20,50 @@
 #include <stdint.h>
 
 #include "config.h"
-#include "sgd.h"
 
 typedef struct aim_state aim_state;
 
-/* Writes sgd's matrices (seed `seed`, at grid point `point` of tau
- * `tau`, run configuration cfg) to path, atomically (src/io/atomic.h: a
- * temporary file renamed into place). Returns 0, or -1 with the reason
- * in err (size n). */
-int aim_state_write(const char *path, const aim_sgd *sgd, const aim_config *cfg,
-                    uint64_t seed, double tau, int point, char *err, size_t n);
+/* The learned parameters a student's state holds after the teacher: how
+ * many arrays (1 or 2), their names, and whether they are d x p factors
+ * (p = the header's columns, >= 1) or d x d (columns 0). Each SGD student
+ * describes its own (validate/sgd_internal.h); the reader is handed the
+ * lookup (aim_sgd_state_arrays), so that it knows no student itself. */
+typedef struct {
+    int count;
+    const char *names[2];
+    int factored;
+} aim_state_arrays;
 
-/* Reads the state file at path. NULL with the reason in err (missing,
- * not a state file, cut short, a value that is not a finite number, a
- * matrix of the wrong name or size; the line is named). */
-aim_state *aim_state_read(const char *path, char *err, size_t n);
+/* The arrays of decomposition k (config.h), NULL for none. */
+typedef const aim_state_arrays *(*aim_state_layout)(int decomposition);
+
+/* What a state holds besides its header's configuration: d, the step,
+ * the columns p (0 for a direct student), the teacher (d x d) and the
+ * learned parameters (count arrays of lengths[k] values, d rows each,
+ * named names[k]). */
+typedef struct {
+    int d, columns;
+    long step;
+    const double *teacher;
+    int count;
+    const double *arrays[2];
+    size_t lengths[2];
+    const char *names[2];
+} aim_state_content;
+
+/* Writes content (seed `seed`, at grid point `point` of tau `tau`, run
+ * configuration cfg) to path, atomically (src/io/atomic.h: a temporary file
+ * renamed into place). Returns 0, or -1 with the reason in err (size n).
+ * An SGD seed's: aim_sgd_write_state (sgd.h). */
+int aim_state_write(const char *path, const aim_state_content *content,
+                    const aim_config *cfg, uint64_t seed, double tau, int point, char *err,
+                    size_t n);
+
+/* Reads the state file at path, its parameter arrays those layout gives
+ * for its decomposition. NULL with the reason in err (missing, not a
+ * state file, cut short, a value that is not a finite number, a matrix of
+ * the wrong name or size; the line is named). */
+aim_state *aim_state_read(const char *path, aim_state_layout layout, char *err, size_t n);
 
 void aim_state_free(aim_state *st);
 
@@ -62,7 +91,7 @@ double aim_state_tau(const aim_state *st);
 long aim_state_step(const aim_state *st);
 
 /* The saved teacher (d x d) and the student's parameter arrays, in the
- * order aim_sgd_params lists them (count returned; lengths in len). */
+ * order its aim_state_arrays names them (count returned; lengths in len). */
 const double *aim_state_teacher(const aim_state *st);
 int aim_state_params(const aim_state *st, const double *arrays[2], size_t len[2]);
 

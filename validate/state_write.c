@@ -1,4 +1,5 @@
-/* aim_state_write: an SGD seed's matrices to a state file (state.h). */
+/* aim_state_write: a state's matrices to a state file (state.h); an SGD
+ * seed's are gathered by aim_sgd_write_state (sgd.c). */
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -18,14 +19,11 @@ static int write_matrix(FILE *f, const char *name, const double *a, int rows, in
     return ferror(f) ? -1 : 0;
 }
 
-int aim_state_write(const char *path, const aim_sgd *sgd, const aim_config *cfg,
-                    uint64_t seed, double tau, int point, char *err, size_t n)
+int aim_state_write(const char *path, const aim_state_content *content,
+                    const aim_config *cfg, uint64_t seed, double tau, int point, char *err,
+                    size_t n)
 {
-    const int d = aim_sgd_dim(sgd);
-    const double *arrays[2];
-    size_t len[2];
-    const char *names[2];
-    const int count = aim_sgd_params(sgd, arrays, len, names);
+    const int d = content->d;
     char *text = NULL;
     size_t size = 0;
     FILE *m = open_memstream(&text, &size);
@@ -36,16 +34,17 @@ int aim_state_write(const char *path, const aim_sgd *sgd, const aim_config *cfg,
     fprintf(m, "# aimdyn saved state, format %d\n# aimdyn %s\n", FORMAT, AIM_VERSION);
     fprintf(m, "# the SGD matrices of seed %llu at tau = %.17g (step %ld, grid point %d of "
                "%d) at d = %d; values as C99 hex floats (%%a), read back exactly\n",
-            (unsigned long long)seed, tau, aim_sgd_steps(sgd), point, cfg->points, d);
+            (unsigned long long)seed, tau, content->step, point, cfg->points, d);
     aim_config_write(cfg, m, "# config ");
     fprintf(m, "format\t%d\nseed\t%llu\ntau\t%.17g\nstep\t%ld\nd\t%d\ndecomposition\t%s\n"
                "columns\t%d\ntokens\t%d\nsymmetric\t%d\ncentring\t%s\n",
-            FORMAT, (unsigned long long)seed, tau, aim_sgd_steps(sgd), d,
-            decomposition_names[cfg->decomposition], aim_sgd_columns(sgd), cfg->tokens,
+            FORMAT, (unsigned long long)seed, tau, content->step, d,
+            decomposition_names[cfg->decomposition], content->columns, cfg->tokens,
             cfg->student.symmetric, centring_names[cfg->centring]);
-    int rc = write_matrix(m, "teacher", aim_sgd_matrix(sgd, 1), d, d);
-    for (int k = 0; rc == 0 && k < count; k++)
-        rc = write_matrix(m, names[k], arrays[k], d, (int)(len[k] / (size_t)d));
+    int rc = write_matrix(m, "teacher", content->teacher, d, d);
+    for (int k = 0; rc == 0 && k < content->count; k++)
+        rc = write_matrix(m, content->names[k], content->arrays[k], d,
+                          (int)(content->lengths[k] / (size_t)d));
     fprintf(m, "end\n");
     if (fclose(m) != 0 || rc != 0) {
         snprintf(err, n, "cannot write the state '%s': out of memory", path);

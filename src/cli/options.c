@@ -13,6 +13,7 @@
 #include "ranks.h"
 #include "model.h"
 #include "sgd.h"
+#include "sgd_state.h"
 #include "state.h"
 #include "tsv.h"
 #include "version.h"
@@ -148,7 +149,7 @@ static int start_fits(const char *cmd, run_options *ro)
     if (!ro->cfg.start_file[0])
         return 0;
     char err[1400];
-    aim_state *st = aim_state_read(ro->cfg.start_file, err, sizeof err);
+    aim_state *st = aim_state_read(ro->cfg.start_file, aim_sgd_state_arrays, err, sizeof err);
     int rc = st ? 0 : -1;
     if (!st)
         fprintf(stderr, "aimdyn %s: training.start_file: %s\n", cmd, err);

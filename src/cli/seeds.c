@@ -19,6 +19,7 @@
 #include "pool.h"
 #include "seedfile.h"
 #include "sgd.h"
+#include "sgd_state.h"
 #include "state.h"
 #include "tsv.h"
 #include "words.h"
@@ -169,7 +170,7 @@ static int seed_rows(const seed_checkpoints *c, int next, FILE *out, FILE *in)
 }
 
 /* After grid point i: its saved state when output.save_state asks for
- * it (aim_state_write: a file of its own, replaced atomically, written
+ * it (aim_sgd_write_state: a file of its own, replaced atomically, written
  * as the seed reaches the point; a seed resumed from its checkpoint or
  * seed file wrote the states before that point in the run that made
  * them). Then the seed's state kept, at the first point after
@@ -188,7 +189,7 @@ static int save_checkpoint(void *ctx, int s, int i, const aim_sgd *sgd)
                     r->cmd, (unsigned long long)c->seed);
             return -1;
         }
-        if (aim_state_write(path, sgd, r->cfg, c->seed, r->tau[i], i, err, sizeof err)) {
+        if (aim_sgd_write_state(path, sgd, r->cfg, c->seed, r->tau[i], i, err, sizeof err)) {
             fprintf(stderr, "aimdyn %s: %s\n", r->cmd, err);
             return -1;
         }

@@ -28,17 +28,20 @@ echo '#define AIM_VERSION "fuzz"' >"$build/version.h"
 # the files it needs broke with each new dependency; the engine's OpenMP
 # and CBLAS calls are linked but not run
 # tsv.c's JSON sidecars name the CBLAS that meson found (none here)
-flags="-std=c17 -g -O1 -Wall -Wextra -Werror -D_XOPEN_SOURCE=700 -I$root/src -I$root/sim -I$root/validate -I$build
+library_includes=$(for folder in "$root"/src/*/; do
+    [ "$folder" = "$root/src/cli/" ] || printf ' -I%s' "$folder"
+done)
+flags="-std=c17 -g -O1 -Wall -Wextra -Werror -D_XOPEN_SOURCE=700 $library_includes -I$root/sim -I$root/validate -I$build
 -DAIM_CBLAS_PACKAGE=\"none\" -fopenmp
 -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=all"
 libs="$(pkg-config --libs gsl inih jansson openblas) -lsundials_cvode -lm"
-sources=$(ls "$root"/src/*.c)
+sources=$(ls "$root"/src/*/*.c | grep -v "/src/cli/")
 status=0
 for target in config table state; do
-    # the state reader (validate/state.c) apart from SGD: its writer,
-    # state_write.c, is not needed
+    # the state reader (validate/state.c) with the SGD students, which
+    # describe the arrays of a state (aim_sgd_state_arrays)
     extra=
-    [ "$target" = state ] && extra="$root/validate/state.c"
+    [ "$target" = state ] && extra=$(ls "$root"/validate/*.c)
     # shellcheck disable=SC2086 # word splitting of the flag lists is meant
     clang $flags $(pkg-config --cflags gsl inih jansson openblas) -o "$build/fuzz_$target" \
         "$root/tests/fuzz/fuzz_$target.c" $sources $extra $libs

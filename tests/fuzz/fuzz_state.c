@@ -1,5 +1,5 @@
 /* libFuzzer target: the reader of saved SGD states (aim_state_read,
- * validate/state.c) on arbitrary bytes, as training.start_file reads a
+ * validate/state.c, with the SGD students' arrays) on arbitrary bytes, as training.start_file reads a
  * file from elsewhere. Beyond the sanitizers it checks what an accepted
  * state promises: d in 8..20000, columns 0 exactly for a direct student,
  * the matrices of the declared sizes with finite values only, tau finite
@@ -8,6 +8,7 @@
 
 #include <math.h>
 
+#include "sgd_state.h"
 #include "state.h"
 
 static fuzz_memfile input;
@@ -31,7 +32,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
     char err[1024];
-    aim_state *st = aim_state_read(fuzz_memfile_put(&input, data, size), err, sizeof err);
+    aim_state *st = aim_state_read(fuzz_memfile_put(&input, data, size), aim_sgd_state_arrays,
+                                    err, sizeof err);
     if (!st) {
         check(err[0] != '\0', "a refusal says why");
         return 0;

@@ -66,7 +66,11 @@
  *   drift_late CONFIG REF.tsv M gram
  * The configuration needs the reference's matrix.d, matrix.replicas and
  * sgd.seed (the teacher's words) and the hierarchy's keys; --set
- * overrides as on the command line. */
+ * overrides as on the command line.
+ *
+ * This file: the reference and the setup every mode shares, the drift and
+ * run modes, main; the jacobian and gram modes, the linear analysis at the
+ * reference's states, are drift_late_linear.c. */
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -80,8 +84,8 @@
 #include <gsl/gsl_spline.h>
 
 #include "config.h"
-#include "config_check.h"
 #include "draw.h"
+#include "drift_late.h"
 #include "gauss.h"
 #include "hierarchy.h"
 #include "overlaps.h"
@@ -90,14 +94,6 @@
 #include "words.h"
 
 #define LINE_MAX_CHARS (1 << 20)
-#define SLOW_SHOWN 6
-
-/* The reference's table: rows x cols numbers and the header's names. */
-typedef struct {
-    int rows, cols;
-    char **names;
-    double *x;
-} table;
 
 static int column(const table *t, const char *name)
 {
@@ -154,22 +150,11 @@ static int read_table(const char *path, table *t)
     return t->names && t->rows > 2 ? 0 : -1;
 }
 
-/* Everything the modes share. */
-typedef struct {
-    aim_config cfg;
-    aim_tied *m;
-    const aim_hierarchy *h;
-    const aim_wordset *ws;
-    int M, n, count, first_long, w_s, w_ss, w_st;
-    table ref;
-    int col_tau, col_overlap, col_risk;
-    double *teacher; /* moments of the pure-teacher words (count) */
-    double *z;       /* rows x count: every word at every grid point */
-    double jac_step; /* relative step of the Jacobian's differences */
-    double *zse;     /* rows x count: standard errors (m(S), m(SS), m(ST) only; else 0) */
-} ctx;
+double drift_late_ref_tau(const ctx *c, int r)
+{
+    return c->ref.x[(size_t)r * c->ref.cols + c->col_tau];
+}
 
-static double ref_tau(const ctx *c, int r) { return c->ref.x[(size_t)r * c->ref.cols + c->col_tau]; }
 static double ref_at(const ctx *c, int r, int col) { return c->ref.x[(size_t)r * c->ref.cols + col]; }
 
 static int has_student(const char *w) { return strchr(w, 'S') != NULL; }
@@ -296,14 +281,14 @@ static int setup(ctx *c, int argc, char **argv, int first_set)
 }
 
 /* Tracked words of every word vector (the state y). */
-static void tracked_of(const ctx *c, const double *mom, double *y)
+void drift_late_tracked_of(const ctx *c, const double *mom, double *y)
 {
     for (int k = 0; k < c->n; k++)
         y[k] = mom[aim_hierarchy_tracked(c->h, k)];
 }
 
 /* The right-hand side at every word's moment mom (no closure). */
-static int rhs_at(ctx *c, const double *mom, double *dy)
+int drift_late_rhs_at(ctx *c, const double *mom, double *dy)
 {
     double *g = malloc(sizeof *g * 3 * (size_t)c->n);
     if (!g)
@@ -320,14 +305,14 @@ static int rhs_at(ctx *c, const double *mom, double *dy)
 /* Every word's moment from the tracked words y, closed by the quadrature
  * at the given floor (the prior of the even-M completion: the aligned
  * closure, as src/hierarchy/truncation.c does). */
-static int quadrature_moments(ctx *c, aim_quadrature *q, const double *y, double *mom)
+int drift_late_quadrature_moments(ctx *c, aim_quadrature *q, const double *y, double *mom)
 {
     aim_tied_moments(c->m, y, mom);
     return aim_quadrature_close(q, mom) > 0 ? 0 : -1;
 }
 
 /* d overlap / d (m(S), m(SS), m(ST)) at mom, analytically. */
-static void overlap_gradient(const ctx *c, const double *mom, double grad[3])
+void drift_late_overlap_gradient(const ctx *c, const double *mom, double grad[3])
 {
     const int w_t = aim_wordset_find(c->ws, "T"), w_tt = aim_wordset_find(c->ws, "TT");
     const double s = mom[c->w_s], ss = mom[c->w_ss], st = mom[c->w_st];
@@ -357,11 +342,11 @@ static int mode_drift(ctx *c, double floor)
     printf("tau\tword\ta_measured_closed\tb_quadrature\tc_reference\tc_se\t(a-c)/se\t(b-a)/|a|\n");
     for (int r = 1; r + 1 < R; r++) {
         const double *z = c->z + (size_t)r * c->count;
-        const double dt = ref_tau(c, r + 1) - ref_tau(c, r - 1);
-        if (rhs_at(c, z, fa))
+        const double dt = drift_late_ref_tau(c, r + 1) - drift_late_ref_tau(c, r - 1);
+        if (drift_late_rhs_at(c, z, fa))
             return -1;
-        tracked_of(c, z, y);
-        if (quadrature_moments(c, q, y, mom) || rhs_at(c, mom, fb))
+        drift_late_tracked_of(c, z, y);
+        if (drift_late_quadrature_moments(c, q, y, mom) || drift_late_rhs_at(c, mom, fb))
             return -1;
         double closed = 0.0, tracked_err = 0.0;
         for (int i = 1; i < c->count; i++) {
@@ -374,14 +359,14 @@ static int mode_drift(ctx *c, double floor)
                 tracked_err = fmax(tracked_err, e);
         }
         double grad[3], ra = 0, rb = 0, rc = 0, rse = 0;
-        overlap_gradient(c, z, grad);
+        drift_late_overlap_gradient(c, z, grad);
         for (int j = 0; j < 3; j++) {
             const int i = idx[j];
             const double fc = (c->z[(size_t)(r + 1) * c->count + i] -
                                c->z[(size_t)(r - 1) * c->count + i]) / dt;
             const double se = hypot(c->zse[(size_t)(r + 1) * c->count + i],
                                     c->zse[(size_t)(r - 1) * c->count + i]) / dt;
-            printf("%.4g\t%s\t%.6g\t%.6g\t%.6g\t%.2g\t%.2f\t%.2e\n", ref_tau(c, r),
+            printf("%.4g\t%s\t%.6g\t%.6g\t%.6g\t%.2g\t%.2f\t%.2e\n", drift_late_ref_tau(c, r),
                    aim_wordset_word(c->ws, i), fa[pos[j]], fb[pos[j]], fc, se,
                    (fa[pos[j]] - fc) / se, (fb[pos[j]] - fa[pos[j]]) / fabs(fa[pos[j]]));
             ra += grad[j] * fa[pos[j]];
@@ -401,8 +386,8 @@ static int mode_drift(ctx *c, double floor)
         printf("%.4g\toverlap\t%.6g\t%.6g\t%.6g\t%.2g\t%.2f\t%.2e\t# table's overlap rate %.6g; "
                "closed words' largest error %.2e, tracked %.1e; "
                "length-M words' drift error %.2e of their largest drift\n",
-               ref_tau(c, r), ra, rb, rc, sqrt(rse), (ra - rc) / sqrt(rse), (rb - ra) / fabs(ra),
-               dov, closed, tracked_err, top_err / top_scale);
+               drift_late_ref_tau(c, r), ra, rb, rc, sqrt(rse), (ra - rc) / sqrt(rse),
+               (rb - ra) / fabs(ra), dov, closed, tracked_err, top_err / top_scale);
     }
     aim_quadrature_free(q);
     free(mom);
@@ -438,14 +423,14 @@ static int splines_create(const ctx *c, closed_splines *cs, aim_quadrature *q, i
     if (!t || !v || !y || !mom || !cs->acc || !cs->s)
         return -1;
     for (int r = 0; r < R; r++) {
-        t[r] = ref_tau(c, r);
+        t[r] = drift_late_ref_tau(c, r);
         const double *z = c->z + (size_t)(frozen ? 0 : r) * c->count;
         /* closure reference: the closed words themselves; corrected: the
          * quadrature's error at the reference, every student word (frozen:
          * its error at the start, for every tau) */
         if (q) {
-            tracked_of(c, z, y);
-            if (quadrature_moments((ctx *)c, q, y, mom))
+            drift_late_tracked_of(c, z, y);
+            if (drift_late_quadrature_moments((ctx *)c, q, y, mom))
                 return -1;
         }
         for (int i = 0; i < c->count; i++)
@@ -488,12 +473,12 @@ static int rhs_closed(closed_rhs *k, double tau, const double *y, double *dy)
 {
     ctx *c = k->c;
     if (k->q) {
-        if (quadrature_moments(c, k->q, y, k->mom))
+        if (drift_late_quadrature_moments(c, k->q, y, k->mom))
             return -1;
         for (int i = 0; k->cs && tau >= k->from && tau < k->to && i < c->count; i++)
             if (k->cs->s[i])
                 k->mom[i] += k->scale * gsl_spline_eval(k->cs->s[i], tau, k->cs->acc);
-        return rhs_at(c, k->mom, dy);
+        return drift_late_rhs_at(c, k->mom, dy);
     }
     memcpy(k->mom, c->z, sizeof *k->mom * (size_t)c->count); /* teacher's words */
     for (int j = 0; j < c->n; j++)
@@ -501,7 +486,7 @@ static int rhs_closed(closed_rhs *k, double tau, const double *y, double *dy)
     for (int i = c->first_long; i < c->count; i++)
         if (k->cs->s[i])
             k->mom[i] = gsl_spline_eval(k->cs->s[i], tau, k->cs->acc);
-    return rhs_at(c, k->mom, dy);
+    return drift_late_rhs_at(c, k->mom, dy);
 }
 
 static int mode_run(ctx *c, const char *closure, int steps, double floor, double from, double to,
@@ -538,12 +523,13 @@ static int mode_run(ctx *c, const char *closure, int steps, double floor, double
     double *st = malloc(sizeof *st * 4 * (size_t)n);
     if (!y || !yt || !st || !k.mom || (!k.q && !k.cs))
         return -1;
-    tracked_of(c, c->z, y);
+    drift_late_tracked_of(c, c->z, y);
     printf("tau\toverlap\toverlap_ref\toverlap_gap\trisk\trisk_ref\trisk_gap_rel\t"
            "m_S_gap\tm_SS_gap\tm_ST_gap\n");
     for (int r = 0; r < R; r++) {
         if (r > 0) {
-            const double t0 = ref_tau(c, r - 1), hh = (ref_tau(c, r) - t0) / steps;
+            const double t0 = drift_late_ref_tau(c, r - 1),
+                         hh = (drift_late_ref_tau(c, r) - t0) / steps;
             for (int s = 0; s < steps; s++) {
                 const double t = t0 + s * hh;
                 double *k1 = st, *k2 = st + n, *k3 = st + 2 * n, *k4 = st + 3 * n;
@@ -567,11 +553,11 @@ static int mode_run(ctx *c, const char *closure, int steps, double floor, double
         }
         /* the observables at y, with the same closure */
         if (k.q && !k.cs) {
-            if (quadrature_moments(c, k.q, y, k.mom))
+            if (drift_late_quadrature_moments(c, k.q, y, k.mom))
                 return -1;
         } else {
             double *tmp = malloc(sizeof *tmp * (size_t)n);
-            if (!tmp || rhs_closed(&k, ref_tau(c, r), y, tmp))
+            if (!tmp || rhs_closed(&k, drift_late_ref_tau(c, r), y, tmp))
                 return -1;
             free(tmp);
         }
@@ -583,8 +569,8 @@ static int mode_run(ctx *c, const char *closure, int steps, double floor, double
         const double ov = aim_overlaps_teacher_overlap(&q);
         const double ov_ref = ref_at(c, r, c->col_overlap), risk_ref = ref_at(c, r, c->col_risk);
         const double *z = c->z + (size_t)r * c->count;
-        printf("%.4g\t%.6f\t%.6f\t%+.5f\t%.6f\t%.6f\t%+.4f\t%+.2e\t%+.2e\t%+.2e\n", ref_tau(c, r),
-               ov, ov_ref, ov - ov_ref, risk, risk_ref, risk / risk_ref - 1.0,
+        printf("%.4g\t%.6f\t%.6f\t%+.5f\t%.6f\t%.6f\t%+.4f\t%+.2e\t%+.2e\t%+.2e\n",
+               drift_late_ref_tau(c, r), ov, ov_ref, ov - ov_ref, risk, risk_ref, risk / risk_ref - 1.0,
                k.mom[c->w_s] - z[c->w_s], k.mom[c->w_ss] - z[c->w_ss], k.mom[c->w_st] - z[c->w_st]);
         fflush(stdout);
     }
@@ -595,242 +581,6 @@ static int mode_run(ctx *c, const char *closure, int steps, double floor, double
     free(y);
     free(yt);
     free(st);
-    return 0;
-}
-
-/* Every word from the tracked words y: the quadrature's closure, or (q
- * NULL) the closed words held at the reference's values z. */
-static int closed_moments(ctx *c, aim_quadrature *q, const double *z, const double *y,
-                          double *mom)
-{
-    if (q)
-        return quadrature_moments(c, q, y, mom);
-    memcpy(mom, z, sizeof *mom * (size_t)c->count);
-    for (int j = 0; j < c->n; j++)
-        mom[aim_hierarchy_tracked(c->h, j)] = y[j];
-    return 0;
-}
-
-/* J[i][j] = d F_i / d y_j of the hierarchy at y, closed by q (or, q NULL,
- * with the closed words held at z's). */
-static int jacobian(ctx *c, aim_quadrature *q, const double *z, const double *y, gsl_matrix *J)
-{
-    const int n = c->n;
-    double *yp = malloc(sizeof *yp * (size_t)n), *fp = malloc(sizeof *fp * (size_t)n);
-    double *fm = malloc(sizeof *fm * (size_t)n), *mom = malloc(sizeof *mom * (size_t)c->count);
-    if (!yp || !fp || !fm || !mom)
-        return -1;
-    for (int j = 0; j < n; j++) {
-        const double h = c->jac_step * fmax(fabs(y[j]), 1e-3);
-        memcpy(yp, y, sizeof *yp * (size_t)n);
-        yp[j] = y[j] + h;
-        if (closed_moments(c, q, z, yp, mom) || rhs_at(c, mom, fp))
-            return -1;
-        yp[j] = y[j] - h;
-        if (closed_moments(c, q, z, yp, mom) || rhs_at(c, mom, fm))
-            return -1;
-        for (int i = 0; i < n; i++)
-            gsl_matrix_set(J, (size_t)i, (size_t)j, (fp[i] - fm[i]) / (2 * h));
-    }
-    free(yp);
-    free(fp);
-    free(fm);
-    free(mom);
-    return 0;
-}
-
-static int cmp_modulus(const void *a, const void *b)
-{
-    const double x = ((const double *)a)[0], y = ((const double *)b)[0];
-    return (x > y) - (x < y);
-}
-
-/* Overlap part of a tracked-word perturbation e. */
-static double overlap_part(const ctx *c, const double *mom, const double *e)
-{
-    double grad[3], v = 0.0;
-    overlap_gradient(c, mom, grad);
-    const int idx[3] = {c->w_s, c->w_ss, c->w_st};
-    for (int j = 0; j < 3; j++)
-        for (int k = 0; k < c->n; k++)
-            if (aim_hierarchy_tracked(c->h, k) == idx[j])
-                v += grad[j] * e[k];
-    return v;
-}
-
-static int mode_jacobian(ctx *c, const char *taus, double floor)
-{
-    const int n = c->n, R = c->ref.rows;
-    /* floor < 0: the open hierarchy, its closed words held at the
-     * reference's (the Jacobian of the tracked words alone) */
-    aim_quadrature *q = floor >= 0.0 ? aim_quadrature_create(c->ws, c->M, floor) : NULL;
-    gsl_matrix *J = gsl_matrix_alloc((size_t)n, (size_t)n), *Jc = gsl_matrix_alloc((size_t)n, (size_t)n);
-    gsl_vector_complex *eval = gsl_vector_complex_alloc((size_t)n);
-    gsl_eigen_nonsymm_workspace *ew = gsl_eigen_nonsymm_alloc((size_t)n);
-    gsl_permutation *perm = gsl_permutation_alloc((size_t)n);
-    gsl_vector *df = gsl_vector_alloc((size_t)n), *dy = gsl_vector_alloc((size_t)n);
-    double *y = malloc(sizeof *y * (size_t)n), *fa = malloc(sizeof *fa * (size_t)n);
-    double *fb = malloc(sizeof *fb * (size_t)n), *mom = malloc(sizeof *mom * (size_t)c->count);
-    double *ev = malloc(sizeof *ev * 3 * (size_t)n), *e = calloc((size_t)n, sizeof *e);
-    double *je = malloc(sizeof *je * (size_t)n), *lin = malloc(sizeof *lin * 5 * (size_t)n);
-    if (!lin || (floor >= 0.0 && !q) || !J || !Jc || !eval || !ew || !perm || !df || !dy || !y || !fa || !fb || !mom ||
-        !ev || !e || !je)
-        return -1;
-    printf("# linear response along the reference: e' = J e + (b - a), e(0) = 0\n");
-    printf("tau\tlargest real part\tslowest eigenvalues (re, im)\tstatic overlap shift -grad J^-1 (b-a)\t"
-           "integrated overlap error\n");
-    for (int r = 0; r < R; r++) {
-        const double *z = c->z + (size_t)r * c->count;
-        tracked_of(c, z, y);
-        if (rhs_at(c, z, fa) || closed_moments(c, q, z, y, mom) || rhs_at(c, mom, fb) ||
-            jacobian(c, q, z, y, J))
-            return -1;
-        /* integrate e over the interval to the next point, J and df held */
-        if (r + 1 < R) {
-            const double hh = (ref_tau(c, r + 1) - ref_tau(c, r)) / 200;
-            for (int s = 0; s < 200; s++) { /* classic RK4 on the linear system */
-                double *kk[4] = {lin, lin + n, lin + 2 * n, lin + 3 * n}, *t = lin + 4 * n;
-                const double frac[4] = {0, 0.5, 0.5, 1};
-                for (int st = 0; st < 4; st++) {
-                    for (int i = 0; i < n; i++)
-                        t[i] = e[i] + (st ? frac[st] * hh * kk[st - 1][i] : 0.0);
-                    for (int i = 0; i < n; i++) {
-                        double v = fb[i] - fa[i];
-                        for (int j = 0; j < n; j++)
-                            v += gsl_matrix_get(J, (size_t)i, (size_t)j) * t[j];
-                        kk[st][i] = v;
-                    }
-                }
-                for (int i = 0; i < n; i++)
-                    e[i] += hh / 6 * (kk[0][i] + 2 * kk[1][i] + 2 * kk[2][i] + kk[3][i]);
-            }
-        }
-        if (!strstr(taus, "all")) {
-            char buf[32];
-            snprintf(buf, sizeof buf, "%g", ref_tau(c, r));
-            int listed = 0;
-            for (const char *p = taus; p && *p; p = strchr(p, ',') ? strchr(p, ',') + 1 : NULL)
-                if (!strncmp(p, buf, strlen(buf)) && (p[strlen(buf)] == ',' || !p[strlen(buf)]))
-                    listed = 1;
-            if (!listed)
-                continue;
-        }
-        gsl_matrix_memcpy(Jc, J);
-        gsl_eigen_nonsymm_params(0, 1, ew);
-        if (gsl_eigen_nonsymm(Jc, eval, ew))
-            return -1;
-        for (int i = 0; i < n; i++) {
-            gsl_complex l = gsl_vector_complex_get(eval, (size_t)i);
-            ev[3 * i] = hypot(GSL_REAL(l), GSL_IMAG(l));
-            ev[3 * i + 1] = GSL_REAL(l);
-            ev[3 * i + 2] = GSL_IMAG(l);
-        }
-        qsort(ev, (size_t)n, 3 * sizeof *ev, cmp_modulus);
-        /* static shift */
-        gsl_matrix_memcpy(Jc, J);
-        int sg;
-        for (int i = 0; i < n; i++)
-            gsl_vector_set(df, (size_t)i, -(fb[i] - fa[i]));
-        if (gsl_linalg_LU_decomp(Jc, perm, &sg) || gsl_linalg_LU_solve(Jc, perm, df, dy))
-            return -1;
-        for (int i = 0; i < n; i++)
-            je[i] = gsl_vector_get(dy, (size_t)i);
-        /* e at this point is the response integrated to tau_{r+1}; report
-         * the value at tau_r: integrate first, so shift the report */
-        double top = -INFINITY;
-        for (int i = 0; i < n; i++)
-            top = fmax(top, ev[3 * i + 1]);
-        printf("%.4g\t%.4g\t", ref_tau(c, r), top);
-        for (int i = 0; i < SLOW_SHOWN && i < n; i++)
-            printf("%s(%.3g,%.3g)", i ? " " : "", ev[3 * i + 1], ev[3 * i + 2]);
-        printf("\t%+.5f\t%+.5f (at tau %.4g)\n", overlap_part(c, z, je), overlap_part(c, z, e),
-               ref_tau(c, r + 1 < R ? r + 1 : r));
-    }
-    aim_quadrature_free(q);
-    gsl_matrix_free(J);
-    gsl_matrix_free(Jc);
-    gsl_vector_complex_free(eval);
-    gsl_eigen_nonsymm_free(ew);
-    gsl_permutation_free(perm);
-    gsl_vector_free(df);
-    gsl_vector_free(dy);
-    free(y);
-    free(fa);
-    free(fb);
-    free(mom);
-    free(ev);
-    free(e);
-    free(je);
-    free(lin);
-    return 0;
-}
-
-/* Every word of length <= k (not canonical) as strings. */
-static int all_words(int k, char (*out)[AIM_WORD_MAX + 1])
-{
-    int n = 0;
-    for (int len = 0; len <= k; len++)
-        for (int b = 0; b < (1 << len); b++) {
-            for (int i = 0; i < len; i++)
-                out[n][i] = (b >> i) & 1 ? 'T' : 'S';
-            out[n][len] = 0;
-            n++;
-        }
-    return n;
-}
-
-static int mode_gram(ctx *c)
-{
-    const int k = c->M / 2, R = c->ref.rows;
-    char(*w)[AIM_WORD_MAX + 1] = malloc(sizeof *w * (size_t)(2 << k));
-    const int n = all_words(k, w);
-    gsl_matrix *G = gsl_matrix_alloc((size_t)n, (size_t)n);
-    gsl_vector *ev = gsl_vector_alloc((size_t)n);
-    gsl_eigen_symm_workspace *ew = gsl_eigen_symm_alloc((size_t)n);
-    if (!w || !G || !ev || !ew)
-        return -1;
-    printf("tau\tlargest\tbelow 1e-6\tbelow 1e-8\tsmallest relative eigenvalues of the unit-diagonal "
-           "Gram matrix (%d words)\n",
-           n);
-    for (int r = 0; r < R; r++) {
-        const double *z = c->z + (size_t)r * c->count;
-        for (int i = 0; i < n; i++)
-            for (int j = 0; j < n; j++) {
-                char word[2 * AIM_WORD_MAX + 1];
-                const int li = (int)strlen(w[i]);
-                for (int a = 0; a < li; a++)
-                    word[a] = w[i][li - 1 - a]; /* u^T: both letters symmetric */
-                strcpy(word + li, w[j]);
-                const int idx = aim_wordset_find(c->ws, word);
-                gsl_matrix_set(G, (size_t)i, (size_t)j, idx < 0 ? NAN : z[idx]);
-            }
-        for (int i = 0; i < n; i++)
-            for (int j = 0; j < n; j++)
-                if (i != j)
-                    gsl_matrix_set(G, (size_t)i, (size_t)j,
-                                   gsl_matrix_get(G, (size_t)i, (size_t)j) /
-                                       sqrt(gsl_matrix_get(G, (size_t)i, (size_t)i) *
-                                            gsl_matrix_get(G, (size_t)j, (size_t)j)));
-        for (int i = 0; i < n; i++)
-            gsl_matrix_set(G, (size_t)i, (size_t)i, 1.0);
-        if (gsl_eigen_symm(G, ev, ew))
-            return -1;
-        gsl_sort_vector(ev);
-        const double top = gsl_vector_get(ev, (size_t)n - 1);
-        int below6 = 0, below8 = 0;
-        for (int i = 0; i < n; i++) {
-            below6 += gsl_vector_get(ev, (size_t)i) <= 1e-6 * top;
-            below8 += gsl_vector_get(ev, (size_t)i) <= 1e-8 * top;
-        }
-        printf("%.4g\t%.4g\t%d\t%d", ref_tau(c, r), top, below6, below8);
-        for (int i = 0; i < n && i < 8; i++)
-            printf("\t%.2e", gsl_vector_get(ev, (size_t)i) / top);
-        printf("\n");
-    }
-    gsl_matrix_free(G);
-    gsl_vector_free(ev);
-    gsl_eigen_symm_free(ew);
-    free(w);
     return 0;
 }
 
@@ -859,9 +609,9 @@ int main(int argc, char **argv)
                       nargs >= 6 ? atof(argv[10]) : 1.0);
     else if (!strcmp(mode, "jacobian") && nargs >= 1) {
         c.jac_step = nargs >= 3 ? atof(argv[7]) : 1e-5;
-        st = mode_jacobian(&c, argv[5], nargs >= 2 ? atof(argv[6]) : 1e-6);
+        st = drift_late_mode_jacobian(&c, argv[5], nargs >= 2 ? atof(argv[6]) : 1e-6);
     } else if (!strcmp(mode, "gram"))
-        st = mode_gram(&c);
+        st = drift_late_mode_gram(&c);
     else {
         fprintf(stderr, "drift_late: %s: unknown mode or missing arguments\n", mode);
         st = -1;
