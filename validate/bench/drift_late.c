@@ -84,6 +84,7 @@
 #include <gsl/gsl_spline.h>
 
 #include "config.h"
+#include "config_check.h"
 #include "draw.h"
 #include "drift_late.h"
 #include "gauss.h"
