@@ -209,7 +209,7 @@ static void test_set_free(void **state)
 
 /* ---------- journals of killed runs ---------- */
 
-/* The journal of aim_atomic_set_commit (atomic.c): the tag, then "R"
+/* The journal of aim_atomic_set_commit (atomic_journal.c): the tag, then "R"
  * temp final or "U" final, then "E", every field NUL-terminated; names
  * as given (plain names of files in dir, as aimdyn writes them). */
 static void put_journal(const char *dir, const char *name, const char *const *fields, int n,

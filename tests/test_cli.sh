@@ -807,7 +807,7 @@ if command -v gnuplot >/dev/null 2>&1; then
 fi
 
 # result files read back (agreement, plot, scaling, a sweep's resume) go
-# through one reader with limits and checks (src/results/tsv.c, src/io/lines.c)
+# through one reader with limits and checks (src/results/tsv_read.c, src/io/lines.c)
 rb="$work/readback"
 expect_exit "readback: ode" 0 "$exe" ode --out "$rb" --d 40 --set training.points=11
 expect_exit "readback: sgd" 0 "$exe" sgd --out "$rb" --d 40 --seeds 2 --set training.points=11

@@ -17,7 +17,7 @@ refused() { # name, text of the message, command...
     expect_failure "$label: refused" timeout 60 "$@"
     contains "$label: said" "$work/err" "$text"
 }
-# a journal as atomic.c writes it: the tag, then the fields given, then
+# a journal as atomic_journal.c writes it: the tag, then the fields given, then
 # "E"; every field NUL-terminated
 journal() { # file, fields...
     f=$1
