@@ -16,8 +16,8 @@
  * compare.h  several seeds measured on the grid (aim_compare_run_sgd),
  *            their mean and standard error, the gaps to an ODE run
  *
- * gauss.h, outmap.h, hierarchy.h and words.h are installed because
- * model.h and compare.h need their types. */
+ * config_types.h, gauss.h, outmap.h, hierarchy.h and words.h are
+ * installed because config.h, model.h and compare.h need their types. */
 #ifndef AIMDYN_H
 #define AIMDYN_H
 

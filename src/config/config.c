@@ -17,7 +17,7 @@
 #include <ini.h>
 
 #include "config_keys.h"
-#include "grid.h"
+#include "config_text.h"
 #include "lines.h"
 
 /* ------------------------------------------------------------------ */

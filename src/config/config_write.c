@@ -1,6 +1,8 @@
 /* aim_config: writing a configuration (the metadata of every result
  * file, read back bit-identically) and describing the keys (`aimdyn keys`),
  * from the key table of config_keys.c. */
+#include "config.h"
+
 #include <math.h>
 #include <stdint.h>
 #include <stdio.h>

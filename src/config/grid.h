@@ -3,7 +3,7 @@
 #ifndef AIM_GRID_H
 #define AIM_GRID_H
 
-#include "config.h"
+#include "config_types.h"
 
 /* Fills tau[0 .. cfg->points-1]: tau[0] = 0, last = cfg->horizon;
  * linear, or 0 followed by a geometric sequence from cfg->grid_start. */
