@@ -249,7 +249,7 @@ MUTANTS = [
            "const double a = 1.0 - eta * gamma / ((double)d * d);",
            "const double a = 1.0 - 1.05 * eta * gamma / ((double)d * d);",
            ["test_sgd", "test_drift"], "direct student: weight decay of the step"),
-    Mutant("sgd-label-noise-x1.05", "validate/sgd.c",
+    Mutant("sgd-label-noise-x1.05", "validate/sgd_block.c",
            "const double snoise = sqrt(s->cfg.noise);",
            "const double snoise = sqrt(1.05 * s->cfg.noise);",
            ["test_sgd", "test_drift"], "label noise variance of the samples"),
