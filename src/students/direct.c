@@ -169,7 +169,7 @@ int aim_direct_mean_parts(aim_direct *m, const double y[AIM_DIRECT_SIZE], double
  * Vs on the boundary, and the integrator's error then carries it across;
  * the allowance of 1e-7 of the squared scale makes a margin turn negative
  * before the expectation engine refuses the state (a pivot below -1e-6 of
- * the scale, src/engine/gauss.c), so that the run stops at the root with every
+ * the scale, src/engine/gauss_factor.c), so that the run stops at the root with every
  * valid row kept instead of failing in a right-hand side. */
 void aim_direct_margins(const aim_direct *m, const double y[AIM_DIRECT_SIZE], double *g)
 {

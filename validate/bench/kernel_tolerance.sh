@@ -65,7 +65,7 @@ for example in tied_softmax_T4 direct_softmax_T4; do
     capped="" run_points=""
     for s in $settings; do
         name=$example-$s
-        # The rule depends on its point count only (src/engine/gauss.c): a
+        # The rule depends on its point count only (src/engine/gauss_points.c): a
         # tolerance tighter than one whose run stopped at the cap on the
         # point set ("not reached below the cap") chooses the same cap, and
         # the reference run repeats a run of its point count: such a run is
