@@ -26,7 +26,7 @@ typedef enum {
                            adiabatic mean runs away) */
     AIM_STOP_TRUNCATION, /* a truncated hierarchy's error estimate (order M
                            against M - 1) passed hierarchy.tol
-                           (sim/trajectory.c) */
+                           (sim/trajectory_estimate.c) */
     AIM_STOP_SOLVER     /* CVODE gave up on a truncated hierarchy after its
                            start (too many steps, repeated error-test or
                            corrector failures): its state near moments of
@@ -154,8 +154,8 @@ aim_ode_status aim_ode_integrate(const aim_config *cfg, const aim_ode_model *mod
 
 /* The same integration a grid point at a time, for a caller that decides
  * between points whether to go on (a truncation error estimate that has
- * already failed: sim/trajectory.c). aim_ode_begin sets CVODE up and
- * checks the start (row 0); on a failure report->status is
+ * already failed: sim/trajectory_estimate.c). aim_ode_begin sets CVODE
+ * up and checks the start (row 0); on a failure report->status is
  * AIM_ODE_FAILED and the run, if not NULL, does nothing but end.
  * aim_ode_advance integrates until row upto is reached (report->reached
  * > upto) or the run stops: AIM_ODE_OK while it goes on, else the final

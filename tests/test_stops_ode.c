@@ -138,7 +138,7 @@ static void test_crossing_against_closed_form(void **state)
 }
 
 /* The overlap of an SGD run is known on the grid only; its crossing is
- * interpolated linearly (sim/trajectory.c, theory/stops.md sec. 5). */
+ * interpolated linearly (sim/trajectory_run.c, theory/stops.md sec. 5). */
 static void test_measured_crossing(void **state)
 {
     (void)state;

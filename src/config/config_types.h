@@ -58,8 +58,8 @@ typedef enum { AIM_SOLVER_AUTO = 0, AIM_SOLVER_DENSE, AIM_SOLVER_KRYLOV } aim_li
 /* hierarchy.beyond: what a truncated hierarchy does past the point where
  * it fails (its truncation error estimate passes hierarchy.tol, its
  * moments leave those of real matrices, or CVODE gives up on it): stop
- * there, or hand over to the matrix limit process (sim/trajectory.c;
- * theory/matrix.md sec. 7). */
+ * there, or hand over to the matrix limit process
+ * (sim/trajectory_handover.c; theory/matrix.md sec. 7). */
 typedef enum { AIM_BEYOND_MATRIX = 0, AIM_BEYOND_STOP } aim_beyond;
 /* output.fold: mirror-image runs folded by the sign of (src/results/fold.h) */
 typedef enum { AIM_FOLD_NONE = 0, AIM_FOLD_MEAN, AIM_FOLD_OVERLAP } aim_fold_kind;

@@ -134,7 +134,7 @@ int aim_untied_observables_with_mean(aim_untied *m, const double *y, double mean
 const char *aim_untied_error(const aim_untied *m);
 /* What one evaluation leaves for the next: the adiabatic root's starting
  * guess and the kernel cache. Kept across a side computation (a path's
- * observables while CVODE is between grid points, sim/trajectory.c), the
+ * observables while CVODE is between grid points, sim/trajectory_run.c), the
  * right-hand sides after it are those of a run without it, bit for bit. */
 typedef struct {
     double root, cached_root;

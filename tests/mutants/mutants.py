@@ -227,10 +227,13 @@ MUTANTS = [
            ".threshold = cfg->recovery_threshold,", ".threshold = 1.1 * cfg->recovery_threshold,",
            ["test_stops_ode"], "the ODE's root finding at 1.1 times the set threshold"),
     Mutant("reuse-keeps-the-cut-run", "sim/trajectory.c",
-           "reuse_keep(reuse, cfg, d, tau, start, raw, &raw_report);",
-           "{ (void)raw; reuse_keep(reuse, cfg, d, tau, start, obs, &raw_report); }",
-           ["test_stops_ode"], "the next order's truncation estimate reads a run after its cut"),
-    Mutant("sgd-crossing-interpolated-from-the-wrong-end", "sim/trajectory.c",
+           "aim_trajectory_i_reuse_keep(reuse, cfg, d, tau, start, raw, &raw_report);",
+           "{ (void)raw; aim_trajectory_i_reuse_keep(reuse, cfg, d, tau, start, obs, "
+           "&raw_report); }",
+           ["test_stops_ode"], "the next order's truncation estimate reads a run after its cut",
+           [("reuse_keep(reuse, cfg, d, tau, start, raw, &raw_report);",
+             "{ (void)raw; reuse_keep(reuse, cfg, d, tau, start, obs, &raw_report); }")]),
+    Mutant("sgd-crossing-interpolated-from-the-wrong-end", "sim/trajectory_run.c",
            "return tau[i - 1] + (threshold - u) / (v - u) * (tau[i] - tau[i - 1]);",
            "return tau[i - 1] + (v - threshold) / (v - u) * (tau[i] - tau[i - 1]);",
            ["test_stops_ode"], "a measured curve's crossing: the interpolation weight of "
