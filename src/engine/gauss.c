@@ -246,7 +246,7 @@ static void release_rule(const double *yc);
 static int thread_work(aim_gauss *g, int threads);
 static int first_points(const aim_gauss *g);
 
-aim_gauss *aim_gauss_create(const aim_config *cfg, aim_gauss_rule rule)
+aim_gauss *aim_gauss_create(const aim_config *cfg, aim_gauss_rule rule, int symmetric)
 {
     aim_gauss *g = calloc(1, sizeof *g);
     if (!g)
@@ -290,9 +290,6 @@ aim_gauss *aim_gauss_create(const aim_config *cfg, aim_gauss_rule rule)
         if (hermite_rule(g->n2, &g->x2, &g->w2) || hermite_rule(g->n4, &g->x4, &g->w4))
             goto fail;
     } else {
-        /* tied student and teacher: S and S* symmetric, Psi = Omega */
-        const int symmetric =
-            cfg->decomposition == AIM_TIED && cfg->teacher.decomposition == AIM_TIED;
         if (generic_setup(g, g->kernel_tol > 0.0 ? first_points(g) : cfg->qmc_points,
                           symmetric))
             goto fail;

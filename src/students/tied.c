@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "family.h"
 #include "inform.h"
 #include "truncation.h"
 
@@ -98,7 +99,8 @@ aim_tied *aim_tied_create(const aim_config *cfg, aim_gauss_rule rule,
     m->cfg = *cfg;
     aim_dynamics dyn;
     tied_dynamics(&dyn);
-    if (aim_truncation_model_init(&m->hm, &dyn, cfg, rule, err, n)) {
+    if (aim_truncation_model_init(&m->hm, &dyn, cfg, rule, aim_family_symmetric_pair(cfg), err,
+                                  n)) {
         free(m);
         return NULL;
     }
