@@ -1,6 +1,6 @@
 /* The direct family (S with i.i.d. Gaussian entries, symmetric or not) as
  * an aim_family: a student or teacher matrix drawn entry by entry. */
-#include "family.h"
+#include "family_ops.h"
 
 static void direct_start_overlaps(const aim_matrix_spec *s, double *omega, double *psi,
                                   double *trace)

@@ -1,7 +1,7 @@
 /* The tied family (S = W W^T, W d x rho d) as an aim_family: its start,
  * its planar factor, its matrix from W, and the informed start of a tied
  * student. */
-#include "family.h"
+#include "family_ops.h"
 
 #include <math.h>
 

@@ -1,7 +1,7 @@
 /* The untied family (S = U V^T, U and V d x rho d) as an aim_family: its
  * start, its planar factors, its matrix from U and V, the letters of the
  * untied hierarchy, and the informed start of an untied student. */
-#include "family.h"
+#include "family_ops.h"
 #include "family_untied.h"
 
 #include <math.h>
