@@ -55,9 +55,10 @@ struct aim_family {
     int (*inform)(const aim_config *cfg, double c, const aim_family *teacher,
                   aim_inform_planar *out);
     const char *inform_teachers;
-    /* Informed start: the alphabet of the student's moments and the words
-     * m(SS), m(S), m(ST), m(TT), m(T) of its teacher overlap (S the
-     * student, T the teacher). */
+    /* Informed start of a factored student (NULL otherwise): the
+     * alphabet of the student's moments and the words m(SS), m(S),
+     * m(ST), m(TT), m(T) of its teacher overlap (S the student, T the
+     * teacher). */
     void (*inform_words)(const aim_config *cfg, aim_alphabet *ab, const char *words[5]);
 };
 
