@@ -11,6 +11,12 @@ static void direct_start_overlaps(const aim_matrix_spec *s, double *omega, doubl
     *psi = s->symmetric ? v : 0.0;
 }
 
+/* symmetric Wigner: semicircle */
+static double direct_free_cumulant(const aim_matrix_spec *s, int n)
+{
+    return n == 2 ? s->scale : 0.0;
+}
+
 /* one factor, the matrix itself (Wigner when symmetric); t = T^T */
 static int direct_planar(const aim_matrix_spec *s, int base, aim_planar_factor *f,
                          aim_planar_letter *l)
@@ -25,5 +31,6 @@ const aim_family aim_direct_family = {
     .name = "direct",
     .factors = 0,
     .start_overlaps = direct_start_overlaps,
+    .free_cumulant = direct_free_cumulant,
     .planar = direct_planar,
 };

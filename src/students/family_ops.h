@@ -43,6 +43,10 @@ struct aim_family {
      * a symmetric family). Returns the number of factors. */
     int (*planar)(const aim_matrix_spec *s, int base, aim_planar_factor *f,
                   aim_planar_letter *l);
+    /* A symmetric matrix's free cumulant kappa_n of its spectrum (exact
+     * large d; NULL for a family with no symmetric matrices): the
+     * teacher of a tied student. */
+    double (*free_cumulant)(const aim_matrix_spec *s, int n);
     /* factors > 0: the d x d matrix M from its factors F (factors
      * consecutive d x p blocks, row-major) */
     void (*form)(const double *F, int d, int p, double *M);

@@ -15,6 +15,12 @@ static void tied_start_overlaps(const aim_matrix_spec *s, double *omega, double 
     *omega = *psi = v * v * rho * (1.0 + rho);
 }
 
+/* free Poisson */
+static double tied_free_cumulant(const aim_matrix_spec *s, int n)
+{
+    return s->rho * pow(s->scale, n);
+}
+
 static int tied_planar(const aim_matrix_spec *s, int base, aim_planar_factor *f,
                        aim_planar_letter *l)
 {
@@ -57,6 +63,7 @@ const aim_family aim_tied_family = {
     .symmetric = 1,
     .factors = 1,
     .start_overlaps = tied_start_overlaps,
+    .free_cumulant = tied_free_cumulant,
     .planar = tied_planar,
     .form = tied_form,
     .inform = tied_inform,
