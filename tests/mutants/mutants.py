@@ -84,9 +84,9 @@ MUTANTS = [
            (("m->start_cum[i] = cfg->student.rho * pow(cfg->student.scale, len);",
              "m->start_cum[i] = cfg->student.rho * pow(cfg->student.scale, len) * "
              "(len == 2 ? 1.05 : 1.0);"),)),
-    Mutant("tied-teacher-cumulant-x1.05", "src/students/tied.c",
-           "return t->rho * pow(t->scale, n);",
-           "return t->rho * pow(t->scale, n) * (n == 3 ? 1.05 : 1.0);",
+    Mutant("tied-teacher-cumulant-x1.05", "src/students/family_tied.c",
+           "return s->rho * pow(s->scale, n);",
+           "return s->rho * pow(s->scale, n) * (n == 3 ? 1.05 : 1.0);",
            ["test_start"], "start: the tied teacher's third free cumulant"),
     # ---- the closures, shared by tied and untied: src/hierarchy/truncation.c
     Mutant("closure-geometric-x1.05", "src/hierarchy/truncation.c",
