@@ -14,6 +14,7 @@
 #include <gsl/gsl_rng.h>
 
 #include "draw.h"
+#include "family.h"
 #include "gauss.h"
 #include "hierarchy.h"
 #include "model.h"
@@ -74,7 +75,7 @@ static void raw_traces(aim_mlimit *m)
 {
     const int D = m->st.D;
     double omega, psi, trace;
-    aim_overlaps_family(&m->cfg.teacher, &omega, &psi, &trace);
+    aim_family_start_overlaps(&m->cfg.teacher, &omega, &psi, &trace);
     const double shift =
         trace + m->cfg.teacher.mean / sqrt(m->d) - trace_of(m->St, D) / D;
     for (int i = 0; i < D; i++)
@@ -166,7 +167,7 @@ aim_mlimit *aim_mlimit_create(const aim_config *cfg, int D, double d, uint64_t s
         m->st.F2 = malloc(dp * sizeof *m->st.F2);
         m->st.dF2 = malloc(dp * sizeof *m->st.dF2);
     }
-    m->gauss = aim_gauss_create(cfg, cfg->rule);
+    m->gauss = aim_gauss_create(cfg, cfg->rule, aim_family_symmetric_pair(cfg));
     /* the noise plays the part of SGD's data stream */
     m->noise = aim_draw_rng(seed, AIM_DRAW_DATA);
     gsl_rng *rt = aim_draw_rng(seed, AIM_DRAW_TEACHER);

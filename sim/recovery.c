@@ -9,6 +9,7 @@
 #include <gsl/gsl_sf_hermite.h>
 #include <gsl/gsl_sort.h>
 
+#include "family.h"
 #include "gauss.h"
 #include "grid.h"
 #include "hierarchy.h"
@@ -134,7 +135,7 @@ static void start_overlaps(const aim_config *cfg, int d, const double obs[AIM_OB
     q->psi[0][1] = q->psi[1][0] = obs[AIM_OBS_PSI_ST];
     q->trace[0] = obs[AIM_OBS_TRACE];
     q->mean[0] = obs[AIM_OBS_MEAN];
-    aim_overlaps_family(&cfg->teacher, &q->omega[1][1], &q->psi[1][1], &q->trace[1]);
+    aim_family_start_overlaps(&cfg->teacher, &q->omega[1][1], &q->psi[1][1], &q->trace[1]);
     q->mean[1] = cfg->centring == AIM_RAW ? cfg->teacher.mean : 0.0;
     if (cfg->centring == AIM_RAW) {
         const double m = cfg->teacher.mean, dd = cfg->ode_d > 0 ? cfg->ode_d : d;
@@ -206,7 +207,7 @@ int aim_recovery_limit_analyse(const aim_config *cfg, int d, aim_recovery_limit 
 
     aim_overlaps q;
     start_overlaps(cfg, d, obs0, &q);
-    aim_gauss *g = aim_gauss_create(cfg, cfg->rule);
+    aim_gauss *g = aim_gauss_create(cfg, cfg->rule, aim_family_symmetric_pair(cfg));
     if (!g || aim_gauss_eval(g, &q)) {
         snprintf(err, n, "the expectation engine at the start: %s",
                  g ? aim_gauss_error(g) : "could not be set up");

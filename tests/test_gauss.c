@@ -16,6 +16,7 @@
 #include <gsl/gsl_randist.h>
 #include <gsl/gsl_rng.h>
 
+#include "family.h"
 #include "gauss.h"
 #include "outmap.h"
 
@@ -85,7 +86,7 @@ static void near_rel(double got, double want, double tol, const char *what)
 static void check_linear(aim_config *cfg, const aim_overlaps *q, aim_gauss_rule rule,
                          double tol)
 {
-    aim_gauss *g = aim_gauss_create(cfg, rule);
+    aim_gauss *g = aim_gauss_create(cfg, rule, aim_family_symmetric_pair(cfg));
     assert_non_null(g);
     assert_int_equal(aim_gauss_eval(g, q), 0);
     const int T = cfg->tokens;
@@ -164,7 +165,7 @@ static void test_he2_mehler(void **state)
     set_hermite(&cfg, 2, 1.0);
     const double rho = 0.6;
     aim_overlaps q = {.omega = {{1.0, rho}, {rho, 1.0}}};
-    aim_gauss *g = aim_gauss_create(&cfg, AIM_RULE_AUTO);
+    aim_gauss *g = aim_gauss_create(&cfg, AIM_RULE_AUTO, aim_family_symmetric_pair(&cfg));
     assert_int_equal(aim_gauss_eval(g, &q), 0);
     const double want = 0.5 * T * T * (4.0 - 4.0 * rho * rho);
     assert_true(fabs(aim_gauss_risk(g) - want) < 1e-10);
@@ -297,7 +298,7 @@ static void check_against_mc(aim_config *cfg, const aim_overlaps *q, aim_gauss_r
     const double ob[2] = {0.25, -0.1}, pb[2] = {0.05, 0.15}, mb = q->mean[0] != 0 ? 0.3 : 0;
     mc_result mc;
     plain_mc(cfg, q, ob, pb, mb, 200000, &mc);
-    aim_gauss *g = aim_gauss_create(cfg, rule);
+    aim_gauss *g = aim_gauss_create(cfg, rule, aim_family_symmetric_pair(cfg));
     assert_non_null(g);
     assert_int_equal(aim_gauss_eval(g, q), 0);
     near(aim_gauss_risk(g), mc.risk, mc.se[0], rule_error, "risk");
@@ -367,8 +368,8 @@ static void test_generic_matches_elementwise(void **state)
     aim_overlaps qs[2] = {some_state(1),
                           {.omega = {{0.7, 0.4}, {0.4, 1.0}}, .psi = {{0.7, 0.4}, {0.4, 1.0}}}};
     for (int s = 0; s < 2; s++) {
-        aim_gauss *a = aim_gauss_create(&cfg, AIM_RULE_AUTO);
-        aim_gauss *b = aim_gauss_create(&cfg, AIM_RULE_GENERIC);
+        aim_gauss *a = aim_gauss_create(&cfg, AIM_RULE_AUTO, aim_family_symmetric_pair(&cfg));
+        aim_gauss *b = aim_gauss_create(&cfg, AIM_RULE_GENERIC, aim_family_symmetric_pair(&cfg));
         assert_int_equal(aim_gauss_eval(a, &qs[s]), 0);
         assert_int_equal(aim_gauss_eval(b, &qs[s]), 0);
         /* for the symmetric state B must be symmetric too (Psi = Omega):
@@ -543,7 +544,7 @@ static void test_kernel_error_estimate(void **state)
         const int counts[3] = {1 << 18, 4096, 16384};
         for (int k = 0; k < 3; k++) {
             cfg.qmc_points = counts[k];
-            aim_gauss *g = aim_gauss_create(&cfg, AIM_RULE_AUTO);
+            aim_gauss *g = aim_gauss_create(&cfg, AIM_RULE_AUTO, aim_family_symmetric_pair(&cfg));
             assert_non_null(g);
             double err;
             assert_int_equal(aim_gauss_kernel_error(g, &err), 0);
@@ -570,7 +571,7 @@ static void test_kernel_error_estimate(void **state)
         int chosen[2];
         for (int k = 0; k < 2; k++) {
             cfg.kernel_tol = tols[k];
-            aim_gauss *g = aim_gauss_create(&cfg, AIM_RULE_AUTO);
+            aim_gauss *g = aim_gauss_create(&cfg, AIM_RULE_AUTO, aim_family_symmetric_pair(&cfg));
             assert_non_null(g);
             assert_int_equal(aim_gauss_eval(g, &q), 0);
             double err;
@@ -633,13 +634,13 @@ static void test_kernel_error_where_it_fell_short(void **state)
         cfg.output = AIM_SOFTMAX;
         double ref[2][ESTIMATED_VALUES], v[ESTIMATED_VALUES];
         cfg.qmc_points = 1 << 18;
-        aim_gauss *g = aim_gauss_create(&cfg, AIM_RULE_AUTO);
+        aim_gauss *g = aim_gauss_create(&cfg, AIM_RULE_AUTO, aim_family_symmetric_pair(&cfg));
         assert_non_null(g);
         for (int s = 0; s < 2; s++)
             estimated_values(g, &q[s], ref[s]);
         aim_gauss_free(g);
         cfg.qmc_points = c ? 4096 : 16384;
-        g = aim_gauss_create(&cfg, AIM_RULE_AUTO);
+        g = aim_gauss_create(&cfg, AIM_RULE_AUTO, aim_family_symmetric_pair(&cfg));
         assert_non_null(g);
         for (int s = 0; s < 2; s++) {
             estimated_values(g, &q[s], v);
@@ -690,7 +691,9 @@ static void test_risk_alone(void **state)
                 equicorrelated(&cfg, 0.2);
                 cfg.noise = 0.05;
             }
-            aim_gauss *full = aim_gauss_create(&cfg, rule), *alone = aim_gauss_create(&cfg, rule);
+            const int sym = aim_family_symmetric_pair(&cfg);
+            aim_gauss *full = aim_gauss_create(&cfg, rule, sym),
+                      *alone = aim_gauss_create(&cfg, rule, sym);
             assert_non_null(full);
             assert_non_null(alone);
             /* the quasi-random rule's first state is evaluated in full */
@@ -717,8 +720,8 @@ static void test_risk_alone(void **state)
     base_config(&cfg, 2);
     cfg.output = AIM_SOFTMAX;
     cfg.kernel_tol = 0.005;
-    aim_gauss *full = aim_gauss_create(&cfg, AIM_RULE_AUTO);
-    aim_gauss *alone = aim_gauss_create(&cfg, AIM_RULE_AUTO);
+    aim_gauss *full = aim_gauss_create(&cfg, AIM_RULE_AUTO, aim_family_symmetric_pair(&cfg));
+    aim_gauss *alone = aim_gauss_create(&cfg, AIM_RULE_AUTO, aim_family_symmetric_pair(&cfg));
     assert_non_null(full);
     assert_non_null(alone);
     const aim_overlaps q = some_state(0);
@@ -746,7 +749,7 @@ static void test_invalid_covariance(void **state)
     aim_config cfg;
     base_config(&cfg, 2);
     aim_overlaps q = {.omega = {{1.0, 2.0}, {2.0, 1.0}}}; /* |corr| > 1 */
-    aim_gauss *g = aim_gauss_create(&cfg, AIM_RULE_AUTO);
+    aim_gauss *g = aim_gauss_create(&cfg, AIM_RULE_AUTO, aim_family_symmetric_pair(&cfg));
     assert_int_equal(aim_gauss_eval(g, &q), -1);
     assert_non_null(strstr(aim_gauss_error(g), "not a valid covariance"));
     aim_gauss_free(g);
@@ -765,7 +768,7 @@ static void engine_values_at(const aim_config *cfg, aim_gauss_rule rule,
                              const double ob[2], const double pb[2], double v[THREAD_VALUES])
 {
     const aim_overlaps first = *first_state, second = *second_state;
-    aim_gauss *g = aim_gauss_create(cfg, rule);
+    aim_gauss *g = aim_gauss_create(cfg, rule, aim_family_symmetric_pair(cfg));
     assert_non_null(g);
     assert_int_equal(aim_gauss_eval(g, &first), 0);
     v[0] = aim_gauss_risk(g);
@@ -874,7 +877,7 @@ static void same_values(const double *want, const double *got, int n, const char
 /* The kernel error estimate of an engine of cfg whose first state is q. */
 static double first_state_error(const aim_config *cfg, const aim_overlaps *q)
 {
-    aim_gauss *g = aim_gauss_create(cfg, AIM_RULE_AUTO);
+    aim_gauss *g = aim_gauss_create(cfg, AIM_RULE_AUTO, aim_family_symmetric_pair(cfg));
     assert_non_null(g);
     double err;
     assert_int_equal(aim_gauss_eval(g, q), 0);
@@ -934,7 +937,9 @@ static void test_shared_rules(void **state)
     const double later = first_state_error(&cfg, &other);
     assert_memory_equal(&fresh, &later, sizeof fresh);
     /* two engines on one point set */
-    aim_gauss *a = aim_gauss_create(&cfg, AIM_RULE_AUTO), *b = aim_gauss_create(&cfg, AIM_RULE_AUTO);
+    const int sym = aim_family_symmetric_pair(&cfg);
+    aim_gauss *a = aim_gauss_create(&cfg, AIM_RULE_AUTO, sym),
+              *b = aim_gauss_create(&cfg, AIM_RULE_AUTO, sym);
     assert_non_null(a);
     assert_non_null(b);
     const aim_overlaps q = some_state(1);
@@ -991,7 +996,7 @@ static void test_symmetric_rule(void **state)
             fail_msg("configuration %d: kernel error %.17g, the whole rule's %.17g", k, sym[6],
                      whole[6]);
         const aim_overlaps untied = some_state(0);
-        aim_gauss *g = aim_gauss_create(&cfg, AIM_RULE_AUTO);
+        aim_gauss *g = aim_gauss_create(&cfg, AIM_RULE_AUTO, aim_family_symmetric_pair(&cfg));
         assert_non_null(g);
         assert_int_equal(aim_gauss_eval(g, &untied), -1);
         assert_non_null(strstr(aim_gauss_error(g), "symmetric (tied) student and teacher"));

@@ -24,6 +24,7 @@
 
 #include "compare.h"
 #include "config_check.h"
+#include "family.h"
 #include "gauss.h"
 #include "holdout.h"
 #include "sgd.h"
@@ -278,7 +279,7 @@ static void test_compare_columns(void **state)
     double obs[SEEDS * P * AIM_OBS_COUNT], extra[SEEDS * P * X];
     int reached[SEEDS];
     assert_int_equal(aim_compare_run_sgd_moments(&cfg, D, tau, P, obs, extra, reached, NULL, NULL), 0);
-    aim_gauss *g = aim_gauss_create(&cfg, cfg.rule);
+    aim_gauss *g = aim_gauss_create(&cfg, cfg.rule, aim_family_symmetric_pair(&cfg));
     assert_non_null(g);
     for (int s = 0; s < SEEDS; s++) {
         assert_int_equal(reached[s], P);

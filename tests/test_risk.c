@@ -42,6 +42,7 @@
 
 #include "compare.h"
 #include "config_check.h"
+#include "family.h"
 #include "gauss.h"
 #include "sgd.h"
 
@@ -175,7 +176,7 @@ static void test_measured_risk(void **state)
     assert_true(obs && to_mc && to_gauss && column);
     assert_int_equal(aim_compare_run_sgd(&cfg, D, &tau0, 1, obs, reached), 0);
 
-    aim_gauss *g = aim_gauss_create(&cfg, cfg.rule);
+    aim_gauss *g = aim_gauss_create(&cfg, cfg.rule, aim_family_symmetric_pair(&cfg));
     gsl_rng *r = gsl_rng_alloc(gsl_rng_ranlxd1);
     assert_true(g && r);
     gsl_rng_set(r, 20261);
@@ -225,7 +226,7 @@ static void test_linear_exact(void **state)
     double obs[N * AIM_OBS_COUNT], diff[N];
     int reached[N];
     assert_int_equal(aim_compare_run_sgd(&cfg, D, &tau0, 1, obs, reached), 0);
-    aim_gauss *g = aim_gauss_create(&cfg, cfg.rule);
+    aim_gauss *g = aim_gauss_create(&cfg, cfg.rule, aim_family_symmetric_pair(&cfg));
     assert_non_null(g);
     for (int s = 0; s < N; s++) {
         double formula;

@@ -8,6 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "family.h"
 #include "gauss.h"
 #include "holdout.h"
 #include "hook.h"
@@ -109,7 +110,8 @@ int aim_compare_run_sgd_checkpointed(const aim_config *cfg, int d, const double 
         return -1;
     }
     /* the expectation engine only for the formula's column */
-    aim_gauss *g = extra ? aim_gauss_create(cfg, cfg->rule) : NULL;
+    aim_gauss *g =
+        extra ? aim_gauss_create(cfg, cfg->rule, aim_family_symmetric_pair(cfg)) : NULL;
     if (extra && !g) {
         free(all);
         free(letters);

@@ -57,7 +57,7 @@ static int generic_setup(aim_gauss *g, int npts, int symmetric)
     return g->yc ? 0 : -1;
 }
 
-aim_gauss *aim_gauss_create(const aim_config *cfg, aim_gauss_rule rule)
+aim_gauss *aim_gauss_create(const aim_config *cfg, aim_gauss_rule rule, int symmetric)
 {
     aim_gauss *g = calloc(1, sizeof *g);
     if (!g)
@@ -102,9 +102,6 @@ aim_gauss *aim_gauss_create(const aim_config *cfg, aim_gauss_rule rule)
             aim_gauss_hermite_rule(g->n4, &g->x4, &g->w4))
             goto fail;
     } else {
-        /* tied student and teacher: S and S* symmetric, Psi = Omega */
-        const int symmetric =
-            cfg->decomposition == AIM_TIED && cfg->teacher.decomposition == AIM_TIED;
         if (generic_setup(g, g->kernel_tol > 0.0 ? aim_gauss_first_points(g) : cfg->qmc_points,
                           symmetric))
             goto fail;

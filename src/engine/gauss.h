@@ -24,7 +24,11 @@
 
 typedef struct aim_gauss aim_gauss;
 
-aim_gauss *aim_gauss_create(const aim_config *cfg, aim_gauss_rule rule);
+/* symmetric: S and S* are symmetric whatever the state (a tied student
+ * and teacher: Psi = Omega), so the generic rule's point set leaves out
+ * the antisymmetric coordinates; the caller knows the families
+ * (src/students/family.h, aim_family_symmetric_pair). */
+aim_gauss *aim_gauss_create(const aim_config *cfg, aim_gauss_rule rule, int symmetric);
 void aim_gauss_free(aim_gauss *g);
 
 /* Evaluates every expectation at q. Returns 0, or -1 when q is not a

@@ -52,26 +52,3 @@ void aim_overlaps_observables(const aim_overlaps *q, double obs[AIM_OBS_COUNT])
     obs[AIM_OBS_TRACE] = q->trace[0];
     obs[AIM_OBS_MEAN] = q->mean[0];
 }
-
-void aim_overlaps_family(const aim_matrix_spec *s, double *omega, double *psi,
-                         double *trace)
-{
-    const double v = s->scale, rho = s->rho;
-    switch (s->decomposition) {
-    case AIM_TIED:
-        *trace = rho * v;
-        *omega = *psi = v * v * rho * (1.0 + rho);
-        break;
-    case AIM_UNTIED:
-        *trace = 0.0;
-        *omega = rho * v * v;
-        *psi = 0.0;
-        break;
-    case AIM_DIRECT:
-    default:
-        *trace = 0.0;
-        *omega = v;
-        *psi = s->symmetric ? v : 0.0;
-        break;
-    }
-}

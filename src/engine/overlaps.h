@@ -38,10 +38,4 @@ double aim_overlaps_teacher_overlap(const aim_overlaps *q);
  * engine, see aim_gauss_observables). */
 void aim_overlaps_observables(const aim_overlaps *q, double obs[AIM_OBS_COUNT]);
 
-/* Exact large-d Omega(S, S), Psi(S, S) and Tr S / d of a matrix drawn
- * as s describes it (independent Gaussian entries or factors;
- * theory/direct.md, "Initial values"), without a raw teacher mean. */
-void aim_overlaps_family(const aim_matrix_spec *s, double *omega, double *psi,
-                         double *trace);
-
 #endif

@@ -206,7 +206,8 @@ int aim_truncation_use_quadrature(aim_truncation *t)
 }
 
 int aim_truncation_model_init(aim_truncation_model *m, const aim_dynamics *dyn,
-                              const aim_config *cfg, aim_gauss_rule rule, char *err, size_t n)
+                              const aim_config *cfg, aim_gauss_rule rule, int symmetric,
+                              char *err, size_t n)
 {
     memset(m, 0, sizeof *m);
     m->h = aim_hierarchy_create(dyn, cfg->order, err, n);
@@ -218,7 +219,7 @@ int aim_truncation_model_init(aim_truncation_model *m, const aim_dynamics *dyn,
     m->n_params = aim_hierarchy_order_parameters(m->h);
     m->trunc = aim_truncation_create(m->h);
     m->start = m->trunc ? aim_truncation_start(m->trunc) : NULL;
-    m->gauss = aim_gauss_create(cfg, rule);
+    m->gauss = aim_gauss_create(cfg, rule, symmetric);
     m->mom = calloc((size_t)m->count, sizeof *m->mom);
     m->names = aim_hierarchy_state_names(m->h);
     if (!m->trunc || !m->gauss || !m->mom || !m->names ||

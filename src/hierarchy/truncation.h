@@ -36,10 +36,11 @@ typedef struct {
 } aim_truncation_model;
 
 /* Builds dyn's hierarchy at cfg->order with its word set, truncation,
- * engine (rule) and work space into *m. Returns 0, or -1 with err set and
- * *m released. */
+ * engine (rule; symmetric as for aim_gauss_create) and work space into
+ * *m. Returns 0, or -1 with err set and *m released. */
 int aim_truncation_model_init(aim_truncation_model *m, const aim_dynamics *dyn,
-                              const aim_config *cfg, aim_gauss_rule rule, char *err, size_t n);
+                              const aim_config *cfg, aim_gauss_rule rule, int symmetric,
+                              char *err, size_t n);
 void aim_truncation_model_release(aim_truncation_model *m);
 
 /* How the cumulant of a word of length M + 1 is closed. */

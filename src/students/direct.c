@@ -1,4 +1,5 @@
 #include "direct.h"
+#include "family.h"
 #include "inform.h"
 
 #include <math.h>
@@ -34,7 +35,7 @@ aim_direct *aim_direct_create(const aim_config *cfg, double d,
     aim_direct *m = calloc(1, sizeof *m);
     if (!m)
         return NULL;
-    m->gauss = aim_gauss_create(cfg, rule);
+    m->gauss = aim_gauss_create(cfg, rule, aim_family_symmetric_pair(cfg));
     if (!m->gauss) {
         free(m);
         return NULL;
@@ -44,9 +45,9 @@ aim_direct *aim_direct_create(const aim_config *cfg, double d,
     m->d = d;
     m->eta = cfg->eta;
     m->gamma = cfg->gamma;
-    aim_overlaps_family(&cfg->teacher, &m->omega_t, &m->psi_t, &m->trace_t);
+    aim_family_start_overlaps(&cfg->teacher, &m->omega_t, &m->psi_t, &m->trace_t);
     double trace_s0, mixing;
-    aim_overlaps_family(&cfg->student, &m->omega_s0, &m->psi_s0, &trace_s0);
+    aim_family_start_overlaps(&cfg->student, &m->omega_s0, &m->psi_s0, &trace_s0);
     if (cfg->student.overlap > 0.0) {
         /* informed start (src/students/inform.h); the configuration was validated,
          * so a failure here is a configuration that bypassed it */

@@ -1,16 +1,12 @@
 /* aim_draw: initial matrices (see draw.h). */
 #include "draw.h"
+#include "family.h"
 #include "inform.h"
-#include "outer.h"
 
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 
-#include <cblas.h>
-/* OpenBLAS's cblas.h and GSL's gsl_cblas.h declare the same enums: keep
- * OpenBLAS's and skip GSL's. */
-#define __GSL_CBLAS_H__
 #include <gsl/gsl_randist.h>
 
 static uint64_t splitmix64(uint64_t x)
@@ -64,7 +60,8 @@ void aim_draw_direct(gsl_rng *r, double *S, int d, double v, int symmetric)
 int aim_draw_teacher(const aim_config *cfg, gsl_rng *r, double *St, int d)
 {
     const aim_matrix_spec *t = &cfg->teacher;
-    if (t->decomposition == AIM_DIRECT) {
+    const aim_family *family = aim_family_of(t->decomposition);
+    if (family->factors == 0) {
         aim_draw_direct(r, St, d, t->scale, t->symmetric);
     } else {
         int p = aim_config_columns(t, d);
@@ -74,21 +71,14 @@ int aim_draw_teacher(const aim_config *cfg, gsl_rng *r, double *St, int d)
         }
         double sd = sqrt(t->scale / d);
         size_t n = (size_t)d * p;
-        double *W = malloc(n * sizeof *W * (t->decomposition == AIM_UNTIED ? 2 : 1));
+        double *W = malloc(n * sizeof *W * (size_t)family->factors);
         if (!W) {
             fprintf(stderr, "aim_draw: out of memory (teacher factors)\n");
             return -1;
         }
-        if (t->decomposition == AIM_TIED) {
-            aim_draw_gauss(r, W, n, sd);
-            aim_outer(W, d, p, St);
-        } else {
-            double *U = W, *V = W + n;
-            aim_draw_gauss(r, U, n, sd);
-            aim_draw_gauss(r, V, n, sd);
-            cblas_dgemm(CblasRowMajor, CblasNoTrans, CblasTrans, d, d, p, 1.0, U, p, V, p,
-                        0.0, St, d);
-        }
+        /* the factors one after the other (W; U, then V) */
+        aim_draw_gauss(r, W, n * (size_t)family->factors, sd);
+        family->form(W, d, p, St);
         free(W);
     }
     if (cfg->centring == AIM_RAW && t->mean != 0.0) {
@@ -164,9 +154,9 @@ int aim_draw_inform(const aim_config *cfg, uint64_t seed, int d, int p, int fact
     /* the teacher's factors, drawn again as aim_draw_teacher drew them */
     const aim_matrix_spec *t = &cfg->teacher;
     const int pt = aim_config_columns(t, d), q = p < pt ? p : pt;
-    const int two = t->decomposition == AIM_UNTIED;
+    const int tf = aim_family_of(t->decomposition)->factors;
     const size_t n = (size_t)d * (size_t)pt;
-    double *F = malloc(n * sizeof *F * (two ? 2 : 1));
+    double *F = malloc(n * sizeof *F * (size_t)tf);
     gsl_rng *r = aim_draw_rng(seed, AIM_DRAW_TEACHER);
     if (!F || !r) {
         fprintf(stderr, "aim_draw: out of memory (the informed start)\n");
@@ -174,14 +164,14 @@ int aim_draw_inform(const aim_config *cfg, uint64_t seed, int d, int p, int fact
         gsl_rng_free(r);
         return -1;
     }
-    aim_draw_gauss(r, F, n * (two ? 2 : 1), sqrt(t->scale / d));
+    aim_draw_gauss(r, F, n * (size_t)tf, sqrt(t->scale / d));
     gsl_rng_free(r);
     const double b = sqrt(1.0 - c * c), vs = cfg->student.scale;
     const double vv = cfg->student.scale_v != 0.0 ? cfg->student.scale_v : vs;
     /* W <- W*; U <- U*, V <- V* (untied teacher) or U, V <- W* (tied) */
     mix_columns(first, p, F, pt, d, q, c * sqrt(vs / t->scale), b);
     if (factors > 1)
-        mix_columns(second, p, two ? F + n : F, pt, d, q, c * sqrt(vv / t->scale), b);
+        mix_columns(second, p, F + n * (size_t)(tf - 1), pt, d, q, c * sqrt(vv / t->scale), b);
     free(F);
     return 0;
 }

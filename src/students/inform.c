@@ -9,41 +9,13 @@
 #include <gsl/gsl_errno.h>
 #include <gsl/gsl_roots.h>
 
-#include "untied.h"
-
-static double scale_v(const aim_config *cfg)
-{
-    return cfg->student.scale_v > 0.0 ? cfg->student.scale_v : cfg->student.scale;
-}
-
-/* The teacher alone: factors from 0, letters T and t (t = T for a
- * symmetric teacher), alphabet "Tt". */
-static int teacher_alone(const aim_matrix_spec *t, aim_planar_factor *f,
-                         aim_planar_letter *l)
-{
-    switch (t->decomposition) {
-    case AIM_TIED:
-        f[0] = (aim_planar_factor){t->rho, t->scale, 0};
-        l[0] = l[1] = (aim_planar_letter){2, {0, 0}, {0, 1}};
-        return 1;
-    case AIM_UNTIED:
-        f[0] = f[1] = (aim_planar_factor){t->rho, t->scale, 0};
-        l[0] = (aim_planar_letter){2, {0, 1}, {0, 1}};
-        l[1] = (aim_planar_letter){2, {1, 0}, {0, 1}};
-        return 2;
-    case AIM_DIRECT:
-    default:
-        f[0] = (aim_planar_factor){1.0, t->scale, t->symmetric};
-        l[0] = (aim_planar_letter){1, {0, 0}, {0, 0}};
-        l[1] = (aim_planar_letter){1, {0, 0}, {1, 0}};
-        return 1;
-    }
-}
+#include "family.h"
 
 double aim_inform_teacher_trace(const aim_config *cfg)
 {
-    const aim_matrix_spec *t = &cfg->teacher;
-    return t->decomposition == AIM_TIED ? t->rho * t->scale : 0.0;
+    double omega, psi, trace;
+    aim_family_start_overlaps(&cfg->teacher, &omega, &psi, &trace);
+    return trace;
 }
 
 /* Omega and Psi of the teacher's traceless part (its raw mean and its
@@ -53,7 +25,7 @@ static int teacher_traceless(const aim_config *cfg, double *omega0, double *psi0
 {
     aim_planar_factor f[2];
     aim_planar_letter l[2];
-    const int nf = teacher_alone(&cfg->teacher, f, l);
+    const int nf = aim_family_of(cfg->teacher.decomposition)->planar(&cfg->teacher, 0, f, l);
     const aim_alphabet ab = {"Tt", "tT"};
     double tt, tT;
     if (aim_planar_word(&ab, "Tt", f, nf, l, &tt, err, n) ||
@@ -69,57 +41,13 @@ int aim_inform_describe(const aim_config *cfg, double c, aim_inform_planar *out,
                         size_t n)
 {
     memset(out, 0, sizeof *out);
-    const aim_matrix_spec *s = &cfg->student, *t = &cfg->teacher;
-    const double q = fmin(s->rho, t->rho), vs = s->scale, vt = t->scale;
-    if (cfg->decomposition == AIM_TIED && t->decomposition == AIM_TIED) {
-        out->factors[0] = (aim_planar_factor){s->rho, vs, 0};
-        out->factors[1] = (aim_planar_factor){t->rho, vt, 0};
-        out->letters[0] = (aim_planar_letter){2, {0, 0}, {0, 1}}; /* S = W W^T */
-        out->letters[1] = (aim_planar_letter){2, {1, 1}, {0, 1}}; /* T = W* W*^T */
-        out->n_factors = 2;
-        if (c > 0.0)
-            out->links[out->n_links++] = (aim_planar_link){0, 1, c * sqrt(vs * vt), q};
+    const aim_family *s = aim_family_of(cfg->decomposition);
+    if (s->inform(cfg, c, aim_family_of(cfg->teacher.decomposition), out) == 0)
         return 0;
-    }
-    if (cfg->decomposition == AIM_UNTIED &&
-        (t->decomposition == AIM_UNTIED || t->decomposition == AIM_TIED)) {
-        const double vv = scale_v(cfg);
-        out->factors[0] = (aim_planar_factor){s->rho, vs, 0}; /* U */
-        out->factors[1] = (aim_planar_factor){s->rho, vv, 0}; /* V */
-        out->letters[0] = (aim_planar_letter){2, {0, 0}, {0, 1}}; /* A = U U^T */
-        out->letters[1] = (aim_planar_letter){2, {1, 1}, {0, 1}}; /* B = V V^T */
-        out->letters[2] = (aim_planar_letter){2, {0, 1}, {0, 1}}; /* K = U V^T */
-        out->letters[3] = (aim_planar_letter){2, {1, 0}, {0, 1}}; /* k = V U^T */
-        out->factors[2] = (aim_planar_factor){t->rho, vt, 0};
-        if (t->decomposition == AIM_UNTIED) {
-            out->factors[3] = out->factors[2];
-            out->letters[4] = (aim_planar_letter){2, {2, 3}, {0, 1}}; /* T = U* V*^T */
-            out->letters[5] = (aim_planar_letter){2, {3, 2}, {0, 1}};
-            out->n_factors = 4;
-            if (c > 0.0) {
-                out->links[0] = (aim_planar_link){0, 2, c * sqrt(vs * vt), q};
-                out->links[1] = (aim_planar_link){1, 3, c * sqrt(vv * vt), q};
-                out->n_links = 2;
-            }
-        } else {
-            /* U and V both lean on W*, hence on each other in the shared
-             * columns: (c sqrt(v/v*)) (c sqrt(v_V/v*)) v* */
-            out->letters[4] = (aim_planar_letter){2, {2, 2}, {0, 1}}; /* T = W* W*^T */
-            out->n_factors = 3;
-            if (c > 0.0) {
-                out->links[0] = (aim_planar_link){0, 2, c * sqrt(vs * vt), q};
-                out->links[1] = (aim_planar_link){1, 2, c * sqrt(vv * vt), q};
-                out->links[2] = (aim_planar_link){0, 1, c * c * sqrt(vs * vv), q};
-                out->n_links = 3;
-            }
-        }
-        return 0;
-    }
     snprintf(err, n, "student.overlap > 0: a %s student has an informed start with a %s "
                      "teacher only (its factors are mixed with the teacher's; "
                      "theory/model.md sec. 4)",
-             cfg->decomposition == AIM_TIED ? "tied" : "untied",
-             cfg->decomposition == AIM_TIED ? "tied" : "tied or untied");
+             s->name, s->inform_teachers);
     return -1;
 }
 
@@ -130,16 +58,9 @@ static int factored_overlap(const aim_config *cfg, double c, double *overlap, ch
     aim_inform_planar p;
     if (aim_inform_describe(cfg, c, &p, err, n))
         return -1;
-    aim_alphabet ab = {"ST", "ST"};
-    const char *words[5] = {"SS", "S", "ST", "TT", "T"};
-    if (cfg->decomposition == AIM_UNTIED) {
-        aim_untied_alphabet(cfg, &ab);
-        const int sym = cfg->teacher.decomposition == AIM_TIED;
-        words[0] = "Kk";
-        words[1] = "K";
-        words[2] = sym ? "KT" : "Kt";
-        words[3] = sym ? "TT" : "Tt";
-    }
+    aim_alphabet ab;
+    const char *words[5];
+    aim_family_of(cfg->decomposition)->inform_words(cfg, &ab, words);
     double m[5];
     for (int i = 0; i < 5; i++)
         if (aim_planar_word_linked(&ab, words[i], p.factors, p.n_factors, p.links, p.n_links,
@@ -181,7 +102,9 @@ int aim_inform_mixing(const aim_config *cfg, double *c, char *err, size_t n)
     *c = 0.0;
     if (target == 0.0)
         return 0;
-    if (cfg->decomposition == AIM_DIRECT) {
+    /* a student drawn entry by entry (direct) mixes in the teacher's
+     * matrix itself: closed form */
+    if (aim_family_of(cfg->decomposition)->factors == 0) {
         double omega0, psi0;
         if (teacher_traceless(cfg, &omega0, &psi0, err, n))
             return -1;

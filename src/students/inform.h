@@ -24,7 +24,7 @@
 #include <stddef.h>
 
 #include "config.h"
-#include "planar.h"
+#include "family.h"
 
 /* c for cfg (0 when student.overlap = 0). Returns 0, or -1 with a
  * message naming student.overlap in err (n bytes) when the student and
@@ -32,19 +32,11 @@
  * largest this construction reaches (c = 1). */
 int aim_inform_mixing(const aim_config *cfg, double *c, char *err, size_t n);
 
-/* The factors, links and letters of a tied or untied student and its
- * teacher at coefficient c, letters in the order of the hierarchy's
- * alphabet (tied: S T; untied: A B K k T and t unless the teacher is
- * tied), for aim_planar_moments_linked. */
-typedef struct {
-    aim_planar_factor factors[4];
-    aim_planar_link links[3];
-    aim_planar_letter letters[6];
-    int n_factors, n_links;
-} aim_inform_planar;
-
-/* Returns 0, or -1 with a message in err for a student/teacher pair
- * without an informed start. */
+/* The factors, links and letters (family.h) of a factored (tied or
+ * untied) student and its teacher at coefficient c, from the student's
+ * family (aim_family.inform; cfg's student has factors). Returns 0, or
+ * -1 with a message in err for a student/teacher pair without an
+ * informed start. */
 int aim_inform_describe(const aim_config *cfg, double c, aim_inform_planar *out, char *err,
                         size_t n);
 
@@ -61,8 +53,9 @@ typedef struct {
 int aim_inform_direct(const aim_config *cfg, double c, aim_inform_direct_start *out,
                       char *err, size_t n);
 
-/* The teacher's large-d trace Tr(S*)/d without its raw mean (rho* v* for
- * tied, 0 otherwise): what the direct construction removes. */
+/* The teacher's large-d trace Tr(S*)/d without its raw mean (its
+ * family's start trace: rho* v* for tied, 0 otherwise): what the direct
+ * construction removes. */
 double aim_inform_teacher_trace(const aim_config *cfg);
 
 #endif

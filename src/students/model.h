@@ -3,7 +3,8 @@
  * SUNDIALS does with its vectors and solvers, a model is a table of
  * operations (aim_model_ops) and the content it works on; a new kind of
  * student (docs/architecture.md) implements aim_model_ops in its own file
- * and adds one line to the registry in model.c.
+ * and adds one line to the registry in registry.c (and its matrix family,
+ * family.h, to the lookup in family.c).
  *
  * The state is a vector of aim_model_size() numbers (order parameters, or
  * the moments of a truncated hierarchy) integrated in tau = n eta / d^2.

@@ -10,6 +10,7 @@
 
 #include <cblas.h>
 
+#include "family_untied.h"
 #include "model.h"
 #include "untied.h"
 

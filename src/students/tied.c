@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "family.h"
 #include "inform.h"
 #include "truncation.h"
 
@@ -62,15 +63,6 @@ static int is_pure(const char *w, char letter)
     return 1;
 }
 
-/* Free cumulant kappa_n of the teacher's spectrum (exact large d). */
-static double teacher_cumulant(const aim_config *cfg, int n)
-{
-    const aim_matrix_spec *t = &cfg->teacher;
-    if (t->decomposition == AIM_TIED)
-        return t->rho * pow(t->scale, n);
-    return n == 2 ? t->scale : 0.0; /* symmetric Wigner: semicircle */
-}
-
 /* The informed start (src/students/inform.h): the student's W shares columns with
  * the teacher's W*, so mixed words have non-zero cumulants; the planar
  * expansion with linked factors gives every moment up to M + 1. */
@@ -98,7 +90,8 @@ aim_tied *aim_tied_create(const aim_config *cfg, aim_gauss_rule rule,
     m->cfg = *cfg;
     aim_dynamics dyn;
     tied_dynamics(&dyn);
-    if (aim_truncation_model_init(&m->hm, &dyn, cfg, rule, err, n)) {
+    if (aim_truncation_model_init(&m->hm, &dyn, cfg, rule, aim_family_symmetric_pair(cfg), err,
+                                  n)) {
         free(m);
         return NULL;
     }
@@ -117,13 +110,14 @@ aim_tied *aim_tied_create(const aim_config *cfg, aim_gauss_rule rule,
 
     /* exact start: free cumulants of each letter, mixed ones zero */
     double *start_cum = aim_truncation_start_cumulants(m->hm.trunc);
+    const aim_family *teacher = aim_family_of(cfg->teacher.decomposition);
     for (int i = 1; i < m->hm.count; i++) {
         const char *w = aim_wordset_word(m->hm.words, i);
         int len = (int)strlen(w);
         if (is_pure(w, 'S'))
             start_cum[i] = cfg->student.rho * pow(cfg->student.scale, len);
         else if (is_pure(w, 'T'))
-            start_cum[i] = teacher_cumulant(cfg, len);
+            start_cum[i] = teacher->free_cumulant(&cfg->teacher, len);
     }
     aim_truncation_start_from_cumulants(m->hm.trunc);
     if (cfg->student.overlap > 0.0 && informed_start(m, err, n)) {

@@ -11,6 +11,8 @@
 #include <gsl/gsl_errno.h>
 #include <gsl/gsl_roots.h>
 
+#include "family.h"
+#include "family_untied.h"
 #include "inform.h"
 #include "planar.h"
 #include "truncation.h"
@@ -39,19 +41,6 @@ struct aim_untied {
 
 static int is_student_letter(char c) { return c && strchr("ABKk", c) != NULL; }
 static int is_teacher_letter(char c) { return c == 'T' || c == 't'; }
-
-static int teacher_symmetric(const aim_config *cfg)
-{
-    return cfg->teacher.decomposition == AIM_TIED ||
-           (cfg->teacher.decomposition == AIM_DIRECT && cfg->teacher.symmetric);
-}
-
-void aim_untied_alphabet(const aim_config *cfg, aim_alphabet *ab)
-{
-    const int sym = teacher_symmetric(cfg);
-    snprintf(ab->letters, sizeof ab->letters, "%s", sym ? "ABKkT" : "ABKkTt");
-    snprintf(ab->transpose, sizeof ab->transpose, "%s", sym ? "ABkKT" : "ABkKtT");
-}
 
 /* One step with G = grad_S l, eps = eta/d (theory/untied.md sec. 1):
  *   A -> A - eps (G k + K G^T) + eps^2 G B G^T
@@ -120,26 +109,9 @@ static int planar_start(aim_untied *m, char *err, size_t n)
                               {cfg->student.rho, sv, 0}};
     aim_planar_letter l[6] = {{2, {0, 0}, {0, 1}}, {2, {1, 1}, {0, 1}},
                               {2, {0, 1}, {0, 1}}, {2, {1, 0}, {0, 1}}};
-    const aim_matrix_spec *t = &cfg->teacher;
-    int nf = 2;
-    switch (t->decomposition) {
-    case AIM_TIED:
-        f[nf++] = (aim_planar_factor){t->rho, t->scale, 0};
-        l[4] = (aim_planar_letter){2, {2, 2}, {0, 1}};
-        break;
-    case AIM_UNTIED:
-        f[nf++] = (aim_planar_factor){t->rho, t->scale, 0};
-        f[nf++] = (aim_planar_factor){t->rho, t->scale, 0};
-        l[4] = (aim_planar_letter){2, {2, 3}, {0, 1}};
-        l[5] = (aim_planar_letter){2, {3, 2}, {0, 1}};
-        break;
-    case AIM_DIRECT:
-    default:
-        f[nf++] = (aim_planar_factor){1.0, t->scale, t->symmetric};
-        l[4] = (aim_planar_letter){1, {2, 0}, {0, 0}};
-        l[5] = (aim_planar_letter){1, {2, 0}, {1, 0}};
-        break;
-    }
+    /* the teacher's own factors from 2, its letters T and t */
+    const int nf = 2 + aim_family_of(cfg->teacher.decomposition)
+                           ->planar(&cfg->teacher, 2, f + 2, l + 4);
     return aim_planar_moments(m->hm.words, aim_hierarchy_order(m->hm.h) + 1, f, nf, l, m->hm.start,
                               err, n);
 }
@@ -183,7 +155,7 @@ static void apply_teacher_mean(aim_untied *m)
 static int plan_closure(aim_untied *m)
 {
     const int M = aim_hierarchy_order(m->hm.h);
-    const int sym = teacher_symmetric(&m->cfg);
+    const int sym = aim_untied_teacher_symmetric(&m->cfg);
     for (int i = 0; i < m->hm.count; i++) {
         const char *w = aim_wordset_word(m->hm.words, i);
         int student = 0, teacher = 0, only_k = 1;
@@ -282,7 +254,8 @@ aim_untied *aim_untied_create(const aim_config *cfg, double d, aim_gauss_rule ru
     m->sqrt_d = sqrt(m->d);
     aim_dynamics dyn;
     untied_dynamics(cfg, &dyn);
-    if (aim_truncation_model_init(&m->hm, &dyn, cfg, rule, err, n)) {
+    if (aim_truncation_model_init(&m->hm, &dyn, cfg, rule, aim_family_symmetric_pair(cfg), err,
+                                  n)) {
         free(m);
         return NULL;
     }
@@ -295,7 +268,7 @@ aim_untied *aim_untied_create(const aim_config *cfg, double d, aim_gauss_rule ru
         aim_untied_free(m);
         return NULL;
     }
-    const int sym = teacher_symmetric(cfg);
+    const int sym = aim_untied_teacher_symmetric(cfg);
     m->w_a = find_word(m, "A", sym);
     m->w_b = find_word(m, "B", sym);
     m->w_k = find_word(m, "K", sym);

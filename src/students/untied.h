@@ -25,10 +25,6 @@
 
 typedef struct aim_untied aim_untied;
 
-/* The alphabet of cfg's untied hierarchy: "ABKkT" (symmetric teacher) or
- * "ABKkTt". A word has a student letter when it contains one of "ABKk". */
-void aim_untied_alphabet(const aim_config *cfg, aim_alphabet *ab);
-
 /* d: the dimension of the runs, needed in raw centring (> 0): the stiff
  * system (cfg->mean_mode) is integrated at that finite d (mean equation,
  * teacher-mean terms), the adiabatic one in the limit; in both the start

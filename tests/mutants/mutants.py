@@ -20,7 +20,7 @@ FAST_TESTS = {"test_config", "test_closure_quadrature", "test_output", "test_gau
               "test_start", "test_stops_ode", "test_stops"}
 
 MUTANTS = [
-    # ---- direct attention: src/students/direct.c, the initial values in src/engine/overlaps.c
+    # ---- direct attention: src/students/direct.c, the initial values in src/students/family_*.c
     Mutant("direct-noise-omega-x1.05", "src/students/direct.c",
            "nse[Q_SS] = m->eta * k_o;", "nse[Q_SS] = 1.05 * m->eta * k_o;",
            ["test_drift"], "second-order (noise) term of Omega(S,S)"),
@@ -57,10 +57,10 @@ MUTANTS = [
            ["test_drift"], "raw mean: the O(1) token-norm term",
            [("sqrt(m->d) * aim_gauss_error_index(g, tr, tr, 0.0, 0);",
              "1.05 * sqrt(m->d) * aim_gauss_error_index(g, tr, tr, 0.0, 0);")]),
-    Mutant("start-direct-omega-x1.05", "src/engine/overlaps.c",
-           "        *omega = v;\n", "        *omega = 1.05 * v;\n",
+    Mutant("start-direct-omega-x1.05", "src/students/family_direct.c",
+           "    *omega = v;\n", "    *omega = 1.05 * v;\n",
            ["test_start"], "initial Omega of a direct matrix (student and teacher)"),
-    Mutant("start-tied-teacher-trace-x1.05", "src/engine/overlaps.c",
+    Mutant("start-tied-teacher-trace-x1.05", "src/students/family_tied.c",
            "*trace = rho * v;", "*trace = 1.05 * rho * v;",
            ["test_start"], "initial trace of a tied teacher of a direct student"),
 
@@ -84,9 +84,9 @@ MUTANTS = [
            (("m->start_cum[i] = cfg->student.rho * pow(cfg->student.scale, len);",
              "m->start_cum[i] = cfg->student.rho * pow(cfg->student.scale, len) * "
              "(len == 2 ? 1.05 : 1.0);"),)),
-    Mutant("tied-teacher-cumulant-x1.05", "src/students/tied.c",
-           "return t->rho * pow(t->scale, n);",
-           "return t->rho * pow(t->scale, n) * (n == 3 ? 1.05 : 1.0);",
+    Mutant("tied-teacher-cumulant-x1.05", "src/students/family_tied.c",
+           "return s->rho * pow(s->scale, n);",
+           "return s->rho * pow(s->scale, n) * (n == 3 ? 1.05 : 1.0);",
            ["test_start"], "start: the tied teacher's third free cumulant"),
     # ---- the closures, shared by tied and untied: src/hierarchy/truncation.c
     Mutant("closure-geometric-x1.05", "src/hierarchy/truncation.c",
@@ -153,8 +153,8 @@ MUTANTS = [
            "W[a][b] = sum * 1.05 * f->scale * o[a].rho_after;",
            ["test_planar", "test_start"], "planar pairing weight of an arc"),
 
-    # ---- the informed start: src/students/inform.c (ODE side), src/students/draw.c (SGD side)
-    Mutant("inform-tied-link-x0.95", "src/students/inform.c",
+    # ---- the informed start: src/students/inform.c and family_*.c (ODE side), src/students/draw.c (SGD side)
+    Mutant("inform-tied-link-x0.95", "src/students/family_tied.c",
            "out->links[out->n_links++] = (aim_planar_link){0, 1, c * sqrt(vs * vt), q};",
            "out->links[out->n_links++] = (aim_planar_link){0, 1, 0.95 * c * sqrt(vs * vt), q};",
            ["test_start"], "informed start: the tied student-teacher covariance of the ODE"),

@@ -32,6 +32,7 @@
 
 #include "config.h"
 #include "config_check.h"
+#include "family.h"
 #include "gauss.h"
 
 static double cpu_now(void)
@@ -102,7 +103,7 @@ static int bench(int T, int general, double budget)
     if (configure(&cfg, T, general))
         return -1;
     const double t_setup = cpu_now();
-    aim_gauss *g = aim_gauss_create(&cfg, AIM_RULE_AUTO);
+    aim_gauss *g = aim_gauss_create(&cfg, AIM_RULE_AUTO, aim_family_symmetric_pair(&cfg));
     if (!g) {
         fprintf(stderr, "bench_engine: engine set-up failed at T = %d\n", T);
         return -1;

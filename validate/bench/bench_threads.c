@@ -20,6 +20,7 @@
 
 #include "config.h"
 #include "config_check.h"
+#include "family.h"
 #include "gauss.h"
 
 static double clock_now(clockid_t id)
@@ -55,7 +56,7 @@ static int bench(int T, int threads, double budget)
                 AIM_GAUSS_MAX_THREADS);
         return -1;
     }
-    aim_gauss *g = aim_gauss_create(&cfg, AIM_RULE_AUTO);
+    aim_gauss *g = aim_gauss_create(&cfg, AIM_RULE_AUTO, aim_family_symmetric_pair(&cfg));
     /* student scale 0.25, teacher scale 1 at rho = 1: the example's start */
     const aim_overlaps q = {.omega = {{0.125, 0.25}, {0.25, 2.0}},
                             .psi = {{0.125, 0.25}, {0.25, 2.0}}};

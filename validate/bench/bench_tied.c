@@ -23,6 +23,7 @@
 
 #include "config.h"
 #include "config_check.h"
+#include "family.h"
 #include "gauss.h"
 #include "tied.h"
 
@@ -59,7 +60,7 @@ int main(int argc, char **argv)
         cfg.order = M;
         char msg[256];
         aim_tied *m = aim_tied_create(&cfg, AIM_RULE_AUTO, msg, sizeof msg);
-        aim_gauss *g = aim_gauss_create(&cfg, AIM_RULE_AUTO);
+        aim_gauss *g = aim_gauss_create(&cfg, AIM_RULE_AUTO, aim_family_symmetric_pair(&cfg));
         if (!m || !g) {
             fprintf(stderr, "bench_tied: M = %d: %s\n", M, m ? "engine set-up failed" : msg);
             return 1;

@@ -27,6 +27,7 @@
 
 #include "config.h"
 #include "config_check.h"
+#include "family.h"
 #include "gauss.h"
 #include "overlaps.h"
 #include "tsv.h"
@@ -83,7 +84,7 @@ static int measure(const aim_config *base, const aim_overlaps *q, int points, do
         fprintf(stderr, "kernel_accuracy: %s\n", err.message);
         return -1;
     }
-    aim_gauss *g = aim_gauss_create(&cfg, AIM_RULE_AUTO);
+    aim_gauss *g = aim_gauss_create(&cfg, AIM_RULE_AUTO, aim_family_symmetric_pair(&cfg));
     if (!g) {
         fprintf(stderr, "kernel_accuracy: the engine could not be created\n");
         return -1;
@@ -181,7 +182,7 @@ static int file_state(const aim_table *t, const aim_config *cfg, const char *pat
     q->omega[0][1] = q->omega[1][0] = y[c[2]];
     q->psi[0][1] = q->psi[1][0] = y[c[3]];
     q->trace[0] = y[c[4]];
-    aim_overlaps_family(&cfg->teacher, &q->omega[1][1], &q->psi[1][1], &q->trace[1]);
+    aim_family_start_overlaps(&cfg->teacher, &q->omega[1][1], &q->psi[1][1], &q->trace[1]);
     *tau = y[ctau];
     return 0;
 }
@@ -251,7 +252,7 @@ int main(int argc, char **argv)
     double ref[NVAL], v[NVAL], est;
     if (configure(&cfg, nref, 0.0))
         return 1;
-    aim_gauss *g = aim_gauss_create(&cfg, AIM_RULE_AUTO);
+    aim_gauss *g = aim_gauss_create(&cfg, AIM_RULE_AUTO, aim_family_symmetric_pair(&cfg));
     if (!g || kernels(g, &q, ref)) {
         fprintf(stderr, "kernel_accuracy: the reference failed\n");
         return 1;
@@ -266,7 +267,7 @@ int main(int argc, char **argv)
     for (size_t i = 0; i < sizeof tols / sizeof tols[0]; i++) {
         if (configure(&cfg, counts[i] ? counts[i] : 16384, tols[i]))
             return 1;
-        g = aim_gauss_create(&cfg, AIM_RULE_AUTO);
+        g = aim_gauss_create(&cfg, AIM_RULE_AUTO, aim_family_symmetric_pair(&cfg));
         if (!g || kernels(g, &q, v) || aim_gauss_kernel_error(g, &est)) {
             fprintf(stderr, "kernel_accuracy: the engine failed\n");
             return 1;

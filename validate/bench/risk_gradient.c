@@ -12,6 +12,7 @@
 
 #include "config.h"
 #include "config_check.h"
+#include "family.h"
 #include "gauss.h"
 #include "overlaps.h"
 
@@ -58,8 +59,8 @@ int main(int argc, char **argv)
         return 1;
     }
     double teacher[2], psi;
-    aim_overlaps_family(&cfg.teacher, &teacher[0], &psi, &teacher[1]);
-    aim_gauss *g = aim_gauss_create(&cfg, AIM_RULE_AUTO);
+    aim_family_start_overlaps(&cfg.teacher, &teacher[0], &psi, &teacher[1]);
+    aim_gauss *g = aim_gauss_create(&cfg, AIM_RULE_AUTO, aim_family_symmetric_pair(&cfg));
     if (!g) {
         fprintf(stderr, "risk_gradient: out of memory\n");
         return 1;
