@@ -12,6 +12,7 @@
 #include <string.h>
 
 #include "config_keys.h"
+#include "family.h"
 #include "grid.h"
 #include "inform.h"
 
@@ -255,7 +256,7 @@ static int validate_fold(const aim_config *cfg, aim_config_error *err)
         snprintf(reason, sizeof reason, "the Hermite series has an odd part (c%d = %g), so S "
                  "and -S are not equivalent students", odd, cfg->hermite[odd]);
         other = aim_config_key_index("model", "hermite");
-    } else if (cfg->decomposition == AIM_TIED) {
+    } else if (aim_family_of(cfg->decomposition)->psd) {
         snprintf(reason, sizeof reason, "a tied student W W^T is positive semi-definite: -S "
                  "is not a tied student");
         other = aim_config_key_index("model", "decomposition");
@@ -288,6 +289,9 @@ int aim_config_validate(aim_config *cfg, aim_config_error *err)
             return -1;
         }
     }
+    /* the keys are in range: both families exist */
+    const aim_family *student = aim_family_of(cfg->decomposition),
+                     *teacher = aim_family_of(cfg->teacher.decomposition);
     int k_dec = aim_config_key_index("model", "decomposition");
     int k_tokens = aim_config_key_index("model", "tokens");
     int k_cov = aim_config_key_index("model", "covariance");
@@ -311,7 +315,7 @@ int aim_config_validate(aim_config *cfg, aim_config_error *err)
     }
 
     /* 3. impossible combinations */
-    if (cfg->centring == AIM_RAW && cfg->decomposition == AIM_TIED) {
+    if (cfg->centring == AIM_RAW && student->psd) {
         combo_error(cfg, err, k_dec, k_centring,
                     "tied attention needs centred indices (its positive "
                     "semi-definite S has Tr S ~ d, so a raw index mean of "
@@ -320,7 +324,7 @@ int aim_config_validate(aim_config *cfg, aim_config_error *err)
                     "| untied");
         return -1;
     }
-    if (cfg->centring == AIM_RAW && cfg->teacher.decomposition == AIM_TIED) {
+    if (cfg->centring == AIM_RAW && teacher->psd) {
         combo_error(cfg, err, k_tdec, k_centring,
                     "a tied teacher needs centred indices (its positive "
                     "semi-definite S* has Tr S* ~ d, so a raw index mean of "
@@ -335,14 +339,14 @@ int aim_config_validate(aim_config *cfg, aim_config_error *err)
                     "teacher.mean = 0, or model.centring = raw");
         return -1;
     }
-    if (cfg->student.symmetric && cfg->decomposition != AIM_DIRECT) {
+    if (cfg->student.symmetric && !student->symmetric_key) {
         combo_error(cfg, err, k_ssym, k_dec,
                     "symmetric applies to direct students only (tied is "
                     "symmetric by construction, untied is not)",
                     "student.symmetric = false, or model.decomposition = direct");
         return -1;
     }
-    if (cfg->teacher.symmetric && cfg->teacher.decomposition != AIM_DIRECT) {
+    if (cfg->teacher.symmetric && !teacher->symmetric_key) {
         combo_error(cfg, err, k_tsym, k_tdec,
                     "symmetric applies to direct teachers only (tied is "
                     "symmetric by construction, untied is not)",
@@ -420,9 +424,7 @@ int aim_config_validate(aim_config *cfg, aim_config_error *err)
     }
 
     /* The tied hierarchy has the letters S and S*, both symmetric. */
-    if (cfg->decomposition == AIM_TIED &&
-        !(cfg->teacher.decomposition == AIM_TIED ||
-          (cfg->teacher.decomposition == AIM_DIRECT && cfg->teacher.symmetric))) {
+    if (student->symmetric && !aim_family_spec_symmetric(&cfg->teacher)) {
         combo_error(cfg, err, k_tdec, k_dec,
                     "a tied student needs a symmetric teacher (its moment "
                     "hierarchy has the symmetric letters S and S*)",
@@ -432,7 +434,7 @@ int aim_config_validate(aim_config *cfg, aim_config_error *err)
     }
 
     /* the untied order parameters Omega and Psi are words of length 2 */
-    if (cfg->decomposition == AIM_UNTIED && cfg->order < 2) {
+    if (cfg->order < student->min_order) {
         combo_error(cfg, err, aim_config_key_index("hierarchy", "order"), k_dec,
                     "the untied hierarchy needs words of length 2 (Omega and Psi of "
                     "S = U V^T are m(K k) and m(K K))",
@@ -441,8 +443,7 @@ int aim_config_validate(aim_config *cfg, aim_config_error *err)
     }
     /* the psd and quadrature closures' moment matrices are those of two
      * symmetric letters */
-    if (cfg->decomposition == AIM_UNTIED &&
-        (cfg->closure == AIM_CLOSURE_PSD || cfg->closure == AIM_CLOSURE_QUADRATURE)) {
+    if (student->closures_refused & (1u << cfg->closure)) {
         combo_error(cfg, err, aim_config_key_index("hierarchy", "closure"), k_dec,
                     "the psd and quadrature closures are built for the tied hierarchy's two "
                     "symmetric letters S, S* (theory/tied.md secs. 13, 14)",
@@ -452,8 +453,7 @@ int aim_config_validate(aim_config *cfg, aim_config_error *err)
     }
     /* at even M the quadrature closure completes the teacher's moment matrix
      * as that of a positive semi-definite matrix */
-    if (cfg->decomposition == AIM_TIED && cfg->closure == AIM_CLOSURE_QUADRATURE &&
-        cfg->teacher.decomposition != AIM_TIED) {
+    if (student->symmetric && cfg->closure == AIM_CLOSURE_QUADRATURE && !teacher->psd) {
         combo_error(cfg, err, aim_config_key_index("hierarchy", "closure"), k_tdec,
                     "the quadrature closure completes the teacher's moment matrix as that of "
                     "a positive semi-definite teacher (theory/tied.md sec. 14)",

@@ -27,3 +27,9 @@ int aim_family_symmetric_pair(const aim_config *cfg)
     return aim_family_of(cfg->decomposition)->symmetric &&
            aim_family_of(cfg->teacher.decomposition)->symmetric;
 }
+
+int aim_family_spec_symmetric(const aim_matrix_spec *s)
+{
+    const aim_family *f = aim_family_of(s->decomposition);
+    return f->symmetric || (f->symmetric_key && s->symmetric);
+}

@@ -26,4 +26,8 @@ void aim_family_start_overlaps(const aim_matrix_spec *s, double *omega, double *
  * (aim_gauss_create). */
 int aim_family_symmetric_pair(const aim_config *cfg);
 
+/* 1 when the matrix s describes is symmetric: its family's always are, or
+ * the family takes the symmetric key and s sets it. */
+int aim_family_spec_symmetric(const aim_matrix_spec *s);
+
 #endif

@@ -29,6 +29,7 @@ static int direct_planar(const aim_matrix_spec *s, int base, aim_planar_factor *
 
 const aim_family aim_direct_family = {
     .name = "direct",
+    .symmetric_key = 1,
     .factors = 0,
     .start_overlaps = direct_start_overlaps,
     .free_cumulant = direct_free_cumulant,

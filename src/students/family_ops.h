@@ -29,6 +29,19 @@ struct aim_family {
     /* every matrix of the family is symmetric (W W^T; a direct one is
      * symmetric only when its spec says so) */
     int symmetric;
+    /* every matrix of the family is positive semi-definite (W W^T): -S is
+     * not one of them, its trace is of order d (so no raw index mean of
+     * order 1), and as the teacher its moment matrix is one the
+     * quadrature closure can complete */
+    int psd;
+    /* the keys student.symmetric and teacher.symmetric apply: a matrix of
+     * the family is drawn symmetric when its spec says so (direct) */
+    int symmetric_key;
+    /* as a student: the lowest hierarchy.order its moments need (0: any),
+     * and the hierarchy.closure values its hierarchy cannot take, as bits
+     * 1u << aim_closure */
+    int min_order;
+    unsigned closures_refused;
     /* its d x p factor matrices: 0 (the matrix is drawn entry by entry,
      * aim_draw_direct), 1 (W), 2 (U, V) */
     int factors;

@@ -61,6 +61,7 @@ static void tied_inform_words(const aim_config *cfg, aim_alphabet *ab, const cha
 const aim_family aim_tied_family = {
     .name = "tied",
     .symmetric = 1,
+    .psd = 1,
     .factors = 1,
     .start_overlaps = tied_start_overlaps,
     .free_cumulant = tied_free_cumulant,

@@ -101,6 +101,10 @@ static void untied_inform_words(const aim_config *cfg, aim_alphabet *ab, const c
 
 const aim_family aim_untied_family = {
     .name = "untied",
+    /* Omega and Psi of S = U V^T are the words m(K k) and m(K K) */
+    .min_order = 2,
+    /* the psd and quadrature closures are those of two symmetric letters */
+    .closures_refused = 1u << AIM_CLOSURE_PSD | 1u << AIM_CLOSURE_QUADRATURE,
     .factors = 2,
     .start_overlaps = untied_start_overlaps,
     .planar = untied_planar,
