@@ -2,8 +2,10 @@
  *
  *   #include <aimdyn/aimdyn.h>      cc prog.c $(pkg-config --cflags --libs aimdyn)
  *
- * config.h   aim_config: defaults, INI files, section.key=value overrides,
- *            validation (every key in docs/config.md)
+ * config.h   aim_config: defaults, INI files, section.key=value overrides
+ *            (every key in docs/config.md)
+ * config_check.h  aim_config_validate: the configuration checked as a
+ *            whole, after every file and override
  * grid.h     the tau grid of the outputs
  * overlaps.h the order parameters and the observable columns (AIM_OBS_*)
  * model.h    the model interface: a student's limit dynamics

@@ -31,7 +31,7 @@ typedef enum {
                            start (too many steps, repeated error-test or
                            corrector failures): its state near moments of
                            no real matrices, where the closure has failed
-                           (sim/trajectory.c) */
+                           (sim/trajectory_run.c) */
 } aim_ode_stop;
 
 typedef struct {

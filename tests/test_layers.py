@@ -14,9 +14,10 @@ Files: take the C files as nodes and draw A.c -> B.c when A.c includes B.h
 That graph has no cycle, so that every file can be read knowing only the
 files below it; neither does the graph of headers including headers.
 
-Reads the sources as text: '#include "..."' lines, and the aim_ names a C
-file defines at the start of a line (functions, global variables) and
-mentions (outside comments and strings). Prints each violation and exits 1,
+Reads the sources as text: '#include "..."' lines, and the names a C file
+defines at the start of a line (functions and global variables that are not
+static; a name defined in several files, as main is, is left out) and
+mentions (outside comments, strings and attributes). Prints each violation and exits 1,
 or prints a summary and exits 0. Every .c and .h file under src/, sim/,
 validate/ and plots/ must be in a folder named here.
 
@@ -42,17 +43,21 @@ LAYERS = {
 }
 CHECKED_ROOTS = ("src", "sim", "validate", "plots")
 
+# a definition at the start of a line whose line names no storage class
+# that keeps it out of other files (static) or makes it no definition
+NOT_GLOBAL = r"^(?![^\n(=]*\b(?:static|typedef|extern|return)\b)"
 DEFINED_FUNCTION = re.compile(
-    r"^(?!static\b|typedef\b|extern\b|return\b)(?:[A-Za-z_][\w \t*]*[\s*])?"
-    r"(aim_\w+)\s*\([^;{]*\)\s*\{", re.M)
+    NOT_GLOBAL + r"(?:[A-Za-z_][\w \t*]*[\s*])?([A-Za-z_]\w*)\s*\([^;{]*\)\s*\{", re.M)
 DEFINED_VARIABLE = re.compile(
-    r"^(?!static\b|typedef\b|extern\b|return\b)(?:[A-Za-z_][\w \t*]*[\s*])"
-    r"(aim_\w+)\s*(?:\[[^\]]*\])?\s*=", re.M)
+    NOT_GLOBAL + r"(?:[A-Za-z_][\w \t*]*[\s*])([A-Za-z_]\w*)\s*(?:\[[^\]]*\])?\s*=", re.M)
 
 
 def code_only(text):
-    """The text without comments, string and character literals."""
+    """The text without comments, string and character literals, and
+    attributes (so that a definition after __attribute__((...)) starts its
+    line)."""
     text = re.sub(r"/\*.*?\*/", " ", text, flags=re.S)
+    text = re.sub(r"__attribute__\s*\(\((?:[^()]|\((?:[^()]|\([^()]*\))*\))*\)\)\s*", "", text)
     text = re.sub(r"//[^\n]*", " ", text)
     text = re.sub(r'"(?:\\.|[^"\\\n])*"', '""', text)
     return re.sub(r"'(?:\\.|[^'\\\n])+'", "''", text)
@@ -145,11 +150,12 @@ def main():
                        if inc in home]  # else generated (version.h) or a system header
                 for path, text in files.items()}
     code = {path: code_only(text) for path, text in files.items() if path.endswith(".c")}
-    definer = {}  # aim_ name -> the .c file defining it
+    definers = {}  # name -> the .c files defining it
     for path, text in code.items():
         for pattern in (DEFINED_FUNCTION, DEFINED_VARIABLE):
             for name in pattern.findall(text):
-                definer.setdefault(name, path)
+                definers.setdefault(name, set()).add(path)
+    definer = {name: paths.pop() for name, paths in definers.items() if len(paths) == 1}
 
     def allowed(source, target):
         a, b = os.path.dirname(source), os.path.dirname(target)
@@ -165,7 +171,7 @@ def main():
     uses = {}  # .c file -> the .c files whose functions or variables it uses
     for path, text in code.items():
         uses[path] = set()
-        for name in sorted(set(re.findall(r"\baim_\w+\b", text))):
+        for name in sorted(set(re.findall(r"\b[A-Za-z_]\w*\b", text))):
             target = definer.get(name)
             if target is None or target == path:
                 continue
@@ -197,7 +203,7 @@ def main():
         problems += 1
 
     edges = sum(len(v) for v in graph.values())
-    print(f"test_layers: {len(files)} files in {len(LAYERS)} folders, {len(definer)} aim_ "
+    print(f"test_layers: {len(files)} files in {len(LAYERS)} folders, {len(definer)} "
           f"functions and variables, {edges} file dependencies, {problems} problems")
     return 1 if problems else 0
 

@@ -14,7 +14,6 @@
 #include "hook.h"
 #include "sgd.h"
 #include "sgd_state.h"
-#include "untied.h"
 #include "words.h"
 
 /* The letter matrices of ab at the current state of sgd (see

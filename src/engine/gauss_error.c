@@ -104,7 +104,7 @@ int aim_gauss_points_capped(const aim_config *cfg, int points)
 }
 
 /* The point count for ode.kernel_tol to start from: 1024 4^k, at least
- * the 64 T^2 that whitening needs (config.c). */
+ * the 64 T^2 that whitening needs (src/students/config_check.c). */
 int aim_gauss_first_points(const aim_gauss *g)
 {
     int n = TOL_FIRST_POINTS;

@@ -133,7 +133,7 @@ static void tied_matrix_step(const aim_config *cfg, double *M, double keep,
         m->F1[i] = keep * m->F1[i] - m->dF1[i];
 }
 
-/* no raw centring: a tied student needs centred indices (config.c) */
+/* no raw centring: a tied student needs centred indices (config_check.c) */
 static const aim_matrix_param tied_matrix = {
     .factors = 1,
     .work = 1,

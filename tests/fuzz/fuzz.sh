@@ -35,7 +35,9 @@ flags="-std=c17 -g -O1 -Wall -Wextra -Werror -D_XOPEN_SOURCE=700 $library_includ
 -DAIM_CBLAS_PACKAGE=\"none\" -fopenmp
 -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=all"
 libs="$(pkg-config --libs gsl inih jansson openblas) -lsundials_cvode -lm"
-sources=$(ls "$root"/src/*/*.c | grep -v "/src/cli/")
+sources=$(for file in "$root"/src/*/*.c; do
+    case $file in "$root/src/cli/"*) ;; *) printf '%s ' "$file" ;; esac
+done)
 status=0
 for target in config table state; do
     # the state reader (validate/state.c) with the SGD students, which

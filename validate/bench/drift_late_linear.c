@@ -13,7 +13,7 @@
 #include <gsl/gsl_matrix.h>
 #include <gsl/gsl_sort_vector.h>
 
-#include "drift_late.h"
+#include "drift_late_linear.h"
 
 #define SLOW_SHOWN 6
 

@@ -1,9 +1,10 @@
-/* drift_late's parts (drift_late.c: the reference, the setup, the drift
- * and run modes, main; drift_late_linear.c: the jacobian and gram modes)
- * share the reference's table, the context every mode works on and the
- * right-hand sides at given moments. Internal to the benchmark. */
-#ifndef AIM_DRIFT_LATE_H
-#define AIM_DRIFT_LATE_H
+/* What drift_late's modes share (drift_late.c: the reference, the setup,
+ * the drift and run modes, main; drift_late_linear.c: the jacobian and
+ * gram modes): the reference's table, the context every mode works on,
+ * and the right-hand sides at given moments (drift_late_context.c, which
+ * calls neither mode file). Internal to the benchmark. */
+#ifndef AIM_DRIFT_LATE_CONTEXT_H
+#define AIM_DRIFT_LATE_CONTEXT_H
 
 #include <gsl/gsl_matrix.h>
 
@@ -51,10 +52,5 @@ int drift_late_quadrature_moments(ctx *c, aim_quadrature *q, const double *y, do
 
 /* d overlap / d (m(S), m(SS), m(ST)) at mom, analytically. */
 void drift_late_overlap_gradient(const ctx *c, const double *mom, double grad[3]);
-
-/* The modes of drift_late_linear.c (usage: drift_late.c): 0, or -1
- * (said). */
-int drift_late_mode_jacobian(ctx *c, const char *taus, double floor);
-int drift_late_mode_gram(ctx *c);
 
 #endif
