@@ -2,8 +2,9 @@
 # Checks that a change leaves aimdyn's behaviour as it was: runs `ode`,
 # `sgd` and `compare` on every example with the binary of an earlier commit
 # and with this tree's, and compares every file written, stdout and stderr
-# byte for byte. The only text allowed to differ is the version (the
-# commit) each output records; progress lines (their rates and ETAs depend
+# byte for byte. The only text allowed to differ is what names the side:
+# the version (the commit) each output records, and the binary's path and
+# the working folder that the JSON sidecars record; progress lines (their rates and ETAs depend
 # on the machine's load) are left out of stderr. `ode` runs each example as
 # it is; `sgd` and `compare` train 2 seeds at d = 200 (--seeds 2 --d 200)
 # instead of the examples' 8 at d = 400: the same code, a sixtieth of the
@@ -27,6 +28,7 @@ run_side() {
     cp -R "$root/examples" "$dir/examples"
     mkdir -p "$dir/streams"
     "$bin" --version > "$dir/version"
+    printf '%s\n' "$bin" > "$dir/binary"
     for ini in "$dir"/examples/*.ini; do
         name=$(basename "$ini" .ini)
         for cmd in ode sgd compare; do
@@ -43,18 +45,22 @@ run_side() {
     done
 }
 
-# a file with the version it records replaced by VERSION and, for stderr,
+# file $1 of side $2 with what names the side replaced (its version by
+# VERSION, its binary by BINARY, its folder by FOLDER) and, for stderr,
 # the progress lines left out
 normalise() {
+    version=$(sed 's/^aimdyn //' "$2/version")
+    set -- "$1" -e "s|$(cat "$2/binary")|BINARY|g" -e "s|$2|FOLDER|g" -e "s/$version/VERSION/g"
     case $1 in
-    *.err) sed -e "s/$2/VERSION/g" "$1" | grep -v -E '(ETA|steps/s)' || true ;;
-    *) sed -e "s/$2/VERSION/g" "$1" ;;
+    *.err) sed "$@" | grep -v -E '(ETA|steps/s)' || true ;;
+    *) sed "$@" ;;
     esac
 }
 
 diff_sides() {
     a=$1 b=$2 tmp=$(mktemp -d)
     va=$(sed 's/^aimdyn //' "$a/version") vb=$(sed 's/^aimdyn //' "$b/version")
+    a=$(cd "$a" && pwd) b=$(cd "$b" && pwd)
     (cd "$a" && find out streams -type f | sort) > "$tmp/a"
     (cd "$b" && find out streams -type f | sort) > "$tmp/b"
     bad=0 files=0
@@ -67,8 +73,8 @@ diff_sides() {
         [ -f "$b/$f" ] || continue
         files=$((files + 1))
         cmp -s "$a/$f" "$b/$f" && continue
-        normalise "$a/$f" "$va" > "$tmp/na"
-        normalise "$b/$f" "$vb" > "$tmp/nb"
+        normalise "$a/$f" "$a" > "$tmp/na"
+        normalise "$b/$f" "$b" > "$tmp/nb"
         if ! cmp -s "$tmp/na" "$tmp/nb"; then
             echo "FAIL: $f differs:"
             diff "$tmp/na" "$tmp/nb" | head -6
