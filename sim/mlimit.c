@@ -57,11 +57,13 @@ static double tr_ab(const double *A, const double *B, int d)
     return t;
 }
 
-/* The student matrix from its factors. */
+/* The student matrix from its factors, as its family forms one (none when
+ * S is learned itself). */
 static void form_student(aim_mlimit *m)
 {
-    if (m->param->form)
-        m->param->form(&m->st);
+    const aim_family *family = aim_family_of(m->cfg.decomposition);
+    if (family->form)
+        family->form(m->st.F1, m->st.F2, m->st.D, m->st.p, m->st.S);
 }
 
 /* Raw centring: sqrt(d) turns the O(1/D) trace deviations of the drawn

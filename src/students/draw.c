@@ -78,7 +78,7 @@ int aim_draw_teacher(const aim_config *cfg, gsl_rng *r, double *St, int d)
         }
         /* the factors one after the other (W; U, then V) */
         aim_draw_gauss(r, W, n * (size_t)family->factors, sd);
-        family->form(W, d, p, St);
+        family->form(W, family->factors > 1 ? W + n : NULL, d, p, St);
         free(W);
     }
     if (cfg->centring == AIM_RAW && t->mean != 0.0) {

@@ -60,9 +60,10 @@ struct aim_family {
      * large d; NULL for a family with no symmetric matrices): the
      * teacher of a tied student. */
     double (*free_cumulant)(const aim_matrix_spec *s, int n);
-    /* factors > 0: the d x d matrix M from its factors F (factors
-     * consecutive d x p blocks, row-major) */
-    void (*form)(const double *F, int d, int p, double *M);
+    /* factors > 0: the d x d matrix M from its d x p factors, row-major:
+     * F1 (W; U) and F2 (V; NULL for one factor). Shared by the drawn
+     * teacher and the matrix limit process's students. */
+    void (*form)(const double *F1, const double *F2, int d, int p, double *M);
     /* Informed start of a factored student (NULL: the family has no
      * factors; a direct student's start has a closed form, inform.c): its
      * factors and letters, then the teacher's (teacher->planar), and the

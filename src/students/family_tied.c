@@ -29,7 +29,11 @@ static int tied_planar(const aim_matrix_spec *s, int base, aim_planar_factor *f,
     return 1;
 }
 
-static void tied_form(const double *F, int d, int p, double *M) { aim_outer(F, d, p, M); }
+static void tied_form(const double *W, const double *unused, int d, int p, double *M)
+{
+    (void)unused;
+    aim_outer(W, d, p, M);
+}
 
 /* W mixes with the columns of W*: the teacher must be a single factor's
  * W* W*^T (a tied one) */

@@ -41,9 +41,8 @@ static int untied_planar(const aim_matrix_spec *s, int base, aim_planar_factor *
     return 2;
 }
 
-static void untied_form(const double *F, int d, int p, double *M)
+static void untied_form(const double *U, const double *V, int d, int p, double *M)
 {
-    const double *U = F, *V = F + (size_t)d * p;
     cblas_dgemm(CblasRowMajor, CblasNoTrans, CblasTrans, d, d, p, 1.0, U, p, V, p, 0.0, M, d);
 }
 

@@ -61,8 +61,6 @@ typedef struct {
     int factors;
     /* D x D work matrices of step */
     int work;
-    /* S from the factors (NULL when S is learned itself) */
-    void (*form)(aim_matrix_student *m);
     /* the student's own SGD rule with its gradient G replaced by M (D x D,
      * may be overwritten) and weight decay: each parameter X becomes
      * keep X - dX, with dX pulled back from M at the old parameters */

@@ -6,7 +6,6 @@
 #include <cblas.h>
 
 #include "draw.h"
-#include "outer.h"
 #include "model.h"
 #include "tied.h"
 
@@ -112,8 +111,6 @@ static double tied_cross_drift(const aim_config *cfg, double ts, double omega_c,
 
 /* ---- the matrix limit process: S = W W^T, W = F1 ---- */
 
-static void tied_matrix_form(aim_matrix_student *m) { aim_outer(m->F1, m->D, m->p, m->S); }
-
 static void tied_matrix_step(const aim_config *cfg, double *M, double keep,
                              aim_matrix_student *m)
 {
@@ -137,7 +134,6 @@ static void tied_matrix_step(const aim_config *cfg, double *M, double keep,
 static const aim_matrix_param tied_matrix = {
     .factors = 1,
     .work = 1,
-    .form = tied_matrix_form,
     .step = tied_matrix_step,
 };
 

@@ -252,12 +252,6 @@ static double untied_cross_drift(const aim_config *cfg, double ts, double omega_
 
 /* ---- the matrix limit process: S = U V^T, U = F1, V = F2 ---- */
 
-static void untied_matrix_form(aim_matrix_student *m)
-{
-    cblas_dgemm(CblasRowMajor, CblasNoTrans, CblasTrans, m->D, m->D, m->p, 1.0, m->F1, m->p,
-                m->F2, m->p, 0.0, m->S, m->D);
-}
-
 static void untied_matrix_step(const aim_config *cfg, double *M, double keep,
                                aim_matrix_student *m)
 {
@@ -295,7 +289,6 @@ static double untied_matrix_mean_coupling(const aim_matrix_student *m)
 
 static const aim_matrix_param untied_matrix = {
     .factors = 2,
-    .form = untied_matrix_form,
     .step = untied_matrix_step,
     .raw_trace = untied_matrix_raw_trace,
     .mean_coupling = untied_matrix_mean_coupling,
