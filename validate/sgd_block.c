@@ -15,14 +15,8 @@
 #include <gsl/gsl_rng.h>
 
 #include "draw.h"
-#include "outer.h"
 #include "outmap.h"
 #include "sgd_internal.h"
-
-void aim_sgd_i_outer(const double *A, int d, int p, double *S)
-{
-    aim_outer(A, d, p, S);
-}
 
 void aim_sgd_i_block_start(aim_sgd *s, int b)
 {

@@ -152,9 +152,6 @@ void aim_sgd_i_row_products(const double *A, const double *B, int T, int p,
 void aim_sgd_i_weighted_row(const aim_sgd *s, int n, int k, const double *w,
                             double *Wk);
 
-/* S = A A^T (A d x p row-major, S d x d, both triangles). */
-void aim_sgd_i_outer(const double *A, int d, int p, double *S);
-
 /* Tr A, Tr(A B^T) and Tr(A B) for d x d row-major A, B. */
 static inline double aim_sgd_i_trace(const double *A, int d)
 {

@@ -69,6 +69,7 @@
 #include <cblas.h>
 
 #include "draw.h"
+#include "outer.h"
 #include "sgd_internal.h"
 
 static int tied_block(aim_sgd *s, int b)
@@ -174,7 +175,7 @@ static int tied_params(const aim_sgd *s, double *arrays[2], size_t lengths[2])
 }
 
 /* S = W W^T (one dsyrk, d x d x p) */
-static void tied_refresh(aim_sgd *s) { aim_sgd_i_outer(s->W, s->d, s->p, s->S); }
+static void tied_refresh(aim_sgd *s) { aim_outer(s->W, s->d, s->p, s->S); }
 
 static void tied_index_factors(const aim_sgd *s, const double **L, const double **R)
 {
