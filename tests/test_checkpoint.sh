@@ -90,6 +90,22 @@ expect_exit "rerun after kills mid-checkpoint" 0 "$exe" sgd $grid --out "$out"
 rm -f "$out"/.*.lock
 same_files "killed mid-checkpoint: the files of an uninterrupted run" "$work/direct-ref" "$out"
 
+# killed after a seed's file is kept, before its checkpoint is removed
+# (both in the seed folder): the rerun takes the seed file, removes the
+# superseded checkpoint, and the seed folder goes at the end
+rm -rf "$out"
+killed_at "seed file kept" "seed-kept#1=KILL@group" "$work/kept-kill" sgd $grid --out "$out"
+both=$(ls "$seeds" 2>/dev/null | sed -n 's/^\(seed-[0-9]*\)\.tsv$/\1.ckpt/p' |
+    while read -r c; do [ -e "$seeds/$c" ] && echo "$c"; done)
+[ -n "$both" ]
+check "seed file kept: its checkpoint still beside it ($both)" $?
+# shellcheck disable=SC2086
+expect_exit "rerun after a kill between seed file and checkpoint" 0 "$exe" sgd $grid --out "$out"
+[ ! -e "$seeds" ]
+check "seed file kept: the seed folder removed" $?
+rm -f "$out"/.*.lock
+same_files "seed file kept: the files of an uninterrupted run" "$work/direct-ref" "$out"
+
 # SIGTERM to the parent, SIGINT to the process group (as a terminal's
 # Ctrl-C sends it): the workers stopped and waited for, the checkpoints
 # kept, nothing half-written or locked left, one message, the exit

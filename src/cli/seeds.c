@@ -58,6 +58,17 @@ static int checkpoint_path(const seeds_run *r, int s, char *buf, size_t n)
     return 0;
 }
 
+/* A seed's checkpoint once its seed file is kept: the file holds all the
+ * checkpoint held. Removed when the seed file is written and again when
+ * a rerun reads it (a run killed between the two left it), so that the
+ * seed folder empties at the end. */
+static void remove_superseded_checkpoint(const seeds_run *r, const char *path)
+{
+    if (unlink(path) != 0 && errno != ENOENT)
+        fprintf(stderr, "aimdyn %s: warning: cannot remove the checkpoint %s: %s\n", r->cmd,
+                path, strerror(errno));
+}
+
 static int columns_of(const seeds_run *r)
 {
     return 2 + AIM_OBS_COUNT + AIM_SGD_EXTRA_COUNT + (r->mom ? r->mom->count : 0);
@@ -307,10 +318,10 @@ static int compute_seed(void *ctx, int s)
             fputc('\n', f);
         }
         rc = aim_tsv_commit(tsv);
-        /* the seed file holds all the checkpoint held */
-        if (rc == 0 && unlink(ck.path) != 0 && errno != ENOENT)
-            fprintf(stderr, "aimdyn %s: warning: cannot remove the checkpoint %s: %s\n", r->cmd,
-                    ck.path, strerror(errno));
+        if (rc == 0)
+            aim_hook_event("seed-kept", "seed", (long)one.seed, NULL, 0);
+        if (rc == 0)
+            remove_superseded_checkpoint(r, ck.path);
         if (rc == 0)
             aim_hook_event("seed-done", "seed", (long)one.seed, NULL, 0);
     }
@@ -389,7 +400,9 @@ static int read_seed(void *ctx, int s)
         double *mvals = r->mom ? r->mom->values : NULL;
         for (int i = 0; i < r->points; i++)
             seed_row(r, s, i, r->obs, r->extra, mvals, t.data + (size_t)i * t.ncols + 2, 0);
-        rc = 0;
+        rc = checkpoint_path(r, s, path, sizeof path);
+        if (rc == 0)
+            remove_superseded_checkpoint(r, path);
     }
     aim_table_free(&t);
     return rc;

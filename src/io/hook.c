@@ -28,6 +28,7 @@ static const struct {
 } events[] = {
     {"sgd-point", "seed", "k"},          /* validate/compare.c: grid point k of a seed done */
     {"checkpoint-write", NULL, NULL},    /* src/cli/checkpoint.c: written, not yet renamed */
+    {"seed-kept", "seed", NULL},         /* src/cli/seeds.c: its file kept, checkpoint not removed */
     {"seed-done", "seed", NULL},         /* src/cli/seeds.c: a seed's file kept */
     {"worker-start", "worker", NULL},    /* src/cli/pool.c: a pool worker started */
     {"worker-forked", "worker", NULL},   /* src/cli/pool.c: the parent started a worker */
