@@ -205,6 +205,12 @@ int aim_cli_write_ode_file(const aim_config *cfg, int d, const double *tau,
         fprintf(f, ", X_se their standard errors (NaN before), overlap_trunc and risk_trunc "
                    "NaN from there%s%s",
                 rep->handover_fold[0] ? "; " : "", rep->handover_fold);
+        if (!isnan(rep->handover_seam_tau))
+            fprintf(f, "; the seam: at tau = %.6g, the hierarchy's last row, the process "
+                       "differs from it by %+.4g (s.e. %.2g) in the overlap and by %+.3g %% "
+                       "(s.e. %.2g %%) in the risk",
+                    rep->handover_seam_tau, rep->handover_seam[0], rep->handover_seam_se[0],
+                    100 * rep->handover_seam[1], 100 * rep->handover_seam_se[1]);
         if (rep->handover_order > 0 && rep->handover_order < cfg->order)
             fprintf(f, "; the process measures the words up to length %d only (the longer "
                        "ones NaN in its rows: at most %d words a point, theory/matrix.md "

@@ -31,6 +31,8 @@ static const aim_config_enum_name grid_names[] = {
     {"linear", AIM_GRID_LINEAR}, {"log", AIM_GRID_LOG}, {NULL, 0}};
 static const aim_config_enum_name rule_names[] = {
     {"auto", AIM_RULE_AUTO}, {"generic", AIM_RULE_GENERIC}, {NULL, 0}};
+static const aim_config_enum_name scheme_names[] = {
+    {"richardson", AIM_SCHEME_RICHARDSON}, {"euler", AIM_SCHEME_EULER}, {NULL, 0}};
 static const aim_config_enum_name beyond_names[] = {
     {"matrix", AIM_BEYOND_MATRIX}, {"stop", AIM_BEYOND_STOP}, {NULL, 0}};
 static const aim_config_enum_name closure_names[] = {{"aligned", AIM_CLOSURE_ALIGNED},
@@ -233,8 +235,21 @@ const aim_config_key aim_config_keys[] = {
         "initial matrices of SGD seed sgd.seed + r at d = matrix.d"),
     REAL("matrix", "dtau", matrix_dtau, "0", 0, 0,
          AIM_CONFIG_ZERO_OK | AIM_CONFIG_LO_OPEN | AIM_CONFIG_NO_HI,
-         "0 (training.horizon / 512) or a real number > 0",
-         "ode.method = matrix: Euler-Maruyama time step in tau (error O(dtau))"),
+         "0 (richardson: steps controlled by matrix.step_tol; euler: training.horizon / "
+         "512) or a real number > 0",
+         "ode.method = matrix: a fixed time step in tau, cut to the grid intervals (error "
+         "O(dtau) with euler, O(dtau^2) with richardson)"),
+    REAL("matrix", "step_tol", matrix_step_tol, "0.05", 0, 0.5, AIM_CONFIG_LO_OPEN,
+         "a real number in (0, 0.5]",
+         "ode.method = matrix, matrix.scheme = richardson, matrix.dtau = 0: the step is "
+         "controlled so that the risk changes by about this fraction per step, and the "
+         "overlap by this much (no step longer than the grid interval; theory/matrix.md "
+         "sec. 3)"),
+    ENUM("matrix", "scheme", scheme, "richardson", scheme_names, "richardson | euler",
+         "ode.method = matrix: the time scheme; euler: Euler-Maruyama steps of matrix.dtau "
+         "(error O(dtau)); richardson: each replica also runs with half steps on the same "
+         "noise and the two are extrapolated, 2 m(dtau/2) - m(dtau) (error O(dtau^2), three "
+         "steps' cost; theory/matrix.md sec. 3)"),
 
     /* [hierarchy] */
     INT("hierarchy", "order", order, "4", 1, 10, 0, "an integer in 1..10",
