@@ -52,6 +52,7 @@ struct aim_mlimit {
      * (NAN: none yet) */
     int controlled;
     double h_next, last_risk, last_ov, last_omega;
+    long steps;         /* steps taken (of h: richardson's coarse ones) */
     aim_gauss *gauss;
     gsl_rng *noise;
     double tau;
@@ -514,6 +515,7 @@ int aim_mlimit_advance(aim_mlimit *m, double span, double hmax)
             h = left;
         if ((rc = step_paths(m, h, k)) != 0)
             return rc;
+        m->steps++;
         m->tau += h;
         left -= h;
     }
@@ -660,6 +662,8 @@ done:
 }
 
 double aim_mlimit_tau(const aim_mlimit *m) { return m->tau; }
+
+long aim_mlimit_steps(const aim_mlimit *m) { return m->steps; }
 
 double aim_mlimit_recovery_time(const aim_mlimit *m) { return m->tau_wr; }
 

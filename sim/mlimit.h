@@ -77,6 +77,9 @@ int aim_mlimit_drift(aim_mlimit *m, const double *h, int nh, int pairs,
                      const aim_wordset *ws, int max_len, double *rate, double *rate_se);
 
 double aim_mlimit_tau(const aim_mlimit *m);
+/* The steps taken so far (richardson: the steps of h, each made of one
+ * step of h and two of h/2). */
+long aim_mlimit_steps(const aim_mlimit *m);
 /* The first tau at which |teacher overlap| reached cfg's
  * output.recovery_threshold, checked at every step and interpolated within
  * it; NAN while not reached. */

@@ -130,6 +130,9 @@ typedef struct {
      * to the hierarchy's, with the process's standard errors (NaN with one
      * replica); handover_seam_tau NaN when the hierarchy wrote no row */
     double handover_seam_tau, handover_seam[2], handover_seam_se[2];
+    /* ode.method = matrix (or its hand-over): the steps a replica took,
+     * averaged over the replicas (0: no process ran) */
+    double matrix_steps;
     char warning[512];   /* a diagnostic that does not stop the run (the
                             untied balance condition), "" if none */
     char reason[512];    /* at a stop: the condition or quantity, without

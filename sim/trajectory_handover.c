@@ -229,6 +229,7 @@ void aim_trajectory_i_hand_over(const aim_config *cfg, int d, const double *tau,
                  aim_fold_what(&mcfg), branch < 0 ? "negative" : "positive",
                  tau[cut > 0 ? cut - 1 : 0]);
     report->handed_over = 1;
+    report->matrix_steps = mrep.matrix_steps;
     report->handover = tau[cut];
     report->status = mrep.status;
     report->stop = mrep.stop;

@@ -55,6 +55,7 @@ static void accumulate(double *acc, const double *row, int width)
 typedef struct {
     double *rows;
     int made, reached, rc;
+    long steps;
     double tau, twr;
     char message[512];
 } replica_result;
@@ -96,6 +97,7 @@ static void run_replica(const aim_config *cfg, int D, double d_raw, double h0, c
     out->reached = i;
     out->rc = rc;
     out->twr = aim_mlimit_recovery_time(m);
+    out->steps = aim_mlimit_steps(m);
     if (rc) {
         snprintf(out->message, sizeof out->message, "%s",
                  rc < 0 && !aim_mlimit_error(m)[0] ? "out of memory" : aim_mlimit_error(m));
@@ -166,6 +168,7 @@ aim_ode_status aim_trajectory_i_run_matrix(const aim_config *cfg, int d, const d
                 y[k] = odd[k] ? -y[k] : y[k];
             accumulate(acc + (size_t)j * 2 * width, y, width);
         }
+        report->matrix_steps += (double)x->steps / R;
         crossed += !isnan(x->twr);
         twr_sum += isnan(x->twr) ? 0.0 : x->twr;
         twr_sq += isnan(x->twr) ? 0.0 : x->twr * x->twr;
