@@ -14,6 +14,7 @@
 #include "progress.h"
 #include "ranks.h"
 #include "sidecar.h"
+#include "threading.h"
 #include "trajectory.h"
 #include "version.h"
 
@@ -89,6 +90,9 @@ static int finish_stdout(int rc)
 
 int main(int argc, char **argv)
 {
+    /* first: the arguments as given, for a start again with idle OpenMP
+     * threads asleep (aim_threading_passive), and one BLAS thread */
+    aim_threading_init(argc, argv);
     /* GSL's default handler aborts; every GSL status is checked instead,
      * and out-of-range special-function values surface as non-finite
      * numbers that the blow-up checks report. */

@@ -99,7 +99,7 @@ void aim_cli_usage(FILE *out, const char *cmd)
                 "                           tau = 0 (training.start_file; docs/tables.md)\n"
                 "Tied and untied students also get one column per tracked moment m(w) = Tr(w)/d.\n"
                 "%s%s",
-                aim_cli_usage_threads, aim_cli_usage_common);
+                aim_cli_usage_threads(), aim_cli_usage_common);
     else if (!strcmp(cmd, "sgd"))
         fprintf(out,
                 "usage: aimdyn sgd [CONFIG.ini] [options]\n\n"
@@ -125,7 +125,7 @@ void aim_cli_usage(FILE *out, const char *cmd)
                 "                           the workers are the parallelism. The files are\n"
                 "                           the same, bit for bit, for every N\n"
                 "%s%s",
-                seeds_help, aim_cli_usage_threads, aim_cli_usage_common);
+                seeds_help, aim_cli_usage_threads(), aim_cli_usage_common);
     else if (!strcmp(cmd, "compare"))
         fprintf(out,
                 "usage: aimdyn compare [CONFIG.ini] [options]\n\n"
@@ -171,7 +171,7 @@ void aim_cli_usage(FILE *out, const char *cmd)
                 "                           parallelism. The files are the same, bit for\n"
                 "                           bit, for every N\n"
                 "%s%s",
-                seeds_help, aim_cli_usage_threads, aim_cli_usage_common);
+                seeds_help, aim_cli_usage_threads(), aim_cli_usage_common);
     else if (!strcmp(cmd, "hierarchy"))
         fprintf(out,
                 "usage: aimdyn hierarchy [CONFIG.ini] [--order M] [--latex] [--set ...]\n\n"
