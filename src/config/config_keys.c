@@ -245,6 +245,14 @@ const aim_config_key aim_config_keys[] = {
          "controlled so that the risk changes by about this fraction per step, and the "
          "overlap by this much (no step longer than the grid interval; theory/matrix.md "
          "sec. 3)"),
+    INT("matrix", "qmc_points", matrix_qmc_points, "2048", 256, 4194304, AIM_CONFIG_ZERO_OK,
+        "0 (the full rule at every evaluation) or an integer in 256..4194304",
+        "ode.method = matrix with a quasi-random rule (row softmax, ode.rule = generic): "
+        "the process evaluates its kernels by a rule of this many points, corrected by "
+        "the full rule's difference from it at an anchor state re-taken whenever the order "
+        "parameters have moved by 10 % (a control variate: the added error is up to about "
+        "0.8 of the full rule's own; theory/matrix.md sec. 3); unused when the rule has "
+        "fewer than four times as many points"),
     ENUM("matrix", "scheme", scheme, "richardson", scheme_names, "richardson | euler",
          "ode.method = matrix: the time scheme; euler: Euler-Maruyama steps of matrix.dtau "
          "(error O(dtau)); richardson: each replica also runs with half steps on the same "

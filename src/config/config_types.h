@@ -127,6 +127,7 @@ typedef struct {
     double matrix_dtau;  /* the process's step in tau; 0: the default of aim_config_matrix_step */
     aim_matrix_scheme scheme; /* Euler-Maruyama, or extrapolated from steps h and h/2 */
     double matrix_step_tol; /* richardson, matrix.dtau = 0: the change per step */
+    int matrix_qmc_points;  /* the process's cheap quasi-random rule, 0: none */
 
     /* [hierarchy] (tied and untied students) */
     int order;           /* truncation order M: longest tracked word */
