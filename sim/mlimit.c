@@ -20,7 +20,7 @@
 #include "model.h"
 
 /* One path of the process: the student's matrices (S, its factors, the
- * step's work space) and, in raw centring, the mean's relaxation rate
+ * step's single-precision room) and, in raw centring, the mean's relaxation rate
  * |d mu/d tau| per unit of mu - mu* at its last evaluation. */
 typedef struct {
     aim_matrix_student st;
@@ -118,9 +118,7 @@ static void path_free(mlimit_path *path)
     free(path->st.S);
     free(path->st.F1);
     free(path->st.F2);
-    free(path->st.work);
-    free(path->st.dF1);
-    free(path->st.dF2);
+    free(path->st.fwork);
 }
 
 /* A path's matrices, uninitialised. Returns 0 or -1 (out of memory; what
@@ -132,19 +130,16 @@ static int path_alloc(const aim_mlimit *m, mlimit_path *path)
     path->st.D = D;
     path->st.p = p;
     path->st.S = malloc(dd * sizeof *path->st.S);
-    if (m->param->work)
-        path->st.work = malloc((size_t)m->param->work * dd * sizeof *path->st.work);
     if (factors > 0) {
         path->st.F1 = malloc(dp * sizeof *path->st.F1);
-        path->st.dF1 = malloc(dp * sizeof *path->st.dF1);
+        path->st.fwork = malloc((dd + 4 * dp) * sizeof *path->st.fwork);
     }
     if (factors > 1) {
         path->st.F2 = malloc(dp * sizeof *path->st.F2);
-        path->st.dF2 = malloc(dp * sizeof *path->st.dF2);
     }
-    return path->st.S && (!m->param->work || path->st.work) &&
-                   (factors < 1 || (path->st.F1 && path->st.dF1)) &&
-                   (factors < 2 || (path->st.F2 && path->st.dF2))
+    return path->st.S &&
+                   (factors < 1 || (path->st.F1 && path->st.fwork)) &&
+                   (factors < 2 || path->st.F2)
                ? 0
                : -1;
 }
@@ -186,13 +181,15 @@ double aim_mlimit_bytes(const aim_config *cfg, int D)
     const double dd = (double)D * D, factors = param->factors;
     const double dp = factors > 0 ? D * fmax(1.0, floor(cfg->student.rho * D + 0.5)) : 0;
     const int richardson = cfg->scheme == AIM_SCHEME_RICHARDSON, paths = 1 + richardson;
-    /* aim_mlimit_create: St, M, X (and X2), per path S, the step's work
-     * matrices, a factor and its change per factor; save_state (euler
-     * only, aim_mlimit_drift): S and the factors again; aim_mlimit_words:
-     * the letters and aim_words_measure's stack */
+    /* aim_mlimit_create: St, M, X (and X2); per path S, the factors and
+     * the single-precision room of the step
+     * (D x D + 4 D x p floats); save_state (euler only, aim_mlimit_drift):
+     * S and the factors again; aim_mlimit_words: the letters and
+     * aim_words_measure's stack */
     const double words = ops->hierarchy ? 4 + (cfg->order > 2 ? cfg->order - 2 : 0) : 0;
-    return 8 * ((3 + richardson + paths * (1 + param->work) + !richardson + words) * dd +
-                (2 * paths + !richardson) * factors * dp);
+    const double fwork = factors > 0 ? 0.5 * dd + 2 * dp : 0;
+    return 8 * ((3 + richardson + paths + !richardson + words) * dd +
+                (paths + !richardson) * factors * dp + paths * fwork);
 }
 
 aim_mlimit *aim_mlimit_create(const aim_config *cfg, int D, double d, uint64_t seed,

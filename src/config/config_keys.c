@@ -227,9 +227,9 @@ const aim_config_key aim_config_keys[] = {
          "(theory/matrix.md; centred indices)"),
 
     /* [matrix] */
-    INT("matrix", "d", matrix_d, "400", 16, 4000, 0, "an integer in 16..4000",
+    INT("matrix", "d", matrix_d, "200", 16, 4000, 0, "an integer in 16..4000",
         "ode.method = matrix: dimension D of the simulated matrices (error O(1/D), "
-        "cost O(D^3) per step)"),
+        "cost O(D^3) per step; theory/matrix.md sec. 3 for what 200 gives)"),
     INT("matrix", "replicas", replicas, "4", 1, 1000, 0, "an integer in 1..1000",
         "ode.method = matrix: independent runs averaged; replica r starts from the "
         "initial matrices of SGD seed sgd.seed + r at d = matrix.d"),
@@ -239,7 +239,7 @@ const aim_config_key aim_config_keys[] = {
          "512) or a real number > 0",
          "ode.method = matrix: a fixed time step in tau, cut to the grid intervals (error "
          "O(dtau) with euler, O(dtau^2) with richardson)"),
-    REAL("matrix", "step_tol", matrix_step_tol, "0.05", 0, 0.5, AIM_CONFIG_LO_OPEN,
+    REAL("matrix", "step_tol", matrix_step_tol, "0.1", 0, 0.5, AIM_CONFIG_LO_OPEN,
          "a real number in (0, 0.5]",
          "ode.method = matrix, matrix.scheme = richardson, matrix.dtau = 0: the step is "
          "controlled so that the risk changes by about this fraction per step, and the "
