@@ -437,6 +437,18 @@ static void test_direct_time_scheme(void **state)
     assert_true(trajectory_gaps(&cfg, "direct, He1 + He2/sqrt 2", 200, cfg.matrix_dtau) > 0);
 }
 
+/* The defaults with a tied student and teacher, eta = 0.5, and one more
+ * setting (the output map). */
+static void tied_at_eta_half(aim_config *cfg, const char *setting)
+{
+    aim_config_defaults(cfg);
+    aim_config_error e;
+    assert_int_equal(aim_config_set(cfg, "model.decomposition=tied", &e), 0);
+    assert_int_equal(aim_config_set(cfg, "teacher.decomposition=tied", &e), 0);
+    assert_int_equal(aim_config_set(cfg, setting, &e), 0);
+    cfg->eta = 0.5;
+}
+
 /* The largest gap in the overlap and in the relative risk, over a grid of
  * POINTS to cfg's horizon and 2 replicas at D = 60, between the process
  * of cfg and that of ref (the same matrices, steps and noise). */
@@ -477,13 +489,9 @@ static void test_control_variate(void **state)
 {
     (void)state;
     aim_config cfg;
-    aim_config_defaults(&cfg);
+    tied_at_eta_half(&cfg, "model.output=softmax");
     aim_config_error e;
-    assert_int_equal(aim_config_set(&cfg, "model.decomposition=tied", &e), 0);
-    assert_int_equal(aim_config_set(&cfg, "teacher.decomposition=tied", &e), 0);
-    assert_int_equal(aim_config_set(&cfg, "model.output=softmax", &e), 0);
     assert_int_equal(aim_config_set(&cfg, "model.tokens=4", &e), 0);
-    cfg.eta = 0.5;
     cfg.student.scale = 0.25;
     cfg.horizon = 0.4;
     cfg.matrix_dtau = cfg.horizon / 40;
@@ -506,12 +514,8 @@ static void test_tied_trajectory(void **state)
 {
     (void)state;
     aim_config cfg;
-    aim_config_defaults(&cfg);
+    tied_at_eta_half(&cfg, "model.activation=tanh");
     aim_config_error e;
-    assert_int_equal(aim_config_set(&cfg, "model.decomposition=tied", &e), 0);
-    assert_int_equal(aim_config_set(&cfg, "teacher.decomposition=tied", &e), 0);
-    assert_int_equal(aim_config_set(&cfg, "model.activation=tanh", &e), 0);
-    cfg.eta = 0.5;
     cfg.order = 7;
     /* M = 7 and 8 agree to 1e-4 in the overlap up to here (later the
      * truncation error grows: 0.027 between them at tau = 0.1) */
