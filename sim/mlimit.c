@@ -20,7 +20,7 @@
 #include "model.h"
 
 /* One path of the process: the student's matrices (S, its factors, the
- * step's single-precision room) and, in raw centring, the mean's relaxation rate
+ * step's work space) and, in raw centring, the mean's relaxation rate
  * |d mu/d tau| per unit of mu - mu* at its last evaluation. */
 typedef struct {
     aim_matrix_student st;
@@ -53,6 +53,8 @@ struct aim_mlimit {
     int controlled;
     double h_next, last_risk, last_ov, last_omega;
     long steps;         /* steps taken (of h: richardson's coarse ones) */
+    double parted;      /* richardson: the tau at which the paths parted
+                           (PARTED), from which path 0 goes on alone; NAN */
     aim_gauss *gauss;
     /* the control variate (matrix.qmc_points): the cheap rule, NULL when
      * the full rule evaluates every state; the anchor state (path 0's
@@ -118,7 +120,9 @@ static void path_free(mlimit_path *path)
     free(path->st.S);
     free(path->st.F1);
     free(path->st.F2);
-    free(path->st.fwork);
+    free(path->st.work);
+    free(path->st.dF1);
+    free(path->st.dF2);
 }
 
 /* A path's matrices, uninitialised. Returns 0 or -1 (out of memory; what
@@ -130,16 +134,19 @@ static int path_alloc(const aim_mlimit *m, mlimit_path *path)
     path->st.D = D;
     path->st.p = p;
     path->st.S = malloc(dd * sizeof *path->st.S);
+    if (m->param->work)
+        path->st.work = malloc((size_t)m->param->work * dd * sizeof *path->st.work);
     if (factors > 0) {
         path->st.F1 = malloc(dp * sizeof *path->st.F1);
-        path->st.fwork = malloc((dd + 4 * dp) * sizeof *path->st.fwork);
+        path->st.dF1 = malloc(dp * sizeof *path->st.dF1);
     }
     if (factors > 1) {
         path->st.F2 = malloc(dp * sizeof *path->st.F2);
+        path->st.dF2 = malloc(dp * sizeof *path->st.dF2);
     }
-    return path->st.S &&
-                   (factors < 1 || (path->st.F1 && path->st.fwork)) &&
-                   (factors < 2 || path->st.F2)
+    return path->st.S && (!m->param->work || path->st.work) &&
+                   (factors < 1 || (path->st.F1 && path->st.dF1)) &&
+                   (factors < 2 || (path->st.F2 && path->st.dF2))
                ? 0
                : -1;
 }
@@ -181,15 +188,13 @@ double aim_mlimit_bytes(const aim_config *cfg, int D)
     const double dd = (double)D * D, factors = param->factors;
     const double dp = factors > 0 ? D * fmax(1.0, floor(cfg->student.rho * D + 0.5)) : 0;
     const int richardson = cfg->scheme == AIM_SCHEME_RICHARDSON, paths = 1 + richardson;
-    /* aim_mlimit_create: St, M, X (and X2); per path S, the factors and
-     * the single-precision room of the step
-     * (D x D + 4 D x p floats); save_state (euler only, aim_mlimit_drift):
-     * S and the factors again; aim_mlimit_words: the letters and
-     * aim_words_measure's stack */
+    /* aim_mlimit_create: St, M, X (and X2), per path S, the step's work
+     * matrices, a factor and its change per factor; save_state (euler
+     * only, aim_mlimit_drift): S and the factors again; aim_mlimit_words:
+     * the letters and aim_words_measure's stack */
     const double words = ops->hierarchy ? 4 + (cfg->order > 2 ? cfg->order - 2 : 0) : 0;
-    const double fwork = factors > 0 ? 0.5 * dd + 2 * dp : 0;
-    return 8 * ((3 + richardson + paths + !richardson + words) * dd +
-                (paths + !richardson) * factors * dp + paths * fwork);
+    return 8 * ((3 + richardson + paths * (1 + param->work) + !richardson + words) * dd +
+                (2 * paths + !richardson) * factors * dp);
 }
 
 aim_mlimit *aim_mlimit_create(const aim_config *cfg, int D, double d, uint64_t seed,
@@ -225,6 +230,7 @@ aim_mlimit *aim_mlimit_create(const aim_config *cfg, int D, double d, uint64_t s
     m->tau_wr = NAN;
     m->last_overlap = NAN;
     m->last_risk = NAN;
+    m->parted = NAN;
     m->param = param;
     m->paths = cfg->scheme == AIM_SCHEME_RICHARDSON ? 2 : 1;
     m->controlled = m->paths > 1 && !(cfg->matrix_dtau > 0.0);
@@ -467,8 +473,11 @@ static int evaluate(aim_mlimit *m, mlimit_path *path, aim_overlaps *q,
  * of path 0's risk, and absolute change of its overlap, and relative
  * change of Omega(S,S), over the step that ended at q (the engine
  * evaluated there), sets the next step so that it is about
- * matrix.step_tol: h_next = h 0.9 tol / change, within [h / 5, 2 h]. */
-static void control_step(aim_mlimit *m, const aim_overlaps *q, double h)
+ * matrix.step_tol: h_next = h 0.9 tol / change, within [h / 5, 2 h];
+ * and no longer than tol over the drift's rate, (|a_S| + |b_S|) times
+ * the student's drift_scale at the kernels k there. */
+static void control_step(aim_mlimit *m, const mlimit_path *path, const aim_overlaps *q,
+                         const double k[AIM_KERNEL_COUNT], double h)
 {
     const double risk = m->risk, ov = aim_overlaps_teacher_overlap(q),
                  omega = q->omega[0][0];
@@ -480,14 +489,28 @@ static void control_step(aim_mlimit *m, const aim_overlaps *q, double h)
         const double f = change > 0.0 ? 0.9 * m->cfg.matrix_step_tol / change : 2.0;
         m->h_next = h * fmin(2.0, fmax(0.2, f));
     }
+    /* a stiff balance moves the order parameters little while each step
+     * moves the matrices much: the drift's own rate bounds the step too */
+    const double rate = (fabs(k[AIM_KERNEL_A_S]) + fabs(k[AIM_KERNEL_B_S])) *
+                        m->param->drift_scale(&path->st);
+    if (rate > 0.0 && m->h_next > 0.0 && m->h_next * rate > m->cfg.matrix_step_tol)
+        m->h_next = m->cfg.matrix_step_tol / rate;
     m->last_risk = risk;
     m->last_ov = ov;
     m->last_omega = omega;
 }
 
+/* The extrapolation assumes that the two paths differ by their
+ * discretisation errors, O(h): where they part by more than this in the
+ * teacher overlap, or by this fraction in Omega(S,S) (an unstable
+ * direction amplifying their difference, at a small D), 2 x path 0 -
+ * path 1 is no estimate of anything, and path 0 goes on alone (an
+ * Euler-Maruyama path of steps h/2, error O(h)). */
+#define PARTED 0.05
+
 /* Every path evaluated at the current tau (q, k: per path), the weak
- * recovery watched; h: the step that led here (0: none), for the step
- * control. Returns as evaluate. */
+ * recovery watched, the paths' parting checked; h: the step that led
+ * here (0: none), for the step control. Returns as evaluate. */
 static int evaluate_paths(aim_mlimit *m, aim_overlaps q[2], double k[2][AIM_KERNEL_COUNT],
                           double h)
 {
@@ -496,7 +519,14 @@ static int evaluate_paths(aim_mlimit *m, aim_overlaps q[2], double k[2][AIM_KERN
         if (rc)
             return rc;
         if (p == 0 && m->controlled)
-            control_step(m, &q[0], h);
+            control_step(m, &m->path[0], &q[0], k[0], h);
+    }
+    if (m->paths > 1 &&
+        (fabs(aim_overlaps_teacher_overlap(&q[0]) - aim_overlaps_teacher_overlap(&q[1])) >
+             PARTED ||
+         fabs(q[0].omega[0][0] - q[1].omega[0][0]) > PARTED * q[0].omega[0][0])) {
+        m->paths = 1;
+        m->parted = m->tau;
     }
     watch_recovery(m, q);
     return 0;
@@ -764,6 +794,8 @@ done:
 double aim_mlimit_tau(const aim_mlimit *m) { return m->tau; }
 
 long aim_mlimit_steps(const aim_mlimit *m) { return m->steps; }
+
+double aim_mlimit_parted(const aim_mlimit *m) { return m->parted; }
 
 double aim_mlimit_recovery_time(const aim_mlimit *m) { return m->tau_wr; }
 

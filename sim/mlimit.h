@@ -80,6 +80,11 @@ double aim_mlimit_tau(const aim_mlimit *m);
 /* The steps taken so far (richardson: the steps of h, each made of one
  * step of h and two of h/2). */
 long aim_mlimit_steps(const aim_mlimit *m);
+/* matrix.scheme = richardson: the tau at which the two paths parted by
+ * more than their discretisation errors can explain (sim/mlimit.c,
+ * PARTED), from which the process is its half-step path alone (error
+ * O(h)); NAN when they did not. */
+double aim_mlimit_parted(const aim_mlimit *m);
 /* The first tau at which |teacher overlap| reached cfg's
  * output.recovery_threshold, checked at every step and interpolated within
  * it; NAN while not reached. */

@@ -558,3 +558,5 @@ aim_ode_status aim_ode_integrate(const aim_config *cfg, const aim_ode_model *mod
     aim_ode_end(r);
     return report->status;
 }
+
+size_t aim_ode_report_size(void) { return sizeof(aim_ode_report); }

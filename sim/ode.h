@@ -133,6 +133,10 @@ typedef struct {
     /* ode.method = matrix (or its hand-over): the steps a replica took,
      * averaged over the replicas (0: no process ran) */
     double matrix_steps;
+    /* richardson: the replicas whose two paths parted (aim_mlimit_parted)
+     * and the earliest tau at which one did (NAN: none) */
+    int matrix_parted;
+    double matrix_parted_tau;
     char warning[512];   /* a diagnostic that does not stop the run (the
                             untied balance condition), "" if none */
     char reason[512];    /* at a stop: the condition or quantity, without
@@ -143,6 +147,10 @@ typedef struct {
     int integrations;
     aim_ode_stats stats[AIM_ODE_MAX_INTEGRATIONS];
 } aim_ode_report;
+
+/* sizeof(aim_ode_report): the Python module (python/aimdyn.py.in), which
+ * mirrors the structure, checks its copy against it when it loads. */
+size_t aim_ode_report_size(void);
 
 /* Whether a system of n equations is integrated with matrix-free GMRES
  * (ode.linear_solver = krylov, or auto above the measured crossover)

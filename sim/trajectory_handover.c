@@ -230,6 +230,8 @@ void aim_trajectory_i_hand_over(const aim_config *cfg, int d, const double *tau,
                  tau[cut > 0 ? cut - 1 : 0]);
     report->handed_over = 1;
     report->matrix_steps = mrep.matrix_steps;
+    report->matrix_parted = mrep.matrix_parted;
+    report->matrix_parted_tau = mrep.matrix_parted_tau;
     report->handover = tau[cut];
     report->status = mrep.status;
     report->stop = mrep.stop;

@@ -56,7 +56,7 @@ typedef struct {
     double *rows;
     int made, reached, rc;
     long steps;
-    double tau, twr;
+    double tau, twr, parted;
     char message[512];
 } replica_result;
 
@@ -102,6 +102,7 @@ static void run_replica(const aim_config *cfg, int D, double d_raw, double h0, c
     out->rc = rc;
     out->twr = aim_mlimit_recovery_time(m);
     out->steps = aim_mlimit_steps(m);
+    out->parted = aim_mlimit_parted(m);
     if (rc) {
         snprintf(out->message, sizeof out->message, "%s",
                  rc < 0 && !aim_mlimit_error(m)[0] ? "out of memory" : aim_mlimit_error(m));
@@ -180,6 +181,11 @@ aim_ode_status aim_trajectory_i_run_matrix(const aim_config *cfg, int d, const d
             accumulate(acc + (size_t)j * 2 * width, y, width);
         }
         report->matrix_steps += (double)x->steps / R;
+        if (!isnan(x->parted)) {
+            report->matrix_parted++;
+            if (!(report->matrix_parted_tau <= x->parted))
+                report->matrix_parted_tau = x->parted;
+        }
         crossed += !isnan(x->twr);
         twr_sum += isnan(x->twr) ? 0.0 : x->twr;
         twr_sq += isnan(x->twr) ? 0.0 : x->twr * x->twr;

@@ -479,7 +479,8 @@ void aim_trajectory_i_report_clear(aim_ode_report *report, aim_trajectory_moment
 {
     memset(report, 0, sizeof *report);
     report->status = AIM_ODE_FAILED;
-    report->tau_wr = report->tau_wr_se = report->noise_share = report->kernel_error = NAN;
+    report->tau_wr = report->tau_wr_se = report->noise_share = report->kernel_error =
+        report->matrix_parted_tau = report->handover_seam_tau = NAN;
     if (moments)
         memset(moments, 0, sizeof *moments);
 }

@@ -153,8 +153,9 @@ static void put_fold_line(FILE *f, const aim_config *cfg, const int *sign, int s
 
 /* The matrix process of cfg as the ODE file's metadata names it, with the
  * steps its replicas took on average. */
-static void put_matrix_process(FILE *f, const aim_config *cfg, double steps)
+static void put_matrix_process(FILE *f, const aim_config *cfg, const aim_ode_report *rep)
 {
+    const double steps = rep->matrix_steps;
     fprintf(f, "D = %d, %d replicas (seeds %llu..), ", cfg->matrix_d, cfg->replicas,
             (unsigned long long)cfg->seed);
     if (cfg->scheme == AIM_SCHEME_EULER)
@@ -167,6 +168,11 @@ static void put_matrix_process(FILE *f, const aim_config *cfg, double steps)
                    "richardson), their length controlled by matrix.step_tol = %g",
                 cfg->matrix_step_tol);
     fprintf(f, "; %.1f steps a replica", steps);
+    if (rep->matrix_parted > 0)
+        fprintf(f, "; in %d of the replicas the two paths parted by more than their "
+                   "discretisation errors explain (first at tau = %.6g): from there they are "
+                   "their half-step path alone (error O(h); theory/matrix.md sec. 3)",
+                rep->matrix_parted, rep->matrix_parted_tau);
 }
 
 /* Writes DIR/NAME-ode.tsv into path: renamed into place now (set NULL)
@@ -190,7 +196,7 @@ int aim_cli_write_ode_file(const aim_config *cfg, int d, const double *tau,
     const int matrix = cfg->method == AIM_METHOD_MATRIX;
     if (matrix) {
         fputs("# ode: the limit process simulated with matrices (theory/matrix.md): ", f);
-        put_matrix_process(f, cfg, rep->matrix_steps);
+        put_matrix_process(f, cfg, rep);
         fprintf(f, "; the columns are replica means%s\n",
                 mom && mom->obs_se ? ", X_se their standard errors" : "");
     }
@@ -212,7 +218,7 @@ int aim_cli_write_ode_file(const aim_config *cfg, int d, const double *tau,
         fprintf(f, "# hand-over: %s; the rows from tau = %.6g on are the matrix limit "
                    "process's (hierarchy.beyond = matrix; theory/matrix.md sec. 7): ",
                 rep->handover_why, rep->handover);
-        put_matrix_process(f, cfg, rep->matrix_steps);
+        put_matrix_process(f, cfg, rep);
         fprintf(f, ", X_se their standard errors (NaN before), overlap_trunc and risk_trunc "
                    "NaN from there%s%s",
                 rep->handover_fold[0] ? "; " : "", rep->handover_fold);

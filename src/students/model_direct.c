@@ -127,6 +127,7 @@ static const aim_matrix_param direct_matrix = {
     .step = direct_matrix_step,
     .raw_trace = direct_matrix_raw_trace,
     .mean_coupling = direct_matrix_mean_coupling,
+    .drift_scale = direct_matrix_mean_coupling,
 };
 
 const aim_model_ops aim_direct_model_ops = {
