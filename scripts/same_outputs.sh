@@ -52,7 +52,7 @@ normalise() {
     version=$(sed 's/^aimdyn //' "$2/version")
     set -- "$1" -e "s|$(cat "$2/binary")|BINARY|g" -e "s|$2|FOLDER|g" -e "s/$version/VERSION/g"
     case $1 in
-    *.err) sed "$@" | grep -v -E '(ETA|steps/s)' || true ;;
+    *.err) sed "$@" | grep -v -E '(ETA|steps/s|, done in )' || true ;;
     *) sed "$@" ;;
     esac
 }

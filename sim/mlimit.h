@@ -70,12 +70,16 @@ int aim_mlimit_words(aim_mlimit *m, const aim_wordset *ws, int max_len,
  * aim_wordset_count(ws); words longer than max_len are not touched. The
  * state is left as it was. rate_se (may be NULL): the standard errors over
  * the pairs, same layout (NaN for one pair). Returns 0, 1 (blow-up) or
- * -1. The short-horizon drift check of the process against the hierarchy
- * (tests/test_mlimit.c). */
+ * -1 (also for matrix.scheme = richardson: the drift is that of the Euler
+ * step, of which the extrapolated scheme is made). The short-horizon drift
+ * check of the process against the hierarchy (tests/test_mlimit.c). */
 int aim_mlimit_drift(aim_mlimit *m, const double *h, int nh, int pairs,
                      const aim_wordset *ws, int max_len, double *rate, double *rate_se);
 
 double aim_mlimit_tau(const aim_mlimit *m);
+/* The steps taken so far (richardson: the steps of h, each made of one
+ * step of h and two of h/2). */
+long aim_mlimit_steps(const aim_mlimit *m);
 /* The first tau at which |teacher overlap| reached cfg's
  * output.recovery_threshold, checked at every step and interpolated within
  * it; NAN while not reached. */

@@ -125,6 +125,14 @@ typedef struct {
     char handover_fold[256]; /* how its replicas were folded, "" not */
     int handover_order;      /* the process's rows carry the words up to
                                 this length (longer ones NaN), 0 none */
+    /* the seam: the process minus the hierarchy at the hierarchy's last
+     * row (tau handover_seam_tau), in the overlap and in the risk relative
+     * to the hierarchy's, with the process's standard errors (NaN with one
+     * replica); handover_seam_tau NaN when the hierarchy wrote no row */
+    double handover_seam_tau, handover_seam[2], handover_seam_se[2];
+    /* ode.method = matrix (or its hand-over): the steps a replica took,
+     * averaged over the replicas (0: no process ran) */
+    double matrix_steps;
     char warning[512];   /* a diagnostic that does not stop the run (the
                             untied balance condition), "" if none */
     char reason[512];    /* at a stop: the condition or quantity, without

@@ -26,12 +26,16 @@ static aim_ode_status run_model(const aim_config *cfg, int d, const double *tau,
 {
     aim_trajectory_model_run r;
     if (aim_trajectory_i_model_run_begin(&r, cfg, d, tau, start, report) == 0) {
-        if (role == AIM_TRAJECTORY_RUN && aim_model_is_hierarchy(r.m)) {
-            aim_trajectory_progress clock = aim_trajectory_i_progress_start();
+        if (role == AIM_TRAJECTORY_RUN) {
+            /* a grid point at a time for its progress: CVODE makes the
+             * same calls as on the whole grid at once */
+            void *stage = aim_trajectory_i_ode_stage(cfg);
             for (int i = 1; i < cfg->points && aim_ode_advance(r.ode, i) == AIM_ODE_OK &&
                             report->reached > i;
                  i++)
-                aim_trajectory_i_progress_row(&clock, cfg, tau, i);
+                aim_trajectory_i_stage_update(stage, 0, i, cfg->points - 1, i);
+            aim_trajectory_i_stage_finished(stage, 0);
+            aim_trajectory_i_stage_end(stage);
         } else {
             aim_ode_advance(r.ode, cfg->points - 1);
         }

@@ -12,14 +12,33 @@
 #include "ode.h"
 #include "overlaps.h"
 
-/* Where the notes of a run in progress go: a hierarchy's progress (at
- * most one every AIM_NOTE_SECONDS of wall time: the grid point reached),
- * the hand-over to the matrix limit process, a replica of that process
- * done. note(ctx, text) gets one line without its newline; by default
- * "aimdyn: TEXT" on stderr; NULL: nowhere. Process-wide: set it before
- * runs start (a process's replicas note from the engine's threads). */
-enum { AIM_NOTE_SECONDS = 30 };
+/* Where the notes of a run in progress go: the hand-over to the matrix
+ * limit process, a replica of that process done. note(ctx, text) gets
+ * one line without its newline; by default "aimdyn: TEXT" on stderr;
+ * NULL: nowhere. Process-wide: set it before runs start (a process's
+ * replicas note from the engine's threads, one at a time). */
 void aim_trajectory_set_notes(void (*note)(void *ctx, const char *text), void *ctx);
+
+/* Where a run's progress goes as it goes (the front end shows a long
+ * one with its ETA). A run reports in stages: a hierarchy integrated on
+ * the grid (label "order-M hierarchy": one task, its work the grid
+ * intervals), the matrix limit process (its replicas the tasks, run
+ * `threads` at a time, each one's work the span of tau). begin(ctx, ...)
+ * returns the stage the other calls get (NULL: not shown); update says
+ * that task, on thread `thread` (0 .. threads - 1), has reached grid
+ * point done of total, work units into its work (0 as it begins);
+ * finished that it has ended (at its end or where it stopped); end that
+ * the stage has. The calls come one at a time (the replicas' from their
+ * threads, in a critical section). Process-wide, set before runs start;
+ * NULL (the default): nowhere. */
+typedef struct {
+    void *(*begin)(void *ctx, const char *label, const char *unit, int tasks, int threads,
+                   double work_per_task, const char *work_unit);
+    void (*update)(void *stage, int thread, int task, int done, int total, double work);
+    void (*finished)(void *stage, int thread, int task);
+    void (*end)(void *stage);
+} aim_trajectory_progress_ops;
+void aim_trajectory_set_progress(const aim_trajectory_progress_ops *ops, void *ctx);
 
 /* Integrates on tau[0 .. cfg->points-1] and fills obs (points x
  * AIM_OBS_COUNT; NaN past a blow-up) with the expectation rule

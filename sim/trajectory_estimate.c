@@ -345,7 +345,7 @@ void aim_trajectory_i_run_with_estimate(const aim_config *cfg, int d, const doub
             failed = 1;
         }
     }
-    aim_trajectory_progress clock = aim_trajectory_i_progress_start();
+    void *stage = failed ? NULL : aim_trajectory_i_ode_stage(cfg);
     for (int i = 1; !failed && i < points; i++) {
         double *row = obs + (size_t)i * AIM_OBS_COUNT;
         lower_advance(&ls, i);
@@ -354,8 +354,10 @@ void aim_trajectory_i_run_with_estimate(const aim_config *cfg, int d, const doub
         if (stop_early && aim_trajectory_i_model_run_row(&r, i, scratch, row) == 0 &&
             lower_row(&ls, i, scratch) == 0 && surely_cut(cfg, row, &ls, i))
             break;
-        aim_trajectory_i_progress_row(&clock, cfg, tau, i);
+        aim_trajectory_i_stage_update(stage, 0, i, points - 1, i);
     }
+    aim_trajectory_i_stage_finished(stage, 0);
+    aim_trajectory_i_stage_end(stage);
     /* kept for a later order's estimate, the lower runs go to their own
      * ends, as they would by themselves */
     if (!failed && !stop_early)

@@ -100,6 +100,30 @@ static const aim_trajectory_kept_matrix *matrix_process(const aim_config *mcfg, 
     return own;
 }
 
+/* The seam a figure shows at the hand-over: the process (on the
+ * hierarchy's branch) minus the hierarchy at the hierarchy's last row,
+ * cut - 1, in the overlap and in the risk relative to the hierarchy's,
+ * with the process's standard errors (se: NULL with one replica). */
+static void record_seam(const double *tau, const double *obs, const double *mobs,
+                        const double *se, int cut, int branch, aim_ode_report *report)
+{
+    report->handover_seam_tau = NAN;
+    for (int k = 0; k < 2; k++)
+        report->handover_seam[k] = report->handover_seam_se[k] = NAN;
+    if (cut < 1)
+        return;
+    const size_t row = (size_t)(cut - 1) * AIM_OBS_COUNT;
+    const double hier_risk = obs[row + AIM_OBS_RISK];
+    report->handover_seam_tau = tau[cut - 1];
+    report->handover_seam[0] =
+        (branch < 0 ? -1 : 1) * mobs[row + AIM_OBS_OVERLAP] - obs[row + AIM_OBS_OVERLAP];
+    report->handover_seam[1] = (mobs[row + AIM_OBS_RISK] - hier_risk) / hier_risk;
+    if (se) {
+        report->handover_seam_se[0] = se[row + AIM_OBS_OVERLAP];
+        report->handover_seam_se[1] = se[row + AIM_OBS_RISK] / fabs(hier_risk);
+    }
+}
+
 /* hierarchy.beyond = matrix (theory/matrix.md sec. 7): a hierarchy that
  * failed at grid point report->reached, by its truncation error estimate
  * or by leaving the moments of real matrices, continues as the matrix
@@ -166,6 +190,7 @@ void aim_trajectory_i_hand_over(const aim_config *cfg, int d, const double *tau,
         aim_trajectory_i_kept_matrix_clear(&own);
         return;
     }
+    record_seam(tau, obs, mobs, mmom.obs_se, cut, branch, report);
     for (int i = cut; i < mrep.reached; i++)
         for (int k = 0; k < AIM_OBS_COUNT; k++)
             obs[(size_t)i * AIM_OBS_COUNT + k] = (branch < 0 && aim_fold_obs_odd(k) ? -1 : 1) *
@@ -204,6 +229,7 @@ void aim_trajectory_i_hand_over(const aim_config *cfg, int d, const double *tau,
                  aim_fold_what(&mcfg), branch < 0 ? "negative" : "positive",
                  tau[cut > 0 ? cut - 1 : 0]);
     report->handed_over = 1;
+    report->matrix_steps = mrep.matrix_steps;
     report->handover = tau[cut];
     report->status = mrep.status;
     report->stop = mrep.stop;

@@ -20,15 +20,18 @@
 /* A note of a run in progress, to the sink of aim_trajectory_set_notes. */
 __attribute__((format(printf, 1, 2))) void aim_trajectory_i_note(const char *fmt, ...);
 
-/* A long integration's progress: a note at most every AIM_NOTE_SECONDS
- * (none for a run that ends sooner). */
-typedef struct {
-    double start, last;
-} aim_trajectory_progress;
-
-aim_trajectory_progress aim_trajectory_i_progress_start(void);
-void aim_trajectory_i_progress_row(aim_trajectory_progress *c, const aim_config *cfg,
-                                   const double *tau, int i);
+/* A stage of a run's progress, to the operations of
+ * aim_trajectory_set_progress (NULL when none are set: every call below
+ * takes it). The update and finished calls may come from the engine's
+ * threads: they name their own thread. */
+void *aim_trajectory_i_stage_begin(const char *label, const char *unit, int tasks, int threads,
+                                   double work_per_task, const char *work_unit);
+void aim_trajectory_i_stage_update(void *stage, int task, int done, int total, double work);
+void aim_trajectory_i_stage_finished(void *stage, int task);
+void aim_trajectory_i_stage_end(void *stage);
+/* An ODE's stage (a hierarchy's, "order-M hierarchy"; else "direct
+ * ODE"): one task, cfg->points - 1 grid intervals. */
+void *aim_trajectory_i_ode_stage(const aim_config *cfg);
 
 /* ---- one model integrated on the grid (trajectory_run.c) */
 

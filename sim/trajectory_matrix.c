@@ -55,15 +55,17 @@ static void accumulate(double *acc, const double *row, int width)
 typedef struct {
     double *rows;
     int made, reached, rc;
+    long steps;
     double tau, twr;
     char message[512];
 } replica_result;
 
 /* Replica r of aim_trajectory_i_run_matrix (seed cfg->seed + r) on the
- * grid tau into out (out->rows: points x width). */
+ * grid tau into out (out->rows: points x width), each grid point reported
+ * to stage. */
 static void run_replica(const aim_config *cfg, int D, double d_raw, double h0, const double *tau,
                         const aim_wordset *ws, const int *tracked, int count, int r,
-                        replica_result *out)
+                        replica_result *out, void *stage)
 {
     const int points = cfg->points, width = AIM_OBS_COUNT + count;
     const int nw = ws ? aim_wordset_count(ws) : 0;
@@ -79,6 +81,7 @@ static void run_replica(const aim_config *cfg, int D, double d_raw, double h0, c
                  "could not set up the matrix limit process: %s", err);
         free(all);
         free(row);
+        aim_trajectory_i_stage_finished(stage, r);
         return;
     }
     int i = 0, rc = 0;
@@ -92,10 +95,13 @@ static void run_replica(const aim_config *cfg, int D, double d_raw, double h0, c
         for (int k = 0; k < count; k++)
             row[AIM_OBS_COUNT + k] = all[tracked[k]];
         memcpy(out->rows + (size_t)i * width, row, sizeof *row * (size_t)width);
+        aim_trajectory_i_stage_update(stage, r, i, points - 1, tau[i] - tau[0]);
     }
+    aim_trajectory_i_stage_finished(stage, r);
     out->reached = i;
     out->rc = rc;
     out->twr = aim_mlimit_recovery_time(m);
+    out->steps = aim_mlimit_steps(m);
     if (rc) {
         snprintf(out->message, sizeof out->message, "%s",
                  rc < 0 && !aim_mlimit_error(m)[0] ? "out of memory" : aim_mlimit_error(m));
@@ -146,11 +152,18 @@ aim_ode_status aim_trajectory_i_run_matrix(const aim_config *cfg, int d, const d
     int threads = aim_gauss_threads() < R ? aim_gauss_threads() : R;
     if (threads > 1)
         aim_gauss_team_started();
+    /* its progress: each replica's share of tau done (a replica's time
+     * goes as the tau it covers) */
+    char label[64];
+    snprintf(label, sizeof label, "matrix limit process (D = %d)", D);
+    void *stage =
+        aim_trajectory_i_stage_begin(label, "replica", R, threads, tau[points - 1] - tau[0], "tau");
     OMP(omp parallel for schedule(dynamic, 1) num_threads(threads) if (threads > 1))
     for (int r = 0; r < R; r++) {
         res[r].rows = rows + (size_t)r * points * width;
-        run_replica(cfg, D, d_raw, h0, tau, ws, tracked, count, r, &res[r]);
+        run_replica(cfg, D, d_raw, h0, tau, ws, tracked, count, r, &res[r], stage);
     }
+    aim_trajectory_i_stage_end(stage);
     for (int r = 0; r < R; r++) {
         const replica_result *x = &res[r];
         if (!x->made) {
@@ -166,6 +179,7 @@ aim_ode_status aim_trajectory_i_run_matrix(const aim_config *cfg, int d, const d
                 y[k] = odd[k] ? -y[k] : y[k];
             accumulate(acc + (size_t)j * 2 * width, y, width);
         }
+        report->matrix_steps += (double)x->steps / R;
         crossed += !isnan(x->twr);
         twr_sum += isnan(x->twr) ? 0.0 : x->twr;
         twr_sq += isnan(x->twr) ? 0.0 : x->twr * x->twr;

@@ -8,10 +8,14 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
+
+#ifdef _OPENMP
+#include <omp.h>
+#endif
 
 #include "gauss.h"
 #include "model.h"
+#include "omp_directive.h"
 #include "trajectory_internal.h" /* and trajectory.h, part of which is here */
 
 static void note_stderr(void *ctx, const char *text)
@@ -38,32 +42,72 @@ __attribute__((format(printf, 1, 2))) void aim_trajectory_i_note(const char *fmt
     va_start(ap, fmt);
     vsnprintf(text, sizeof text, fmt, ap);
     va_end(ap);
+    /* the replicas note from the engine's threads: one line at a time, and
+     * not inside a progress report */
+    OMP(omp critical(aim_trajectory_report))
     note_sink(note_ctx, text);
 }
 
-static double wall_seconds(void)
+static const aim_trajectory_progress_ops *progress_ops;
+static void *progress_ctx;
+
+void aim_trajectory_set_progress(const aim_trajectory_progress_ops *ops, void *ctx)
 {
-    struct timespec t;
-    clock_gettime(CLOCK_MONOTONIC, &t);
-    return (double)t.tv_sec + 1e-9 * (double)t.tv_nsec;
+    progress_ops = ops;
+    progress_ctx = ctx;
 }
 
-aim_trajectory_progress aim_trajectory_i_progress_start(void)
+void *aim_trajectory_i_stage_begin(const char *label, const char *unit, int tasks, int threads,
+                                   double work_per_task, const char *work_unit)
 {
-    const double now = wall_seconds();
-    return (aim_trajectory_progress){now, now};
+    return progress_ops ? progress_ops->begin(progress_ctx, label, unit, tasks, threads,
+                                              work_per_task, work_unit)
+                        : NULL;
 }
 
-void aim_trajectory_i_progress_row(aim_trajectory_progress *c, const aim_config *cfg,
-                                   const double *tau, int i)
+/* the calling thread's number in the engine's team (0 outside one) */
+static int thread_number(void)
 {
-    const double now = wall_seconds();
-    if (now - c->last < AIM_NOTE_SECONDS)
+#ifdef _OPENMP
+    return omp_get_thread_num();
+#else
+    return 0;
+#endif
+}
+
+void aim_trajectory_i_stage_update(void *stage, int task, int done, int total, double work)
+{
+    if (!stage)
         return;
-    c->last = now;
-    aim_trajectory_i_note("order-%d hierarchy: tau = %.4g of %.4g (grid point %d of %d), %.0f s",
-                          cfg->order, tau[i], tau[cfg->points - 1], i + 1, cfg->points,
-                          now - c->start);
+    const int thread = thread_number();
+    OMP(omp critical(aim_trajectory_report))
+    progress_ops->update(stage, thread, task, done, total, work);
+}
+
+void aim_trajectory_i_stage_finished(void *stage, int task)
+{
+    if (!stage)
+        return;
+    const int thread = thread_number();
+    OMP(omp critical(aim_trajectory_report))
+    progress_ops->finished(stage, thread, task);
+}
+
+void aim_trajectory_i_stage_end(void *stage)
+{
+    if (stage)
+        progress_ops->end(stage);
+}
+
+void *aim_trajectory_i_ode_stage(const aim_config *cfg)
+{
+    const aim_model_ops *ops = aim_model_ops_of(cfg);
+    char label[64];
+    if (ops->hierarchy)
+        snprintf(label, sizeof label, "order-%d hierarchy", cfg->order);
+    else
+        snprintf(label, sizeof label, "%s ODE", ops->name);
+    return aim_trajectory_i_stage_begin(label, "run", 1, 1, cfg->points - 1, "grid points");
 }
 
 /* aim_ode_model's operations on an aim_model (the ODE layer knows no

@@ -55,16 +55,16 @@ refused "tied student.rho = 1e5" "aimdyn sgd: student.rho = 100000 at d = 400 gi
     sgd "$tied" --set student.rho=1e5
 # the matrix limit process: matrix.d x matrix.d matrices per replica
 export AIMDYN_MEMORY_GB=1
-refused "ode.method = matrix, matrix.d = 4000" "aimdyn ode: the matrix limit process at matrix.d = 4000 with student.rho needs 1.79 GB per replica (x 4 at a time: matrix.replicas, --threads) = 7.17 GB; this machine has 1 GB (AIMDYN_MEMORY_GB)" \
+refused "ode.method = matrix, matrix.d = 4000" "aimdyn ode: the matrix limit process at matrix.d = 4000 with student.rho needs 2.3 GB per replica (x 4 at a time: matrix.replicas, --threads) = 9.22 GB; this machine has 1 GB (AIMDYN_MEMORY_GB)" \
     ode "$tied" --set ode.method=matrix --set matrix.d=4000 --threads 4
 # a hierarchy that may hand over to the process (hierarchy.beyond =
 # matrix, the default) needs it to fit from the start; with beyond = stop
 # it runs
-refused "the hand-over at matrix.d = 4000" "aimdyn ode: the matrix limit process (the hand-over, hierarchy.beyond = matrix) at matrix.d = 4000 with student.rho needs 1.79 GB per replica (x 4 at a time: matrix.replicas, --threads) = 7.17 GB; this machine has 1 GB (AIMDYN_MEMORY_GB); allowed: at most 1 GB in all: a smaller matrix.d or student.rho, fewer --threads or --jobs, or hierarchy.beyond = stop" \
+refused "the hand-over at matrix.d = 4000" "aimdyn ode: the matrix limit process (the hand-over, hierarchy.beyond = matrix) at matrix.d = 4000 with student.rho needs 2.3 GB per replica (x 4 at a time: matrix.replicas, --threads) = 9.22 GB; this machine has 1 GB (AIMDYN_MEMORY_GB); allowed: at most 1 GB in all: a smaller matrix.d or student.rho, fewer --threads or --jobs, or hierarchy.beyond = stop" \
     ode "$tied" --set matrix.d=4000 --threads 4
 # a sweep's points, each on its own worker (--jobs), and recovery's
 # finite-d starts (the matrices SGD would start from, per worker)
-refused "sweep of matrix processes at matrix.d = 4000" "aimdyn sweep: point 1/2 (training.eta=0.05): the matrix limit process at matrix.d = 4000 with student.rho needs 1.79 GB per replica (x 1 at a time: matrix.replicas, --threads; x 2 runs at once: --jobs) = 3.58 GB; this machine has 1 GB" \
+refused "sweep of matrix processes at matrix.d = 4000" "aimdyn sweep: point 1/2 (training.eta=0.05): the matrix limit process at matrix.d = 4000 with student.rho needs 2.3 GB per replica (x 1 at a time: matrix.replicas, --threads; x 2 runs at once: --jobs) = 4.61 GB; this machine has 1 GB" \
     sweep "$tied" --set ode.method=matrix --set matrix.d=4000 --vary training.eta=0.05,0.1 --jobs 2
 refused "recovery's finite-d starts at d = 20000" "aimdyn recovery: a finite-d start at d = 20000 (--d) needs 6.48 GB per seed (x 2 workers, --jobs and --seeds) = 13 GB; this machine has 1 GB (AIMDYN_MEMORY_GB); allowed: at most 1 GB in all: a smaller d or student.rho, or fewer --jobs" \
     recovery --d 20000 --finite always --jobs 2

@@ -149,7 +149,11 @@ static void gap_at(model *md, int D, double tau0, double *gap, double *se, doubl
                    double *size, double *value)
 {
     char err[256];
-    aim_mlimit *m = aim_mlimit_create(md->cfg, D, D, md->cfg->seed, err, sizeof err);
+    /* the Euler-Maruyama step itself, of which the extrapolated scheme is
+     * made (theory/matrix.md sec. 3) */
+    aim_config euler = *md->cfg;
+    euler.scheme = AIM_SCHEME_EULER;
+    aim_mlimit *m = aim_mlimit_create(&euler, D, D, euler.seed, err, sizeof err);
     if (!m)
         fail_msg("%s", err);
     if (tau0 > 0.0 && aim_mlimit_advance(m, tau0, tau0 / 100.0) != 0)
@@ -309,7 +313,7 @@ static void test_direct(void **state)
 /* Per grid point, the mean over replicas of (process - model from the
  * replica's own measured start) in the overlap and in the risk relative
  * to the model's, and their standard errors. */
-static void paired_gaps(const aim_config *cfg, int D, double *gap, double *se)
+static void paired_gaps(const aim_config *cfg, int D, double hmax, double *gap, double *se)
 {
     double tau[POINTS];
     for (int i = 0; i < POINTS; i++)
@@ -346,7 +350,7 @@ static void paired_gaps(const aim_config *cfg, int D, double *gap, double *se)
             aim_tied_free(h);
         }
         for (int i = 0; i < POINTS; i++) {
-            if (i > 0 && aim_mlimit_advance(m, tau[i] - tau[i - 1], cfg->horizon / 256) != 0)
+            if (i > 0 && aim_mlimit_advance(m, tau[i] - tau[i - 1], hmax) != 0)
                 fail_msg("%s", aim_mlimit_error(m));
             double obs[AIM_OBS_COUNT];
             assert_int_equal(aim_mlimit_observables(m, obs), 0);
@@ -366,15 +370,19 @@ static void paired_gaps(const aim_config *cfg, int D, double *gap, double *se)
     }
 }
 
-/* The process against the model along a trajectory: the paired gap at D
- * and 2D extrapolated in 1/D must vanish within 4 standard errors. */
-static void trajectory_check(const aim_config *cfg, const char *label, int D)
+/* The process against the model along a trajectory, steps of at most
+ * hmax: the paired gap at D and 2D extrapolated in 1/D, per grid point,
+ * in the overlap and the relative risk. Returns how many of them are
+ * more than 4 standard errors from 0. */
+static int trajectory_gaps(const aim_config *cfg, const char *label, int D, double hmax)
 {
     double g1[2 * POINTS], s1[2 * POINTS], g2[2 * POINTS], s2[2 * POINTS];
-    paired_gaps(cfg, D, g1, s1);
-    paired_gaps(cfg, 2 * D, g2, s2);
-    print_message("%s: process - model from the same start (%d replicas, D = %d, %d)\n",
-                  label, REPLICAS, D, 2 * D);
+    paired_gaps(cfg, D, hmax, g1, s1);
+    paired_gaps(cfg, 2 * D, hmax, g2, s2);
+    print_message("%s: process - model from the same start (%d replicas, D = %d, %d; "
+                  "%s steps <= %g)\n",
+                  label, REPLICAS, D, 2 * D,
+                  cfg->scheme == AIM_SCHEME_EULER ? "Euler" : "extrapolated", hmax);
     print_message("  %7s %12s %12s %9s %7s   %12s %12s %9s %7s\n", "tau", "overlap(D)",
                   "overlap(2D)", "inf", "z", "risk/r(D)", "risk/r(2D)", "inf", "z");
     int bad = 0;
@@ -393,7 +401,13 @@ static void trajectory_check(const aim_config *cfg, const char *label, int D)
                       cfg->horizon * i / (POINTS - 1), g1[2 * i], g2[2 * i], inf[0], z[0],
                       g1[2 * i + 1], g2[2 * i + 1], inf[1], z[1]);
     }
-    assert_int_equal(bad, 0);
+    return bad;
+}
+
+/* ... which must vanish within 4 standard errors everywhere. */
+static void trajectory_check(const aim_config *cfg, const char *label, int D)
+{
+    assert_int_equal(trajectory_gaps(cfg, label, D, cfg->horizon / 256), 0);
 }
 
 static void test_direct_trajectory(void **state)
@@ -403,6 +417,89 @@ static void test_direct_trajectory(void **state)
     aim_config_defaults(&cfg);
     cfg.horizon = 0.3;
     trajectory_check(&cfg, "direct, He1 + He2/sqrt 2", 200);
+}
+
+/* The time scheme: the extrapolated scheme with its step control (the
+ * default, matrix.dtau = 0) stays within 4 standard errors of the closed
+ * ODE; Euler-Maruyama steps of horizon / 40 (error O(h): +4.6 % in the
+ * final risk at D = 200) do not - the check can tell them apart. */
+static void test_direct_time_scheme(void **state)
+{
+    (void)state;
+    aim_config cfg;
+    aim_config_defaults(&cfg);
+    cfg.horizon = 0.3;
+    assert_int_equal(cfg.scheme, AIM_SCHEME_RICHARDSON);
+    assert_int_equal(
+        trajectory_gaps(&cfg, "direct, He1 + He2/sqrt 2", 200, aim_config_matrix_step(&cfg)), 0);
+    cfg.scheme = AIM_SCHEME_EULER;
+    cfg.matrix_dtau = cfg.horizon / 40;
+    assert_true(trajectory_gaps(&cfg, "direct, He1 + He2/sqrt 2", 200, cfg.matrix_dtau) > 0);
+}
+
+/* The largest gap in the overlap and in the relative risk, over a grid of
+ * POINTS to cfg's horizon and 2 replicas at D = 60, between the process
+ * of cfg and that of ref (the same matrices, steps and noise). */
+static void rule_gaps(const aim_config *cfg, const aim_config *ref, double gap[2])
+{
+    gap[0] = gap[1] = 0.0;
+    for (int r = 0; r < 2; r++) {
+        char err[256];
+        aim_mlimit *a = aim_mlimit_create(cfg, 60, 60, cfg->seed + (uint64_t)r, err, sizeof err);
+        aim_mlimit *b = aim_mlimit_create(ref, 60, 60, ref->seed + (uint64_t)r, err, sizeof err);
+        assert_non_null(a);
+        assert_non_null(b);
+        for (int i = 0; i < POINTS; i++) {
+            const double span = cfg->horizon / (POINTS - 1);
+            if (i > 0)
+                assert_int_equal(aim_mlimit_advance(a, span, cfg->matrix_dtau) |
+                                     aim_mlimit_advance(b, span, ref->matrix_dtau),
+                                 0);
+            double oa[AIM_OBS_COUNT], ob[AIM_OBS_COUNT];
+            assert_int_equal(aim_mlimit_observables(a, oa) | aim_mlimit_observables(b, ob), 0);
+            gap[0] = fmax(gap[0], fabs(oa[AIM_OBS_OVERLAP] - ob[AIM_OBS_OVERLAP]));
+            gap[1] = fmax(gap[1], fabs(oa[AIM_OBS_RISK] / ob[AIM_OBS_RISK] - 1.0));
+        }
+        aim_mlimit_free(a);
+        aim_mlimit_free(b);
+    }
+}
+
+/* The control variate of matrix.qmc_points (row softmax, T = 4): the
+ * process on the cheap rule corrected at anchor states is paired with
+ * the process on the full rule (same matrices, steps and noise), and so
+ * is the process on the cheap rule alone. The correction must remove
+ * most of the cheap rule's error: its gaps at most a third of the cheap
+ * rule's (measured on Figure 1 at D = 100: a tenth in the overlap, 0.4
+ * in the risk), and a process that skipped the correction, or added it
+ * with the wrong sign, would have the cheap rule's gaps or twice them. */
+static void test_control_variate(void **state)
+{
+    (void)state;
+    aim_config cfg;
+    aim_config_defaults(&cfg);
+    aim_config_error e;
+    assert_int_equal(aim_config_set(&cfg, "model.decomposition=tied", &e), 0);
+    assert_int_equal(aim_config_set(&cfg, "teacher.decomposition=tied", &e), 0);
+    assert_int_equal(aim_config_set(&cfg, "model.output=softmax", &e), 0);
+    assert_int_equal(aim_config_set(&cfg, "model.tokens=4", &e), 0);
+    cfg.eta = 0.5;
+    cfg.student.scale = 0.25;
+    cfg.horizon = 0.4;
+    cfg.matrix_dtau = cfg.horizon / 40;
+    assert_int_equal(aim_config_validate(&cfg, &e), 0);
+    aim_config full = cfg, cheap = cfg;
+    full.matrix_qmc_points = 0;
+    cheap.matrix_qmc_points = 0;
+    cheap.qmc_points = cfg.matrix_qmc_points;
+    double with[2], without[2];
+    rule_gaps(&cfg, &full, with);
+    rule_gaps(&cheap, &full, without);
+    print_message("control variate: largest gap to the full rule in the overlap %.2g (cheap "
+                  "rule alone %.2g), in the relative risk %.2g (%.2g)\n",
+                  with[0], without[0], with[1], without[1]);
+    assert_true(without[0] > 0.0 && without[1] > 0.0);
+    assert_true(with[0] < without[0] / 3 && with[1] < without[1] / 3);
 }
 
 static void test_tied_trajectory(void **state)
@@ -430,7 +527,8 @@ int main(void)
         cmocka_unit_test(test_tied_start),   cmocka_unit_test(test_tied_trained),
         cmocka_unit_test(test_tied_noise_decay), cmocka_unit_test(test_untied_trained),
         cmocka_unit_test(test_untied_noise_decay), cmocka_unit_test(test_direct),
-        cmocka_unit_test(test_direct_trajectory), cmocka_unit_test(test_tied_trajectory),
+        cmocka_unit_test(test_direct_trajectory), cmocka_unit_test(test_direct_time_scheme),
+        cmocka_unit_test(test_control_variate), cmocka_unit_test(test_tied_trajectory),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

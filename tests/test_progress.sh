@@ -158,6 +158,83 @@ expect_exit "matrix process --quiet" 0 "$exe" ode $mx --quiet --out "$work/mx"
 [ ! -s "$work/err" ]
 check "matrix process --quiet: stderr empty" $?
 
+# a long ODE run says so and shows its progress with an ETA; a short one
+# shows nothing. Long by a setting, not by time: AIMDYN_TEST_PROGRESS=every
+# makes every stage long from its first report, a line at each
+# (docs/testing.md). The files are the same, shown or not.
+long="env AIMDYN_TEST_PROGRESS=every"
+mx="$mx --threads 2"
+rm -rf "$work/o"
+expect_exit "matrix process, short" 0 "$exe" ode $mx --out "$work/o"
+! grep -q "a long run\|ETA\|done in" "$work/err"
+check "matrix process, short: no progress" $?
+keep mx-short
+expect_exit "matrix process, long" 0 $long "$exe" ode $mx --out "$work/o"
+contains "matrix process, long: said up front" "$work/err" \
+    "^aimdyn ode: matrix limit process (D = 24): a long run: ETA .* (0 % of tau in [0-9.]*s); a line at most every 30 s until it ends$"
+contains "matrix process, long: its progress" "$work/err" \
+    "^aimdyn ode: matrix limit process (D = 24): [0-2]/2 replicas, [0-9]* % of tau, ETA [0-9.]*s$"
+contains "matrix process, long: the last line" "$work/err" \
+    "^aimdyn ode: matrix limit process (D = 24): 2/2 replicas, 100 % of tau, done in [0-9.]*s$"
+contains "matrix process, long: the replicas' notes too" "$work/err" \
+    "^aimdyn: matrix limit process: replica 2/2 done"
+! grep -q "$esc" "$work/err"
+check "matrix process, long: no escape sequences off a terminal" $?
+keep mx-long
+same_files "matrix process: the same files, progress shown or not" "$work/mx-short" \
+    "$work/mx-long"
+expect_exit "matrix process, long, --quiet" 0 $long "$exe" ode $mx --quiet --out "$work/o"
+[ ! -s "$work/err" ]
+check "matrix process, long, --quiet: stderr empty" $?
+rm -rf "$work/o"
+# on a terminal: the block, a line per thread of the process's replicas
+script -qec "env AIMDYN_TEST_PROGRESS=every '$exe' ode $(echo $mx) --out '$work/o'" \
+    "$work/tty" >/dev/null 2>&1 </dev/null
+check "matrix process on a terminal" $?
+tr -d '\r' <"$work/tty" >"$work/tty.txt"
+contains "terminal: the process's line" "$work/tty.txt" \
+    "aimdyn ode: matrix limit process (D = 24): [0-2]/2 replicas, [0-9]* % of tau, ETA "
+contains "terminal: a thread's line" "$work/tty.txt" "  thread [12]: replica [12]/2, grid [0-2]/2, "
+contains "terminal: redrawn in place (cursor up)" "$work/tty.txt" "${esc}\[3A"
+keep mx-tty
+same_files "matrix process on a terminal: the same files" "$work/mx-short" "$work/mx-tty"
+# the hierarchy's grid points, then the hand-over's process
+hier="$(dirname "$0")/../examples/tied_softmax_T4.ini --set matrix.d=24 --set matrix.replicas=2
+      --set training.points=11 --set ode.qmc_points=4096"
+expect_exit "hierarchy and hand-over, short" 0 "$exe" ode $hier --out "$work/o"
+! grep -q "a long run\|ETA\|done in" "$work/err"
+check "hierarchy, short: no progress" $?
+contains "hierarchy, short: handed over" "$work/err" \
+    "the matrix limit process (D = 24, 2 replicas) continues"
+keep h-short
+expect_exit "hierarchy and hand-over, long" 0 $long "$exe" ode $hier --out "$work/o"
+contains "hierarchy, long: said up front" "$work/err" \
+    "^aimdyn ode: order-4 hierarchy: a long run: ETA .* (10 % of grid points in [0-9.]*s); a line"
+contains "hierarchy, long: its grid points" "$work/err" \
+    "^aimdyn ode: order-4 hierarchy: [0-9]* % of grid points, ETA [0-9.]*s$"
+contains "hierarchy, long: its last line" "$work/err" \
+    "^aimdyn ode: order-4 hierarchy: [0-9]* % of grid points, done in [0-9.]*s$"
+contains "hand-over, long: the process's progress" "$work/err" \
+    "^aimdyn ode: matrix limit process (D = 24): 2/2 replicas, 100 % of tau, done in"
+keep h-long
+same_files "hierarchy: the same files, progress shown or not" "$work/h-short" "$work/h-long"
+# compare's ODE side (the default example's direct student; its SGD seeds
+# are the pool's campaign, whose workers' runs show none)
+expect_exit "compare, long ODE" 0 $long "$exe" compare --d 40 --seeds 2 --jobs 2 \
+    --set training.horizon=0.1 --set training.points=6 --out "$work/c-long"
+contains "compare: the ODE's progress" "$work/err" \
+    "^aimdyn compare: direct ODE: 100 % of grid points, done in [0-9.]*s$"
+[ "$(grep -c "ODE: a long run" "$work/err")" -eq 1 ]
+check "compare: one ODE stage, none from the workers" $?
+rm -rf "$work/c-long"
+# the setting's one value
+expect_exit "AIMDYN_TEST_PROGRESS=often" 1 env AIMDYN_TEST_PROGRESS=often "$exe" ode $mx \
+    --out "$work/none"
+contains "AIMDYN_TEST_PROGRESS=often refused" "$work/err" \
+    "^aimdyn: AIMDYN_TEST_PROGRESS=often: not allowed; allowed: every"
+[ ! -e "$work/none" ]
+check "AIMDYN_TEST_PROGRESS=often: nothing written" $?
+
 for cmd in ode sgd compare hierarchy agreement plot recovery sweep scaling; do
     expect_exit "$cmd --help" 0 "$exe" $cmd --help
     contains "$cmd --help names --quiet" "$work/out" "--quiet"

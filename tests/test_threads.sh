@@ -3,9 +3,10 @@
 # files, bit for bit, on 1, 2 and 3 threads (tied, direct and untied
 # students with row softmax, the quasi-random rule; the matrix process,
 # whose replicas run on the threads), the count recorded
-# in the "# threads:" line and nowhere else, the option's and the
-# variable's errors, one thread per worker unless --threads is given, and
-# a sweep that resumes across thread counts.
+# in the "# threads:" line and nowhere else, the default (the cores the
+# process may use), idle threads made to sleep (OMP_WAIT_POLICY), the
+# option's and the variable's errors, one thread per worker unless
+# --threads is given, and a sweep that resumes across thread counts.
 . "$(dirname "$0")/checks.sh"
 begin_test "$@"
 root="$(dirname "$0")/.."
@@ -54,6 +55,51 @@ check "OMP_NUM_THREADS=2: the same file" $?
 expect_exit "ode with --threads over OMP_NUM_THREADS=abc" 0 env OMP_NUM_THREADS=abc "$exe" ode \
     "$root/examples/tied_softmax_T4.ini" --out "$work/ode" --name r $short --threads 3
 contains "--threads over OMP_NUM_THREADS" "$work/ode/r-ode.tsv" "^# threads: 3 "
+
+# the default: the cores this process may use, as --help says (no more
+# than the online CPUs; one under an affinity mask of one CPU)
+expect_exit "ode --help" 0 "$exe" ode --help
+cores=$(sed -n 's/.*the cores this process may use: \([0-9]*\) here.*/\1/p' "$work/out")
+[ -n "$cores" ] && [ "$cores" -ge 1 ] && [ "$cores" -le "$(getconf _NPROCESSORS_ONLN)" ]
+check "ode --help: the default count ($cores), at most the online CPUs" $?
+expect_exit "ode without --threads" 0 "$exe" ode "$root/examples/tied_softmax_T4.ini" \
+    --out "$work/ode" --name r $short
+without_threads_line "$work/ode/r-ode.tsv" "$work/default.tsv" "$cores" "default threads"
+cmp -s "$work/tied-1.tsv" "$work/default.tsv"
+check "default threads: the same file" $?
+if command -v taskset >/dev/null 2>&1; then
+    expect_exit "ode --help on one CPU" 0 taskset -c 0 "$exe" ode --help
+    contains "one CPU: --help says 1" "$work/out" "the cores this process may use: 1 here"
+    expect_exit "ode on one CPU" 0 taskset -c 0 "$exe" ode "$root/examples/tied_softmax_T4.ini" \
+        --out "$work/ode" --name r $short
+    contains "one CPU: one thread" "$work/ode/r-ode.tsv" "^# threads: 1 "
+fi
+
+# idle threads sleep: on more than one thread aimdyn starts itself again
+# with OMP_WAIT_POLICY=passive (GNU libgomp reads it only as it is
+# loaded; OMP_DISPLAY_ENV=verbose shows each image's: spin count 0 is
+# passive), unless the variable is set; with the command line as given
+# (getopt reorders it) in the sidecar
+expect_exit "ode on 2 threads, the policy shown" 0 env OMP_DISPLAY_ENV=verbose "$exe" ode \
+    --out "$work/ode" --threads 2 "$root/examples/tied_softmax_T4.ini" --name r $short
+if grep -q "GOMP_SPINCOUNT = " "$work/err"; then
+    [ "$(grep "GOMP_SPINCOUNT = " "$work/err" | tail -n 1)" = "  GOMP_SPINCOUNT = '0'" ]
+    check "2 threads: started again, passive" $?
+    expect_exit "ode on 2 threads, OMP_WAIT_POLICY=active" 0 env OMP_DISPLAY_ENV=verbose \
+        OMP_WAIT_POLICY=active "$exe" ode "$root/examples/tied_softmax_T4.ini" \
+        --out "$work/ode" --name r $short --threads 2
+    [ "$(grep -c "OMP_WAIT_POLICY = 'ACTIVE'" "$work/err")" -eq 1 ] &&
+        [ "$(grep -c "GOMP_SPINCOUNT = " "$work/err")" -eq 1 ]
+    check "OMP_WAIT_POLICY=active: the user's, not started again" $?
+    expect_exit "ode on 1 thread, the policy shown" 0 env OMP_DISPLAY_ENV=verbose "$exe" ode \
+        "$root/examples/tied_softmax_T4.ini" --out "$work/ode" --name r $short --threads 1
+    [ "$(grep -c "GOMP_SPINCOUNT = " "$work/err")" -eq 1 ]
+    check "1 thread: not started again" $?
+fi
+expect_exit "ode, operand after options" 0 "$exe" ode --out "$work/ode" --threads 2 \
+    "$root/examples/tied_softmax_T4.ini" --name r $short
+tr -d ' \n' <"$work/ode/r-ode.json" | grep -q '"ode","--out","[^"]*","--threads","2","[^"]*tied_softmax_T4.ini","--name","r","--set"'
+check "started again: the sidecar's command line as given" $?
 
 # errors: exit 1, the option or variable, the value and what is allowed,
 # nothing written

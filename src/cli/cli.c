@@ -11,9 +11,11 @@
 #include "cli.h"
 #include "config_check.h"
 #include "compare.h"
+#include "gauss.h"
 #include "hierarchy.h"
 #include "progress.h"
 #include "ranks.h"
+#include "threading.h"
 
 const char *const aim_cli_usage_common =
     "  --set section.key=value  override one configuration key (repeatable)\n"
@@ -24,14 +26,22 @@ const char *const aim_cli_usage_common =
     "  -h, --help               this help\n"
     "CONFIG.ini may be - : the configuration read from standard input.\n";
 
-const char *const aim_cli_usage_threads =
-    "  --threads N              threads of the expectation engine's quasi-random\n"
-    "                           rule, and of the matrix process's replicas (run\n"
-    "                           N at a time), 1..1024 (default: OMP_NUM_THREADS,\n"
-    "                           else 1); the results are the same, bit for bit,\n"
-    "                           for every N. Worker processes (--jobs) run one\n"
-    "                           each unless --threads is given: keep jobs x\n"
-    "                           threads at most the cores\n";
+const char *aim_cli_usage_threads(void)
+{
+    static char text[1024];
+    snprintf(text, sizeof text,
+             "  --threads N              threads of the expectation engine's quasi-random\n"
+             "                           rule, and of the matrix process's replicas (run\n"
+             "                           N at a time), 1..%d (default: OMP_NUM_THREADS,\n"
+             "                           else the cores this process may use: %d here);\n"
+             "                           the results are the same, bit for bit, for every\n"
+             "                           N. Idle threads sleep (OMP_WAIT_POLICY=passive\n"
+             "                           unless it is set). Worker processes (--jobs) run\n"
+             "                           one each unless --threads is given: keep jobs x\n"
+             "                           threads at most the cores\n",
+             AIM_GAUSS_MAX_THREADS, aim_threading_default());
+    return text;
+}
 
 /* What building the largest hierarchy allowed cost, measured with
  * /usr/bin/time (`aimdyn hierarchy --order 7`, untied, general teacher)

@@ -99,14 +99,15 @@ typedef struct {
 
 /* --threads N, the expectation engine's threads (aim_gauss_set_threads),
  * for a command's table: once its command line is parsed, the engine
- * runs on N threads, else on OMP_NUM_THREADS, else on 1 (an
- * OMP_NUM_THREADS that is not one number is a usage error).
- * aim_cli_threads_explicit: whether --threads was given (the pool's
- * workers run one thread otherwise). */
+ * runs on N threads, else on OMP_NUM_THREADS, else on
+ * aim_threading_default (an OMP_NUM_THREADS that is not one number is
+ * a usage error); on more than one, idle threads sleep
+ * (aim_threading_passive). aim_cli_threads_explicit: whether --threads
+ * was given (the pool's workers run one thread otherwise). */
 extern const aim_cli_option aim_cli_threads;
 int aim_cli_threads_explicit(void);
-/* Its help lines. */
-extern const char *const aim_cli_usage_threads;
+/* Its help lines, with the default's count on this machine. */
+const char *aim_cli_usage_threads(void);
 
 /* A comma-separated list of names out of names[0 .. n-1] (plot --format
  * png,pdf, --panels, compare --students): each one's index, in the order

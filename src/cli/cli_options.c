@@ -12,6 +12,7 @@
 #include "cli.h"
 #include "gauss.h"
 #include "progress.h"
+#include "threading.h"
 
 enum { MAX_OPTIONS = 24, ASSIGN_LEN = 4096, HELP = 'h', QUIET = 'q', FIRST_ID = 256 };
 
@@ -27,27 +28,34 @@ int aim_cli_threads_explicit(void) { return threads_value > 0; }
 
 /* The engine's threads once a command line with --threads is parsed: its
  * value, else OMP_NUM_THREADS (a number, or OpenMP's list of one per
- * nesting level, whose first is the engine's level), else 1. Returns 0,
- * or -1 after a message naming the option or variable, its value and
- * what is allowed. */
+ * nesting level, whose first is the engine's level), else the cores this
+ * process may use (aim_threading_default). On more than one, idle threads
+ * are made to sleep (aim_threading_passive: aimdyn may start itself
+ * again). Returns 0, or -1 after a message naming the option or
+ * variable, its value and what is allowed. */
 static int set_threads(const char *cmd)
 {
-    if (threads_value)
-        return aim_gauss_set_threads(threads_value);
+    long v = threads_value;
     const char *env = getenv("OMP_NUM_THREADS");
-    if (!env || !*env)
-        return aim_gauss_set_threads(1);
-    char *end;
-    errno = 0;
-    const long v = strtol(env, &end, 10);
-    if (errno || end == env || (*end && *end != ',') || v < 1 || v > AIM_GAUSS_MAX_THREADS) {
-        fprintf(stderr, "aimdyn %s: OMP_NUM_THREADS=%s: not allowed; allowed: an integer from "
-                        "1 to %d, or a list of them whose first counts (the expectation "
-                        "engine's threads; or give --threads N)\n",
-                cmd, env, AIM_GAUSS_MAX_THREADS);
-        return -1;
+    if (!v && env && *env) {
+        char *end;
+        errno = 0;
+        v = strtol(env, &end, 10);
+        if (errno || end == env || (*end && *end != ',') || v < 1 ||
+            v > AIM_GAUSS_MAX_THREADS) {
+            fprintf(stderr, "aimdyn %s: OMP_NUM_THREADS=%s: not allowed; allowed: an integer "
+                            "from 1 to %d, or a list of them whose first counts (the "
+                            "expectation engine's threads; or give --threads N)\n",
+                    cmd, env, AIM_GAUSS_MAX_THREADS);
+            return -1;
+        }
     }
-    return aim_gauss_set_threads((int)v);
+    if (!v)
+        v = aim_threading_default();
+    if (aim_gauss_set_threads((int)v))
+        return -1;
+    aim_threading_passive(cmd);
+    return 0;
 }
 
 /* "png, svg, pdf" into f */

@@ -71,8 +71,11 @@ int aim_cmd_ode(int argc, char **argv)
                        ro.dims[0]);
             if (rep.handed_over)
                 fprintf(stderr, "aimdyn ode: %s; the rows from tau = %g on are the matrix "
-                                "limit process's (hierarchy.beyond = matrix)\n",
-                        rep.handover_why, rep.handover);
+                                "limit process's (hierarchy.beyond = matrix; at the seam, "
+                                "tau = %g, it differs by %+.2g in the overlap, %+.2g %% in "
+                                "the risk)\n",
+                        rep.handover_why, rep.handover, rep.handover_seam_tau,
+                        rep.handover_seam[0], 100 * rep.handover_seam[1]);
             if (st == AIM_ODE_BLOWUP) {
                 fprintf(stderr, "aimdyn ode: %s\n", rep.message);
                 exit_code = AIM_EXIT_BLOWUP;

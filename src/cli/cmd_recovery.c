@@ -119,7 +119,7 @@ static int parse_finite(void *target, const char *value)
 static void print_usage(const char *cmd)
 {
     (void)cmd;
-    printf(usage, AIM_POOL_MAX_JOBS, aim_cli_usage_threads, aim_cli_usage_common);
+    printf(usage, AIM_POOL_MAX_JOBS, aim_cli_usage_threads(), aim_cli_usage_common);
 }
 
 static int parse_options(int argc, char **argv, recovery_options *o)

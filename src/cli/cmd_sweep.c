@@ -110,7 +110,7 @@ static void print_help(const char *cmd)
            "file but those of a SIGKILL, which the next run removes; its workers end\n"
            "with it.\n",
            MAX_VALUES, MAX_POINTS, MAX_JOBS, cores,
-           aim_cli_usage_threads, aim_cli_usage_common);
+           aim_cli_usage_threads(), aim_cli_usage_common);
 }
 
 /* ---- options ---- */

@@ -14,6 +14,7 @@
 #include "progress.h"
 #include "ranks.h"
 #include "sidecar.h"
+#include "threading.h"
 #include "trajectory.h"
 #include "version.h"
 
@@ -89,14 +90,23 @@ static int finish_stdout(int rc)
 
 int main(int argc, char **argv)
 {
+    /* first: the arguments as given, for a start again with idle OpenMP
+     * threads asleep (aim_threading_passive), and one BLAS thread */
+    aim_threading_init(argc, argv);
     /* GSL's default handler aborts; every GSL status is checked instead,
      * and out-of-range special-function values surface as non-finite
      * numbers that the blow-up checks report. */
     gsl_set_error_handler_off();
-    /* the library's notes of a run in progress honour --quiet */
+    /* the library's notes of a run in progress honour --quiet, and a long
+     * run's progress shows with its ETA (src/cli/progress.h) */
     aim_trajectory_set_notes(aim_progress_library_note, NULL);
-    /* a malformed test hook is refused before anything runs (docs/testing.md) */
-    if (aim_hook_init())
+    static const aim_trajectory_progress_ops stages = {
+        aim_progress_stage_begin, aim_progress_stage_update, aim_progress_stage_finished,
+        aim_progress_stage_end};
+    aim_trajectory_set_progress(&stages, argc > 1 ? argv[1] : "");
+    /* a malformed test hook or progress setting is refused before anything
+     * runs (docs/testing.md) */
+    if (aim_hook_init() || aim_progress_init())
         return AIM_EXIT_USAGE;
     if (aim_ranks_init(&argc, &argv))
         return AIM_EXIT_RUNTIME;

@@ -95,7 +95,7 @@ int aim_cli_sgd_memory_fits(const char *cmd, const aim_config *cfg, int d, int j
                 "a smaller d, sgd.holdout or student.rho, or fewer --jobs");
 }
 
-int aim_cli_matrix_memory_fits(const char *cmd, const aim_config *cfg, int runs)
+int aim_cli_matrix_memory_fits(const char *cmd, const aim_config *cfg, int runs, int threads)
 {
     /* a hierarchy hands over to the process where its truncation fails
      * (hierarchy.beyond = matrix): whether it will is known only then, so
@@ -103,8 +103,7 @@ int aim_cli_matrix_memory_fits(const char *cmd, const aim_config *cfg, int runs)
     const int hands_over = aim_model_ops_of(cfg)->hierarchy && cfg->beyond == AIM_BEYOND_MATRIX;
     if (cfg->method != AIM_METHOD_MATRIX && !hands_over)
         return 0;
-    const int at_once = aim_gauss_threads() < cfg->replicas ? aim_gauss_threads()
-                                                             : cfg->replicas;
+    const int at_once = threads < cfg->replicas ? threads : cfg->replicas;
     const double one = aim_mlimit_bytes(cfg, cfg->matrix_d);
     char subject[300], unit[300];
     snprintf(subject, sizeof subject, "the matrix limit process%s at matrix.d = %d%s",

@@ -21,10 +21,11 @@ int aim_cli_sgd_memory_fits(const char *cmd, const aim_config *cfg, int d, int j
 
 /* The matrix limit process of cfg (ode.method = matrix, or a hierarchy
  * that may hand over to it, hierarchy.beyond = matrix): matrix.replicas
- * replicas, as many at a time as the engine has threads, in runs
+ * replicas, as many at a time as each run has engine threads (threads:
+ * a pool's workers run one unless --threads is given), in runs
  * processes at once (a sweep's workers; else 1). 0 (also when cfg does
  * not use it), or -1 after a message as above. */
-int aim_cli_matrix_memory_fits(const char *cmd, const aim_config *cfg, int runs);
+int aim_cli_matrix_memory_fits(const char *cmd, const aim_config *cfg, int runs, int threads);
 
 /* The finite-d starts of cfg at d (the matrices SGD would start from,
  * drawn and measured: recovery's seeds, a hierarchy's start on SGD seed

@@ -6,6 +6,7 @@
 
 #include "cli.h"
 #include "config_check.h"
+#include "gauss.h"
 #include "grid.h"
 #include "memory.h"
 #include "pool.h"
@@ -193,7 +194,7 @@ static int memory_fits(const char *cmd, const run_options *ro, int sgd_seeds)
         for (int j = 0; sgd_seeds && j < ro->ndims; j++)
             if (aim_cli_sgd_memory_fits(cmd, cfg, ro->dims[j], ro->jobs, words))
                 return -1;
-        if (aim_cli_matrix_memory_fits(cmd, cfg, 1))
+        if (aim_cli_matrix_memory_fits(cmd, cfg, 1, aim_gauss_threads()))
             return -1;
         /* a hierarchy's start measured on SGD seed sgd.seed, at each d */
         const int seeded = aim_model_ops_of(cfg)->hierarchy && cfg->start == AIM_START_SEED;

@@ -25,6 +25,7 @@
 #include "guard.h"
 #include "hook.h"
 #include "ranks.h"
+#include "trajectory.h"
 #include "tsv.h"
 #include "version.h"
 
@@ -108,6 +109,8 @@ static _Noreturn void worker(const aim_pool_spec *spec, int w, int queue, int re
     if (!aim_cli_threads_explicit())
         aim_gauss_set_threads(1);
     aim_gauss_after_fork();
+    /* the pool shows the campaign: a task's own run shows no progress */
+    aim_trajectory_set_progress(NULL, NULL);
     in_worker.fd = results;
     in_worker.reports = spec->progress != NULL;
     in_worker.worker = w;

@@ -26,6 +26,7 @@ typedef struct {
     double work;    /* units of its task done, at the last report */
     double seconds; /* the task's time at the last report */
     double at;      /* when that report arrived */
+    double took;    /* a stage's: when it took the task */
 } worker_state;
 
 struct aim_progress {
@@ -36,6 +37,9 @@ struct aim_progress {
     double work_finished; /* the finished tasks' units done (less than
                              work_per_task each when a seed blew up) */
     double start, last_draw, last_plain;
+    /* a stage of one run (aim_progress_stage_begin): shown once it is
+     * long (announced), its threads' lines named so, no rate */
+    int stage, announced;
     worker_state *w;
     char relay[RELAY_LEN]; /* a worker's message until its line is whole */
     size_t nrelay;
@@ -43,6 +47,8 @@ struct aim_progress {
 
 static int quiet;
 static aim_progress *live; /* the campaign whose block is on the terminal */
+/* AIMDYN_TEST_PROGRESS=every: every stage is long, a line per report */
+static int every;
 
 void aim_progress_set_quiet(int q) { quiet = q; }
 
@@ -98,7 +104,10 @@ static double work_running(const aim_progress *p)
 }
 
 /* "aimdyn sgd: d = 400: 3/8 seeds, 41 % of steps, 6.2e4 steps/s, ETA 12m05s";
- * at the end the wall time instead of the ETA */
+ * at the end the wall time instead of the ETA. A stage's: "aimdyn ode:
+ * matrix limit process (D = 400): 3/8 replicas, 41 % of tau, ETA 12s"
+ * (its task count left out when it has one), at the end the share of the
+ * work its tasks did and "done in 49s" */
 static void campaign_line(const aim_progress *p, char *buf, size_t n, int final)
 {
     const double t = now() - p->start, total = p->work_per_task * p->ntasks;
@@ -106,33 +115,43 @@ static void campaign_line(const aim_progress *p, char *buf, size_t n, int final)
     /* a finished task leaves no work, done or not (a seed that blew up),
      * but only the work done gives the rate */
     const double done = p->finished * p->work_per_task + running;
-    const double rate = t > 0 ? (p->work_unit[0] ? p->work_finished + running : done) / t : 0;
+    const double worked = p->work_unit[0] ? p->work_finished + running : done;
+    const double rate = t > 0 ? worked / t : 0;
+    const double shown = p->stage && final ? worked : done;
     char time[32], rs[32];
     format_duration(time, sizeof time, final ? t : rate > 0 ? (total - done) / rate : NAN);
-    int len = snprintf(buf, n, "aimdyn %s: %s%s%d/%d %ss", p->cmd, p->label,
-                       p->label[0] ? ": " : "", p->finished, p->ntasks, p->unit);
-    if (p->work_unit[0] && len > 0 && (size_t)len < n) {
+    int len = snprintf(buf, n, "aimdyn %s: %s%s", p->cmd, p->label, p->label[0] ? ": " : "");
+    if (len > 0 && (size_t)len < n && !(p->stage && p->ntasks == 1))
+        len += snprintf(buf + len, n - (size_t)len, "%d/%d %ss%s", p->finished, p->ntasks,
+                        p->unit, p->work_unit[0] ? ", " : "");
+    if (p->work_unit[0] && len > 0 && (size_t)len < n)
+        len += snprintf(buf + len, n - (size_t)len, "%.0f %% of %s",
+                        total > 0 ? 100 * fmin(shown / total, 1) : 100.0, p->work_unit);
+    if (p->work_unit[0] && !p->stage && len > 0 && (size_t)len < n) {
         format_rate(rs, sizeof rs, rate);
-        len += snprintf(buf + len, n - (size_t)len, ", %.0f %% of %s, %s %s/s",
-                        total > 0 ? 100 * fmin(done / total, 1) : 100.0, p->work_unit, rs,
-                        p->work_unit);
+        len += snprintf(buf + len, n - (size_t)len, ", %s %s/s", rs, p->work_unit);
     }
     if (len > 0 && (size_t)len < n)
-        snprintf(buf + len, n - (size_t)len, final ? ", %s" : ", ETA %s", time);
+        snprintf(buf + len, n - (size_t)len,
+                 !final ? ", ETA %s" : p->stage ? ", done in %s" : ", %s", time);
 }
 
-/* "  worker 2: seed 5/8, grid 17/61, 3.1e4 steps/s, 2m10s" */
+/* "  worker 2: seed 5/8, grid 17/61, 3.1e4 steps/s, 2m10s"; a stage's
+ * "  thread 2: replica 3/8, grid 17/61, 2.1s" */
 static void worker_line(const aim_progress *p, int k, double t, char *buf, size_t n)
 {
     const worker_state *s = &p->w[k];
+    const char *who = p->stage ? "thread" : "worker";
     if (!s->busy) {
-        snprintf(buf, n, "  worker %d: %s", k + 1, p->finished == p->ntasks ? "done" : "idle");
+        snprintf(buf, n, "  %s %d: %s", who, k + 1, p->finished == p->ntasks ? "done" : "idle");
         return;
     }
     char time[32], rs[32];
     format_duration(time, sizeof time, s->seconds + (t - s->at));
-    int len = snprintf(buf, n, "  worker %d: %s %d/%d", k + 1, p->unit, s->task + 1, p->of);
-    if (p->work_unit[0] && s->total > 0 && len > 0 && (size_t)len < n) {
+    int len = snprintf(buf, n, "  %s %d: %s %d/%d", who, k + 1, p->unit, s->task + 1, p->of);
+    if (p->stage && s->total > 0 && len > 0 && (size_t)len < n) {
+        len += snprintf(buf + len, n - (size_t)len, ", grid %d/%d", s->done, s->total);
+    } else if (p->work_unit[0] && s->total > 0 && len > 0 && (size_t)len < n) {
         format_rate(rs, sizeof rs, s->seconds > 0 ? s->work / s->seconds : 0);
         len += snprintf(buf + len, n - (size_t)len, ", grid %d/%d, %s %s/s", s->done, s->total,
                         rs, p->work_unit);
@@ -166,8 +185,10 @@ static void draw_block(aim_progress *p)
     terminal_size(&width, &rows);
     width--;
     /* the campaign line, then as many workers as fit under it with a line
-     * for the rest and one for the cursor */
-    const int shown = p->workers <= rows - 2 ? p->workers : rows - 3;
+     * for the rest and one for the cursor (a stage on one thread: its
+     * line says it all) */
+    const int workers = p->stage && p->workers == 1 ? 0 : p->workers;
+    const int shown = workers <= rows - 2 ? workers : rows - 3;
     char line[LINE_LEN];
     if (p->drawn)
         fprintf(stderr, "\033[%dA", p->drawn);
@@ -177,21 +198,54 @@ static void draw_block(aim_progress *p)
         worker_line(p, k, t, line, sizeof line);
         fprintf(stderr, "\r\033[K%.*s\n", width, line);
     }
-    if (shown < p->workers)
-        fprintf(stderr, "\r\033[K  (and %d more workers)\n", p->workers - shown);
+    if (shown < workers)
+        fprintf(stderr, "\r\033[K  (and %d more %s)\n", workers - shown,
+                p->stage ? "threads" : "workers");
     fflush(stderr);
-    p->drawn = 1 + shown + (shown < p->workers);
+    p->drawn = 1 + shown + (shown < workers);
     p->last_draw = t;
     live = p;
 }
 
-/* A redraw, or off a terminal a plain line, when one is due. */
+/* Whether stage p is long, said once when it first is: after
+ * AIM_PROGRESS_JUDGE_SECONDS the work done so far says that the whole
+ * takes AIM_PROGRESS_LONG_SECONDS or more (the first second of a run
+ * says little: a hierarchy's first grid point also builds its engine),
+ * or AIM_PROGRESS_LONG_SECONDS have passed. Not a stage: 1. */
+static int long_enough(aim_progress *p)
+{
+    if (!p->stage || p->announced)
+        return 1;
+    const double t = now() - p->start, total = p->work_per_task * p->ntasks;
+    const double done = p->finished * p->work_per_task + work_running(p);
+    if (!every && t < AIM_PROGRESS_LONG_SECONDS &&
+        (t < AIM_PROGRESS_JUDGE_SECONDS || !(done > 0) ||
+         t * total / done < AIM_PROGRESS_LONG_SECONDS))
+        return 0;
+    p->announced = 1;
+    char time[32], took[32];
+    format_duration(time, sizeof time, done > 0 ? t * (total - done) / done : NAN);
+    format_duration(took, sizeof took, t);
+    fprintf(stderr, "aimdyn %s: %s%sa long run: ETA %s (%.0f %% of %s in %s)", p->cmd, p->label,
+            p->label[0] ? ": " : "", time, total > 0 ? 100 * fmin(done / total, 1) : 0,
+            p->work_unit, took);
+    if (!p->tty)
+        fprintf(stderr, "; a line at most every %d s until it ends", AIM_PROGRESS_PLAIN_SECONDS);
+    fputc('\n', stderr);
+    p->last_plain = now();
+    return 1;
+}
+
+/* A redraw, or off a terminal a plain line, when one is due (a stage's
+ * once it is long). */
 static void show(aim_progress *p)
 {
+    if (!long_enough(p))
+        return;
     const double t = now();
     if (p->tty && t - p->last_draw >= redraw_seconds)
         draw_block(p);
-    if (!p->tty && t - p->last_plain >= AIM_PROGRESS_PLAIN_SECONDS) {
+    if (!p->tty && (t - p->last_plain >= AIM_PROGRESS_PLAIN_SECONDS || (p->stage && every))) {
         char line[LINE_LEN];
         campaign_line(p, line, sizeof line, 0);
         fprintf(stderr, "%s\n", line);
@@ -265,8 +319,19 @@ void aim_progress_update(aim_progress *p, int w, int task, int done, int total, 
 {
     if (!p || w < 0 || w >= p->workers)
         return;
-    p->w[w] = (worker_state){1, task, done, total, work, seconds, now()};
+    p->w[w] = (worker_state){1, task, done, total, work, seconds, now(), 0};
     show(p);
+}
+
+/* Worker w's task has ended: counted, its work done kept (none when it
+ * ended before its first report: w's last work was its previous task's). */
+static void task_ended(aim_progress *p, int w)
+{
+    p->finished++;
+    if (w >= 0 && w < p->workers && p->w[w].busy) {
+        p->work_finished += p->w[w].work;
+        p->w[w].busy = 0;
+    }
 }
 
 void aim_progress_finished(aim_progress *p, int w, int task, double seconds)
@@ -275,17 +340,13 @@ void aim_progress_finished(aim_progress *p, int w, int task, double seconds)
     (void)seconds;
     if (!p)
         return;
-    p->finished++;
-    if (w >= 0 && w < p->workers) {
-        p->work_finished += p->w[w].work;
-        p->w[w].busy = 0;
-    }
+    task_ended(p, w);
     show(p);
 }
 
 void aim_progress_tick(aim_progress *p)
 {
-    if (p && p->tty && now() - p->last_draw >= redraw_seconds)
+    if (p && p->tty && (!p->stage || p->announced) && now() - p->last_draw >= redraw_seconds)
         draw_block(p);
 }
 
@@ -327,7 +388,7 @@ void aim_progress_relay(aim_progress *p, const char *text, size_t n)
 
 void aim_progress_finish(aim_progress *p)
 {
-    if (!p)
+    if (!p || (p->stage && !p->announced)) /* a short stage shows nothing */
         return;
     clear_block(p);
     relay_lines(p, 1);
@@ -347,4 +408,58 @@ void aim_progress_free(aim_progress *p)
         live = NULL;
     free(p->w);
     free(p);
+}
+
+int aim_progress_init(void)
+{
+    const char *v = getenv("AIMDYN_TEST_PROGRESS");
+    every = v && !strcmp(v, "every");
+    if (!v || !*v || every)
+        return 0;
+    fprintf(stderr, "aimdyn: AIMDYN_TEST_PROGRESS=%s: not allowed; allowed: every (every "
+                    "stage of a run shown as long, a line at each report: docs/testing.md), "
+                    "or unset\n",
+            v);
+    return -1;
+}
+
+void *aim_progress_stage_begin(void *ctx, const char *label, const char *unit, int tasks,
+                               int threads, double work_per_task, const char *work_unit)
+{
+    aim_progress *p = aim_progress_begin(ctx, label, unit, tasks, tasks, threads, work_per_task,
+                                         work_unit);
+    if (p)
+        p->stage = 1;
+    return p;
+}
+
+void aim_progress_stage_update(void *stage, int thread, int task, int done, int total,
+                               double work)
+{
+    aim_progress *p = stage;
+    if (!p || thread < 0 || thread >= p->workers)
+        return;
+    worker_state *s = &p->w[thread];
+    const double t = now();
+    const double took = s->busy && s->task == task ? s->took : t;
+    *s = (worker_state){1, task, done, total, work, t - took, t, took};
+    show(p);
+}
+
+void aim_progress_stage_finished(void *stage, int thread, int task)
+{
+    aim_progress *p = stage;
+    (void)task;
+    if (!p)
+        return;
+    task_ended(p, thread);
+    /* redrawn on a terminal; off one the task's last report was its line */
+    if (p->tty)
+        show(p);
+}
+
+void aim_progress_stage_end(void *stage)
+{
+    aim_progress_finish(stage);
+    aim_progress_free(stage);
 }

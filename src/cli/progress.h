@@ -1,6 +1,6 @@
 /* aim_progress: what a campaign of tasks on the worker pool (the SGD
- * seeds of one d, a sweep's points) shows on stderr while it runs, and
- * --quiet.
+ * seeds of one d, a sweep's points) or a stage of one long run (an ODE:
+ * aim_progress_stage_begin) shows on stderr while it runs, and --quiet.
  *
  * On a terminal (isatty(stderr)) a live block, redrawn in place at most
  * four times a second: a campaign line (tasks done, the share of the work
@@ -74,5 +74,34 @@ void aim_progress_relay(aim_progress *p, const char *text, size_t n);
 void aim_progress_finish(aim_progress *p);
 
 void aim_progress_free(aim_progress *p);
+
+/* A stage of one run, reported by the library as it goes
+ * (aim_trajectory_set_progress: an ODE's hierarchy on the grid, the
+ * matrix limit process's replicas on the engine's threads; ctx: the
+ * command's name): a campaign of `tasks` tasks (the replicas; 1) on
+ * `threads` threads, each task work_per_task units of work_unit (grid
+ * points; tau). It is shown only once it is long, so that a short run's
+ * stderr stays quiet: when, after AIM_PROGRESS_JUDGE_SECONDS, the work
+ * done so far says that the whole takes AIM_PROGRESS_LONG_SECONDS or
+ * more (or AIM_PROGRESS_LONG_SECONDS have passed), a line says so with
+ * its ETA; then the campaign's lines as above, without a rate (a stage's
+ * work is not steps), a line per thread on a terminal when it has more
+ * than one, and a last line with the share of the work done and the wall
+ * time. aim_progress_stage_end ends and frees it. */
+enum { AIM_PROGRESS_JUDGE_SECONDS = 1, AIM_PROGRESS_LONG_SECONDS = 5 };
+void *aim_progress_stage_begin(void *ctx, const char *label, const char *unit, int tasks,
+                               int threads, double work_per_task, const char *work_unit);
+/* On thread `thread`, task has reached grid point done of total, work
+ * units into it (0: it has just begun). */
+void aim_progress_stage_update(void *stage, int thread, int task, int done, int total,
+                               double work);
+void aim_progress_stage_finished(void *stage, int thread, int task);
+void aim_progress_stage_end(void *stage);
+
+/* Reads AIMDYN_TEST_PROGRESS (docs/testing.md): "every" makes every stage
+ * long from its first report, with a plain line at each report off a
+ * terminal, so that a test sees a long run's lines without a long run.
+ * Returns 0 when it is unset, empty or "every"; -1 after a message. */
+int aim_progress_init(void);
 
 #endif

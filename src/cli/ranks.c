@@ -47,6 +47,11 @@ int aim_ranks_count(void)
     return count;
 }
 
+int aim_ranks_started(void)
+{
+    return started;
+}
+
 int aim_ranks_share(int status, int *tasks, int *ntasks, int max)
 {
     if (count == 1)
@@ -107,6 +112,11 @@ int aim_ranks_rank(void)
 int aim_ranks_count(void)
 {
     return 1;
+}
+
+int aim_ranks_started(void)
+{
+    return 0;
 }
 
 int aim_ranks_share(int status, int *tasks, int *ntasks, int max)

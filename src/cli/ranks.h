@@ -28,6 +28,8 @@ int aim_ranks_init(int *argc, char ***argv);
  * MPI). */
 int aim_ranks_rank(void);
 int aim_ranks_count(void);
+/* Whether MPI was started (launched by mpirun or srun, even as one rank). */
+int aim_ranks_started(void);
 
 /* Sends rank 0's tasks[0 .. *ntasks - 1] (ntasks at most max) and its
  * status to every rank: the others receive them into tasks and ntasks.

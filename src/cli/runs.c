@@ -151,11 +151,22 @@ static void put_fold_line(FILE *f, const aim_config *cfg, const int *sign, int s
     fputc('\n', f);
 }
 
-/* The matrix process of cfg as the ODE file's metadata names it. */
-static void put_matrix_process(FILE *f, const aim_config *cfg)
+/* The matrix process of cfg as the ODE file's metadata names it, with the
+ * steps its replicas took on average. */
+static void put_matrix_process(FILE *f, const aim_config *cfg, double steps)
 {
-    fprintf(f, "D = %d, %d replicas (seeds %llu..), Euler-Maruyama step %.6g", cfg->matrix_d,
-            cfg->replicas, (unsigned long long)cfg->seed, aim_config_matrix_step(cfg));
+    fprintf(f, "D = %d, %d replicas (seeds %llu..), ", cfg->matrix_d, cfg->replicas,
+            (unsigned long long)cfg->seed);
+    if (cfg->scheme == AIM_SCHEME_EULER)
+        fprintf(f, "Euler-Maruyama steps of %.6g", aim_config_matrix_step(cfg));
+    else if (cfg->matrix_dtau > 0.0)
+        fprintf(f, "steps of %.6g extrapolated from two of half their length "
+                   "(matrix.scheme = richardson)", cfg->matrix_dtau);
+    else
+        fprintf(f, "steps extrapolated from two of half their length (matrix.scheme = "
+                   "richardson), their length controlled by matrix.step_tol = %g",
+                cfg->matrix_step_tol);
+    fprintf(f, "; %.1f steps a replica", steps);
 }
 
 /* Writes DIR/NAME-ode.tsv into path: renamed into place now (set NULL)
@@ -179,7 +190,7 @@ int aim_cli_write_ode_file(const aim_config *cfg, int d, const double *tau,
     const int matrix = cfg->method == AIM_METHOD_MATRIX;
     if (matrix) {
         fputs("# ode: the limit process simulated with matrices (theory/matrix.md): ", f);
-        put_matrix_process(f, cfg);
+        put_matrix_process(f, cfg, rep->matrix_steps);
         fprintf(f, "; the columns are replica means%s\n",
                 mom && mom->obs_se ? ", X_se their standard errors" : "");
     }
@@ -201,10 +212,16 @@ int aim_cli_write_ode_file(const aim_config *cfg, int d, const double *tau,
         fprintf(f, "# hand-over: %s; the rows from tau = %.6g on are the matrix limit "
                    "process's (hierarchy.beyond = matrix; theory/matrix.md sec. 7): ",
                 rep->handover_why, rep->handover);
-        put_matrix_process(f, cfg);
+        put_matrix_process(f, cfg, rep->matrix_steps);
         fprintf(f, ", X_se their standard errors (NaN before), overlap_trunc and risk_trunc "
                    "NaN from there%s%s",
                 rep->handover_fold[0] ? "; " : "", rep->handover_fold);
+        if (!isnan(rep->handover_seam_tau))
+            fprintf(f, "; the seam: at tau = %.6g, the hierarchy's last row, the process "
+                       "differs from it by %+.4g (s.e. %.2g) in the overlap and by %+.3g %% "
+                       "(s.e. %.2g %%) in the risk",
+                    rep->handover_seam_tau, rep->handover_seam[0], rep->handover_seam_se[0],
+                    100 * rep->handover_seam[1], 100 * rep->handover_seam_se[1]);
         if (rep->handover_order > 0 && rep->handover_order < cfg->order)
             fprintf(f, "; the process measures the words up to length %d only (the longer "
                        "ones NaN in its rows: at most %d words a point, theory/matrix.md "

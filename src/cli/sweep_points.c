@@ -10,6 +10,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "gauss.h"
 #include "hook.h"
 #include "memory.h"
 #include "model.h"
@@ -103,6 +104,9 @@ int aim_sweep_check_points(sweep *sw)
         fprintf(stderr, "aimdyn sweep: out of memory\n");
         return -1;
     }
+    /* the points run on the pool's workers: one engine thread each unless
+     * --threads is given (src/cli/pool.c) */
+    const int worker_threads = aim_cli_threads_explicit() ? aim_gauss_threads() : 1;
     for (int p = 0; p < sw->npoints; p++) {
         for (int v = 0; v < sw->nvary; v++) {
             snprintf(sw->assign[v], TEXT_LEN, "%s=%s", sw->vary[v].key,
@@ -113,7 +117,7 @@ int aim_sweep_check_points(sweep *sw)
         aim_sweep_point_label(sw, p, label, sizeof label);
         snprintf(cmd, sizeof cmd, "sweep: point %d/%d (%s)", p + 1, sw->npoints, label);
         if (aim_cli_load_config(cmd, sw->path, sw->sets, sw->nsets + sw->nvary, &sw->cfg[p]) ||
-            aim_cli_matrix_memory_fits(cmd, &sw->cfg[p], sw->jobs) ||
+            aim_cli_matrix_memory_fits(cmd, &sw->cfg[p], sw->jobs, worker_threads) ||
             (aim_model_ops_of(&sw->cfg[p])->hierarchy && sw->cfg[p].start == AIM_START_SEED &&
              aim_cli_start_memory_fits(cmd, &sw->cfg[p], sw->cfg[p].d, sw->jobs)))
             return -1;

@@ -35,8 +35,12 @@ static const char *const usage_main =
     "sgd, compare and sweep show their progress on stderr: on a terminal a\n"
     "block with a line per worker (its seed, the grid points it reached, its\n"
     "steps/s) under the campaign's line with an ETA, redrawn in place; else a\n"
-    "plain line at most every 30 s and one at the end. --quiet (any command)\n"
-    "leaves stderr to warnings and errors; stdout and the files are the same.\n"
+    "plain line at most every 30 s and one at the end. An ODE (ode, compare,\n"
+    "recovery) that will take 5 s or more says so after a second, with its\n"
+    "ETA, and shows its progress the same way (the hierarchy's grid points,\n"
+    "the matrix process's replicas); a shorter one shows nothing. --quiet\n"
+    "(any command) leaves stderr to warnings and errors; stdout and the files\n"
+    "are the same.\n"
     "\n"
     "Examples:\n"
     "  aimdyn compare                              # the default example\n"
@@ -100,7 +104,7 @@ void aim_cli_usage(FILE *out, const char *cmd)
                 "                           tau = 0 (training.start_file; docs/tables.md)\n"
                 "Tied and untied students also get one column per tracked moment m(w) = Tr(w)/d.\n"
                 "%s%s",
-                aim_cli_usage_threads, aim_cli_usage_common);
+                aim_cli_usage_threads(), aim_cli_usage_common);
     else if (!strcmp(cmd, "sgd"))
         fprintf(out,
                 "usage: aimdyn sgd [CONFIG.ini] [options]\n\n"
@@ -126,7 +130,7 @@ void aim_cli_usage(FILE *out, const char *cmd)
                 "                           the workers are the parallelism. The files are\n"
                 "                           the same, bit for bit, for every N\n"
                 "%s%s",
-                seeds_help, aim_cli_usage_threads, aim_cli_usage_common);
+                seeds_help, aim_cli_usage_threads(), aim_cli_usage_common);
     else if (!strcmp(cmd, "compare"))
         fprintf(out,
                 "usage: aimdyn compare [CONFIG.ini] [options]\n\n"
@@ -172,7 +176,7 @@ void aim_cli_usage(FILE *out, const char *cmd)
                 "                           parallelism. The files are the same, bit for\n"
                 "                           bit, for every N\n"
                 "%s%s",
-                seeds_help, aim_cli_usage_threads, aim_cli_usage_common);
+                seeds_help, aim_cli_usage_threads(), aim_cli_usage_common);
     else if (!strcmp(cmd, "hierarchy"))
         fprintf(out,
                 "usage: aimdyn hierarchy [CONFIG.ini] [--order M] [--latex] [--set ...]\n\n"

@@ -32,6 +32,8 @@ static const aim_config_enum_name grid_names[] = {
 static const aim_config_enum_name rule_names[] = {
     {"auto", AIM_RULE_AUTO}, {"generic", AIM_RULE_GENERIC}, {"hermite", AIM_RULE_HERMITE},
     {NULL, 0}};
+static const aim_config_enum_name scheme_names[] = {
+    {"richardson", AIM_SCHEME_RICHARDSON}, {"euler", AIM_SCHEME_EULER}, {NULL, 0}};
 static const aim_config_enum_name beyond_names[] = {
     {"matrix", AIM_BEYOND_MATRIX}, {"stop", AIM_BEYOND_STOP}, {NULL, 0}};
 static const aim_config_enum_name closure_names[] = {{"aligned", AIM_CLOSURE_ALIGNED},
@@ -229,16 +231,37 @@ const aim_config_key aim_config_keys[] = {
          "(theory/matrix.md; centred indices)"),
 
     /* [matrix] */
-    INT("matrix", "d", matrix_d, "400", 16, 4000, 0, "an integer in 16..4000",
+    INT("matrix", "d", matrix_d, "200", 16, 4000, 0, "an integer in 16..4000",
         "ode.method = matrix: dimension D of the simulated matrices (error O(1/D), "
-        "cost O(D^3) per step)"),
+        "cost O(D^3) per step; theory/matrix.md sec. 3 for what 200 gives)"),
     INT("matrix", "replicas", replicas, "4", 1, 1000, 0, "an integer in 1..1000",
         "ode.method = matrix: independent runs averaged; replica r starts from the "
         "initial matrices of SGD seed sgd.seed + r at d = matrix.d"),
     REAL("matrix", "dtau", matrix_dtau, "0", 0, 0,
          AIM_CONFIG_ZERO_OK | AIM_CONFIG_LO_OPEN | AIM_CONFIG_NO_HI,
-         "0 (training.horizon / 512) or a real number > 0",
-         "ode.method = matrix: Euler-Maruyama time step in tau (error O(dtau))"),
+         "0 (richardson: steps controlled by matrix.step_tol; euler: training.horizon / "
+         "512) or a real number > 0",
+         "ode.method = matrix: a fixed time step in tau, cut to the grid intervals (error "
+         "O(dtau) with euler, O(dtau^2) with richardson)"),
+    REAL("matrix", "step_tol", matrix_step_tol, "0.1", 0, 0.5, AIM_CONFIG_LO_OPEN,
+         "a real number in (0, 0.5]",
+         "ode.method = matrix, matrix.scheme = richardson, matrix.dtau = 0: the step is "
+         "controlled so that the risk changes by about this fraction per step, and the "
+         "overlap by this much (no step longer than the grid interval; theory/matrix.md "
+         "sec. 3)"),
+    INT("matrix", "qmc_points", matrix_qmc_points, "2048", 256, 4194304, AIM_CONFIG_ZERO_OK,
+        "0 (the full rule at every evaluation) or an integer in 256..4194304",
+        "ode.method = matrix with a quasi-random rule (row softmax, ode.rule = generic): "
+        "the process evaluates its kernels by a rule of this many points, corrected by "
+        "the full rule's difference from it at an anchor state re-taken whenever the order "
+        "parameters have moved by 10 % (a control variate: the added error is up to about "
+        "0.8 of the full rule's own; theory/matrix.md sec. 3); unused when the rule has "
+        "fewer than four times as many points"),
+    ENUM("matrix", "scheme", scheme, "richardson", scheme_names, "richardson | euler",
+         "ode.method = matrix: the time scheme; euler: Euler-Maruyama steps of matrix.dtau "
+         "(error O(dtau)); richardson: each replica also runs with half steps on the same "
+         "noise and the two are extrapolated, 2 m(dtau/2) - m(dtau) (error O(dtau^2), three "
+         "steps' cost; theory/matrix.md sec. 3)"),
 
     /* [hierarchy] */
     INT("hierarchy", "order", order, "4", 1, 10, 0, "an integer in 1..10",

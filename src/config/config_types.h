@@ -63,6 +63,8 @@ typedef enum { AIM_SOLVER_AUTO = 0, AIM_SOLVER_DENSE, AIM_SOLVER_KRYLOV } aim_li
  * there, or hand over to the matrix limit process
  * (sim/trajectory_handover.c; theory/matrix.md sec. 7). */
 typedef enum { AIM_BEYOND_MATRIX = 0, AIM_BEYOND_STOP } aim_beyond;
+/* the matrix process's time scheme (theory/matrix.md sec. 3) */
+typedef enum { AIM_SCHEME_RICHARDSON = 0, AIM_SCHEME_EULER } aim_matrix_scheme;
 /* output.fold: mirror-image runs folded by the sign of (src/results/fold.h) */
 typedef enum { AIM_FOLD_NONE = 0, AIM_FOLD_MEAN, AIM_FOLD_OVERLAP } aim_fold_kind;
 
@@ -124,7 +126,10 @@ typedef struct {
     /* [matrix] (ode.method = matrix) */
     int matrix_d;        /* dimension D of the simulated matrices */
     int replicas;        /* independent runs averaged (seeds sgd.seed + r) */
-    double matrix_dtau;  /* Euler-Maruyama step in tau; 0: horizon / 512 */
+    double matrix_dtau;  /* the process's step in tau; 0: the default of aim_config_matrix_step */
+    aim_matrix_scheme scheme; /* Euler-Maruyama, or extrapolated from steps h and h/2 */
+    double matrix_step_tol; /* richardson, matrix.dtau = 0: the change per step */
+    int matrix_qmc_points;  /* the process's cheap quasi-random rule, 0: none */
 
     /* [hierarchy] (tied and untied students) */
     int order;           /* truncation order M: longest tracked word */

@@ -82,5 +82,9 @@ int aim_config_columns(const aim_matrix_spec *spec, int d)
 
 double aim_config_matrix_step(const aim_config *cfg)
 {
-    return cfg->matrix_dtau > 0.0 ? cfg->matrix_dtau : cfg->horizon / 512.0;
+    if (cfg->matrix_dtau > 0.0)
+        return cfg->matrix_dtau;
+    /* richardson: steps controlled by matrix.step_tol, at most the grid
+     * interval; euler: fixed steps */
+    return cfg->scheme == AIM_SCHEME_RICHARDSON ? cfg->horizon : cfg->horizon / 512.0;
 }

@@ -48,19 +48,19 @@ typedef enum {
 
 /* The student's matrices in the matrix limit process (sim/mlimit.c,
  * theory/matrix.md): S (D x D) and, for a factored student, its factors
- * F1, F2 (D x p row-major) with their increments dF1, dF2, and the D x D
- * work matrices its step needs; those a student does not use are NULL. */
+ * F1, F2 (D x p row-major) and single-precision room for the step's
+ * products, fwork (D x D + 4 D x p floats: M, and the factors and their
+ * increments); those a student does not use are NULL. */
 typedef struct {
     int D, p;
-    double *S, *F1, *F2, *dF1, *dF2, *work;
+    double *S, *F1, *F2;
+    float *fwork;
 } aim_matrix_student;
 
 /* How a student is parametrised, for the matrix limit process. */
 typedef struct {
     /* factor matrices: 0 (S learned itself), 1 (W), 2 (U, V) */
     int factors;
-    /* D x D work matrices of step */
-    int work;
     /* the student's own SGD rule with its gradient G replaced by M (D x D,
      * may be overwritten) and weight decay: each parameter X becomes
      * keep X - dX, with dX pulled back from M at the old parameters */

@@ -116,24 +116,27 @@ static void tied_matrix_step(const aim_config *cfg, double *M, double keep,
 {
     (void)cfg;
     const int D = m->D, p = m->p;
-    /* grad_W = (G + G^T) W */
-    double *Msym = m->work;
+    const size_t dp = (size_t)D * p;
+    /* grad_W = (G + G^T) W, in single precision (theory/matrix.md sec.
+     * 3: its rounding is far below the process's 1/D); W itself is kept
+     * and updated in double */
+    float *Msym = m->fwork, *W = Msym + (size_t)D * D, *dW = W + dp;
     for (int i = 0; i < D; i++)
         for (int j = i; j < D; j++) {
             const size_t a = (size_t)i * D + j, b = (size_t)j * D + i;
-            Msym[a] = Msym[b] = M[a] + M[b];
+            Msym[a] = Msym[b] = (float)(M[a] + M[b]);
         }
-    cblas_dgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, D, p, D, 1.0, Msym, D, m->F1, p,
-                0.0, m->dF1, p);
-    const size_t dp = (size_t)D * p;
     for (size_t i = 0; i < dp; i++)
-        m->F1[i] = keep * m->F1[i] - m->dF1[i];
+        W[i] = (float)m->F1[i];
+    cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, D, p, D, 1.0f, Msym, D, W, p, 0.0f,
+                dW, p);
+    for (size_t i = 0; i < dp; i++)
+        m->F1[i] = keep * m->F1[i] - (double)dW[i];
 }
 
 /* no raw centring: a tied student needs centred indices (config_check.c) */
 static const aim_matrix_param tied_matrix = {
     .factors = 1,
-    .work = 1,
     .step = tied_matrix_step,
 };
 

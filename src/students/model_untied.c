@@ -257,15 +257,24 @@ static void untied_matrix_step(const aim_config *cfg, double *M, double keep,
 {
     (void)cfg;
     const int D = m->D, p = m->p;
-    /* grad_U = G V, grad_V = G^T U, both at the old factors */
-    cblas_dgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, D, p, D, 1.0, M, D, m->F2, p, 0.0,
-                m->dF1, p);
-    cblas_dgemm(CblasRowMajor, CblasTrans, CblasNoTrans, D, p, D, 1.0, M, D, m->F1, p, 0.0,
-                m->dF2, p);
-    const size_t dp = (size_t)D * p;
+    const size_t dd = (size_t)D * D, dp = (size_t)D * p;
+    /* grad_U = G V, grad_V = G^T U, both at the old factors, in single
+     * precision (theory/matrix.md sec. 3: its rounding is far below the
+     * process's 1/D); U and V themselves are kept and updated in double */
+    float *Mf = m->fwork, *U = Mf + dd, *V = U + dp, *dU = V + dp, *dV = dU + dp;
+    for (size_t i = 0; i < dd; i++)
+        Mf[i] = (float)M[i];
     for (size_t i = 0; i < dp; i++) {
-        m->F1[i] = keep * m->F1[i] - m->dF1[i];
-        m->F2[i] = keep * m->F2[i] - m->dF2[i];
+        U[i] = (float)m->F1[i];
+        V[i] = (float)m->F2[i];
+    }
+    cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, D, p, D, 1.0f, Mf, D, V, p, 0.0f, dU,
+                p);
+    cblas_sgemm(CblasRowMajor, CblasTrans, CblasNoTrans, D, p, D, 1.0f, Mf, D, U, p, 0.0f, dV,
+                p);
+    for (size_t i = 0; i < dp; i++) {
+        m->F1[i] = keep * m->F1[i] - (double)dU[i];
+        m->F2[i] = keep * m->F2[i] - (double)dV[i];
     }
 }
 

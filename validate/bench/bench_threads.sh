@@ -9,9 +9,11 @@
 # speed-up (wall on 1 / wall on 2), the CPU overhead (CPU on 2 / CPU on
 # 1), the load average before and after, and checks that the ode files
 # are the same but their "# threads:" line. One BLAS thread. Nothing here
-# is a test: on a loaded machine the threads compete with the load (run
-# it with OMP_WAIT_POLICY=passive there: spinning idle threads cost more
-# than they gain).
+# is a test: on a loaded machine the threads compete with the load.
+# aimdyn makes its idle OpenMP threads sleep unless OMP_WAIT_POLICY is set
+# (README, src/cli/threading.c); the engine call here, a program of its
+# own, spins by libgomp's default: run it with OMP_WAIT_POLICY=passive to
+# compare the two alike.
 # Needs /usr/bin/time (Debian package time).
 # Usage: sh validate/bench/bench_threads.sh [BUILD_DIR [ROUNDS [SECONDS]]]
 #   BUILD_DIR  this tree's build directory (default build)
