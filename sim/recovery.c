@@ -145,10 +145,13 @@ static void start_overlaps(const aim_config *cfg, int d, const double obs[AIM_OB
     }
 }
 
+/* A rule whose kernels are accurate to about 1e-3, not to round-off: the
+ * quasi-random one, and Gauss-Hermite on relu's kink (ode.rule =
+ * hermite). */
 static int quasi_random_rule(const aim_config *cfg)
 {
     return cfg->rule == AIM_RULE_GENERIC || cfg->output == AIM_SOFTMAX ||
-           cfg->activation == AIM_ACT_RELU;
+           (cfg->activation == AIM_ACT_RELU && cfg->rule == AIM_RULE_HERMITE);
 }
 
 /* The training grid into *tau and room for the observables on it into
@@ -231,7 +234,8 @@ int aim_recovery_limit_analyse(const aim_config *cfg, int d, aim_recovery_limit 
 
     /* A drift is zero when it is below the engine's accuracy relative to
      * the scale of the first-order drifts, |a_S| + |b_S| + |a_T| + |b_T|
-     * (Gauss-Hermite: exact up to round-off; quasi-random: 1e-3). */
+     * (Gauss-Hermite and the closed forms: exact up to round-off;
+     * quasi-random: 1e-3). */
     const double scale = fabs(k[AIM_KERNEL_A_S]) + fabs(k[AIM_KERNEL_B_S]) +
                          fabs(k[AIM_KERNEL_A_T]) + fabs(k[AIM_KERNEL_B_T]);
     out->drift_tolerance = (quasi_random_rule(cfg) ? 1e-3 : 1e-9) * scale;

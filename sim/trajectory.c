@@ -51,6 +51,11 @@ void aim_trajectory_kernel_line(FILE *f, const aim_config *cfg, int points, doub
                 aim_gauss_threads());
         return;
     }
+    if (points == 0 && aim_gauss_closed_forms(cfg)) {
+        fprintf(f, "# kernels: closed forms (relu and erf; theory/direct.md sec. 3.6, exact to "
+                   "about 1e-9), no quasi-random error\n");
+        return;
+    }
     if (points == 0) {
         fprintf(f, "# kernels: Gauss-Hermite product rules (ode.quad_nodes; exact for Hermite "
                    "series), no quasi-random error\n");

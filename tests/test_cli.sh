@@ -68,6 +68,15 @@ contains "ode file has version" "$f" "^# aimdyn "
 contains "ode file has configuration" "$f" "^# config training.eta = 0.1"
 contains "ode file has header" "$f" "^tau	n	t	risk	overlap"
 contains "ode file names its Gauss-Hermite rule" "$f" "^# kernels: Gauss-Hermite"
+# relu and erf: closed forms (theory/direct.md sec. 3.6); ode.rule = hermite forces
+# Gauss-Hermite on them
+expect_exit "ode relu" 0 "$exe" ode --out "$work/o2r" --name relu --set model.activation=relu \
+    --set training.points=3 --set training.horizon=0.01
+contains "a relu ode file names its closed forms" "$work/o2r/relu-ode.tsv" "^# kernels: closed forms"
+expect_exit "ode erf, ode.rule = hermite" 0 "$exe" ode --out "$work/o2r" --name erf \
+    --set model.activation=erf --set ode.rule=hermite --set training.points=3 \
+    --set training.horizon=0.01
+contains "ode.rule = hermite names Gauss-Hermite" "$work/o2r/erf-ode.tsv" "^# kernels: Gauss-Hermite"
 rows=$(grep -v '^#' "$f" | wc -l)
 [ "$rows" -eq 12 ]
 check "ode file has 11 rows + header (got $rows)" $?

@@ -295,7 +295,11 @@ static void near(double got, double want, double se, double extra, const char *w
 static void check_against_mc(aim_config *cfg, const aim_overlaps *q, aim_gauss_rule rule,
                              double rule_error)
 {
-    const double ob[2] = {0.25, -0.1}, pb[2] = {0.05, 0.15}, mb = q->mean[0] != 0 ? 0.3 : 0;
+    /* B's overlaps with a symmetric student and teacher (Psi = Omega)
+     * must have Psi = Omega too: B's antisymmetric part is orthogonal */
+    const int sym = !memcmp(q->omega, q->psi, sizeof q->omega);
+    const double ob[2] = {0.25, -0.1}, pb[2] = {sym ? 0.25 : 0.05, sym ? -0.1 : 0.15};
+    const double mb = q->mean[0] != 0 ? 0.3 : 0;
     mc_result mc;
     plain_mc(cfg, q, ob, pb, mb, 200000, &mc);
     aim_gauss *g = aim_gauss_create(cfg, rule, aim_family_symmetric_pair(cfg));
@@ -327,10 +331,90 @@ static void test_elementwise_vs_mc(void **state)
         cfg.activation = acts[k];
         cfg.noise = 0.1;
         aim_overlaps q = some_state(k % 2);
-        /* tanh/erf/relu: the automatic Gauss-Hermite rules are accurate to
-         * ~1e-4 (relu, a kink) or better; an allowance of 1e-3 covers it. */
+        /* tanh: the automatic Gauss-Hermite rule is accurate to ~1e-3
+         * (its 12^4-point pair rule; theory/direct.md sec. 3.5), an
+         * allowance of 1e-3 covers it; relu and erf: closed forms (below) */
         print_message("activation %d\n", k);
-        check_against_mc(&cfg, &q, AIM_RULE_AUTO, k ? 1e-3 : 0.0);
+        check_against_mc(&cfg, &q, AIM_RULE_AUTO, k == 1 ? 1e-3 : 0.0);
+    }
+}
+
+/* A state of a symmetric student and teacher (Psi = Omega), whose
+ * entries h_ab and h_ba are the same variable: the closed forms' pairs
+ * meet exact duplicates. */
+static aim_overlaps symmetric_state(int raw)
+{
+    aim_overlaps q = {.omega = {{0.7, 0.4}, {0.4, 1.0}}, .psi = {{0.7, 0.4}, {0.4, 1.0}}};
+    if (raw) {
+        q.mean[0] = -0.3;
+        q.mean[1] = 0.6;
+    }
+    return q;
+}
+
+/* The closed forms of relu and erf (theory/direct.md sec. 3.6) against
+ * the independent plain Monte Carlo, every kernel, with label noise,
+ * T = 2 and 3, correlated tokens, centred and raw means, a generic and a
+ * symmetric state. Tolerance: 5 standard errors of the Monte Carlo mean
+ * (the closed forms are exact to 1e-9: tests/test_orthant.c). */
+static void test_closed_forms_vs_mc(void **state)
+{
+    (void)state;
+    const aim_activation acts[2] = {AIM_ACT_RELU, AIM_ACT_ERF};
+    for (int k = 0; k < 2; k++)
+        for (int T = 2; T <= 3; T++)
+            for (int raw = 0; raw < 2; raw++)
+                for (int sym = 0; sym < 2; sym++) {
+                    aim_config cfg;
+                    base_config(&cfg, T);
+                    equicorrelated(&cfg, T == 2 ? 0.4 : -0.2);
+                    cfg.activation = acts[k];
+                    cfg.noise = 0.1;
+                    aim_overlaps q = sym ? symmetric_state(raw) : some_state(raw);
+                    print_message("%s T = %d raw %d symmetric %d\n", k ? "erf" : "relu", T,
+                                  raw, sym);
+                    check_against_mc(&cfg, &q, AIM_RULE_AUTO, 1e-9);
+                }
+}
+
+/* erf's closed forms against Gauss-Hermite at T = 1 (no pairs, so every
+ * kernel comes from the 2-dimensional entry rule), centred and raw, a
+ * correlated and a nearly degenerate state (overlap 0.999). The rule at
+ * 64 nodes converges geometrically (erf and exp(-x^2) are entire, but
+ * erf grows like exp(y^2) off the real axis, so slowly where the teacher
+ * index's variance is large), and its error is below its distance to 48
+ * nodes: the tolerance, plus 1e-13 (1 + |v|) of round-off. Measured: the
+ * risk and drift kernels within 1e-13, the noise kernels within 6e-8,
+ * where 48 and 64 nodes differ by 3e-6. */
+static void test_erf_vs_hermite(void **state)
+{
+    (void)state;
+    const aim_overlaps qs[3] = {
+        {.omega = {{0.8, 0.5}, {0.5, 1.5}}, .psi = {{0.2, 0.1}, {0.1, 0.3}}},
+        {.omega = {{1.2, 0.3}, {0.3, 0.9}}, .psi = {{0.0, 0.0}, {0.0, 0.0}}, .mean = {0.4, -0.7}},
+        {.omega = {{1.0, 0.999}, {0.999, 1.0}}, .psi = {{0.0, 0.0}, {0.0, 0.0}}, .mean = {0.2, 0.2}}};
+    for (int s = 0; s < 3; s++) {
+        aim_config cfg;
+        base_config(&cfg, 1);
+        cfg.activation = AIM_ACT_ERF;
+        cfg.noise = 0.2;
+        double v[3][AIM_GAUSS_KERNEL_VALUES];
+        const int nodes[3] = {0, 48, 64};
+        for (int r = 0; r < 3; r++) {
+            cfg.quad_nodes = nodes[r];
+            aim_gauss *g = aim_gauss_create(&cfg, r ? AIM_RULE_HERMITE : AIM_RULE_AUTO, 0);
+            assert_non_null(g);
+            assert_int_equal(aim_gauss_eval(g, &qs[s]), 0);
+            assert_int_equal(aim_gauss_points(g), 0);
+            aim_gauss_kernel_values(g, v[r]);
+            aim_gauss_free(g);
+        }
+        for (int k = 0; k < AIM_GAUSS_KERNEL_VALUES; k++) {
+            const double tol = fabs(v[1][k] - v[2][k]) + 1e-13 * (1.0 + fabs(v[2][k]));
+            if (!(fabs(v[0][k] - v[2][k]) <= tol))
+                fail_msg("state %d kernel %d: closed form %.15g, Gauss-Hermite %.15g", s, k,
+                         v[0][k], v[2][k]);
+        }
     }
 }
 
@@ -392,6 +476,53 @@ static void test_generic_matches_elementwise(void **state)
         aim_gauss_free(a);
         aim_gauss_free(b);
     }
+}
+
+/* The closed forms of relu and erf against the quasi-random rule at 2^18
+ * points, every kernel (aim_gauss_kernel_values: the risk, K_omega,
+ * K_psi, the drift kernels; at the symmetric state those of symmetric
+ * directions), T = 3, correlated tokens, label noise, raw
+ * means, a generic and a symmetric state: per group, the gap relative to
+ * the group's largest value within 3 times the quasi-random rule's
+ * estimated error (a 95 % Student-t bound on 7 degrees of freedom; 3
+ * times it is the two-sided 1 - 1.5e-4 quantile). */
+static void test_closed_forms_vs_generic(void **state)
+{
+    (void)state;
+    const aim_activation acts[2] = {AIM_ACT_RELU, AIM_ACT_ERF};
+    for (int k = 0; k < 2; k++)
+        for (int sym = 0; sym < 2; sym++) {
+            aim_config cfg;
+            base_config(&cfg, 3);
+            equicorrelated(&cfg, -0.2);
+            cfg.activation = acts[k];
+            cfg.noise = 0.2;
+            cfg.qmc_points = 262144;
+            const aim_overlaps q = sym ? symmetric_state(1) : some_state(1);
+            aim_gauss *a = aim_gauss_create(&cfg, AIM_RULE_AUTO, sym);
+            aim_gauss *b = aim_gauss_create(&cfg, AIM_RULE_GENERIC, sym);
+            assert_int_equal(aim_gauss_eval(a, &q), 0);
+            assert_int_equal(aim_gauss_eval(b, &q), 0);
+            double va[AIM_GAUSS_KERNEL_VALUES], vb[AIM_GAUSS_KERNEL_VALUES];
+            double gaps[AIM_GAUSS_KERNEL_GROUPS], estimate;
+            aim_gauss_kernel_values(a, va);
+            aim_gauss_kernel_values(b, vb);
+            /* a symmetric state has no direction (Omega, Psi) = (e_i, 0):
+             * the matrices B of it are not orthogonal to the antisymmetric
+             * part it lacks, and each rule regresses on them its own way */
+            for (int j = 8; sym && j < AIM_GAUSS_KERNEL_VALUES; j++)
+                va[j] = vb[j] = 0.0;
+            aim_gauss_kernel_gaps(vb, va, gaps);
+            assert_int_equal(aim_gauss_kernel_error(b, &estimate), 0);
+            print_message("%s, state %d: gaps %.2g %.2g %.2g %.2g, estimate %.2g\n",
+                          k ? "erf" : "relu", sym, gaps[0], gaps[1], gaps[2], gaps[3], estimate);
+            for (int j = 0; j < AIM_GAUSS_KERNEL_GROUPS; j++)
+                if (!(gaps[j] <= 3.0 * estimate))
+                    fail_msg("%s, state %d, group %d: relative gap %.3g, 3 x estimate %.3g",
+                             k ? "erf" : "relu", sym, j, gaps[j], 3.0 * estimate);
+            aim_gauss_free(a);
+            aim_gauss_free(b);
+        }
 }
 
 /* The closed forms of the engine's generic rule (aim_outmap_pullback,
@@ -671,7 +802,7 @@ static void test_risk_alone(void **state)
                                     .psi = {{0.6, 0.2}, {0.2, 1.0}},
                                     .trace = {0.3, 1.0}};
     const aim_overlaps states[3] = {tied_like, some_state(0), some_state(1)};
-    for (int kind = 0; kind < 4; kind++)
+    for (int kind = 0; kind < 5; kind++)
         for (int corr = 0; corr < 2; corr++) {
             aim_config cfg;
             base_config(&cfg, 3);
@@ -681,8 +812,8 @@ static void test_risk_alone(void **state)
                 set_hermite(&cfg, 2, 1.0);
                 set_hermite(&cfg, 3, 0.5);
                 rule = kind == 3 ? AIM_RULE_GENERIC : AIM_RULE_AUTO;
-            } else if (kind == 1) {
-                cfg.activation = AIM_ACT_RELU;
+            } else if (kind == 1 || kind == 4) { /* the closed forms */
+                cfg.activation = kind == 1 ? AIM_ACT_RELU : AIM_ACT_ERF;
             } else {
                 cfg.output = AIM_SOFTMAX;
                 cfg.beta = 1.5;
@@ -1013,6 +1144,8 @@ int main(int argc, char **argv)
         cmocka_unit_test(test_linear_closed_form),
         cmocka_unit_test(test_he2_mehler),
         cmocka_unit_test(test_elementwise_vs_mc),
+        cmocka_unit_test(test_closed_forms_vs_mc),
+        cmocka_unit_test(test_erf_vs_hermite),
         cmocka_unit_test(test_softmax_vs_mc),
         cmocka_unit_test(test_invalid_covariance),
         cmocka_unit_test(test_closed_forms_vs_dense),
@@ -1024,6 +1157,7 @@ int main(int argc, char **argv)
     };
     const struct CMUnitTest accuracy[] = {
         cmocka_unit_test(test_generic_matches_elementwise),
+        cmocka_unit_test(test_closed_forms_vs_generic),
         cmocka_unit_test(test_kernel_error_estimate),
         cmocka_unit_test(test_kernel_error_where_it_fell_short),
     };

@@ -6,7 +6,8 @@
 # the estimates it makes at the first and the last row is the one the file
 # records in its "# kernels:" line (made at the first and the last state
 # evaluated; tied and direct students, row softmax); bad arguments are
-# refused with the value and what is allowed.
+# refused with the value and what is allowed; --rules sets the rules of an
+# elementwise map against one another.
 # Usage: test_kernel_accuracy.sh AIMDYN KERNEL_ACCURACY
 set -u
 exe="$1"
@@ -64,6 +65,20 @@ expect_exit "a Gauss-Hermite run" 0 "$exe" ode "$root/examples/tied_he2.ini" --o
 expect_exit "kernel_accuracy on a Gauss-Hermite run" 1 "$accuracy" --reference 4096 \
     "$work/he2-ode.tsv" first 1024
 contains "Gauss-Hermite explained" "$work/err" "only the quasi-random rule"
+
+# --rules: the rules of an elementwise map against one another at a state
+# of a raw relu run (its reference the closed forms, its auto row their
+# own, at gap 0); softmax is refused
+expect_exit "a raw relu run" 0 "$exe" ode --out "$work" --name relu \
+    --set model.activation=relu --set model.centring=raw --set training.horizon=0.02 \
+    --set training.points=3
+expect_exit "kernel_accuracy --rules" 0 "$accuracy" --rules "$work/relu-ode.tsv" last
+contains "--rules: the closed forms are the reference" "$work/out" "reference: the closed forms"
+contains "--rules: the raw means are read" "$work/out" "means [0-9.e-]* 0\b"
+contains "--rules: auto is the reference" "$work/out" "^auto  *[0-9.e-]*  *0  *0  *0  *0$"
+contains "--rules: the quasi-random rule's row" "$work/out" "^generic "
+expect_exit "--rules on softmax" 1 "$accuracy" --rules "$work/tied-ode.tsv" last
+contains "--rules on softmax explained" "$work/err" "allowed with --rules: elementwise"
 
 echo "$passes passed, $failures failed"
 [ "$failures" -eq 0 ]

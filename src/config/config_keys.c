@@ -30,7 +30,8 @@ static const aim_config_enum_name fold_names[] = {
 static const aim_config_enum_name grid_names[] = {
     {"linear", AIM_GRID_LINEAR}, {"log", AIM_GRID_LOG}, {NULL, 0}};
 static const aim_config_enum_name rule_names[] = {
-    {"auto", AIM_RULE_AUTO}, {"generic", AIM_RULE_GENERIC}, {NULL, 0}};
+    {"auto", AIM_RULE_AUTO}, {"generic", AIM_RULE_GENERIC}, {"hermite", AIM_RULE_HERMITE},
+    {NULL, 0}};
 static const aim_config_enum_name scheme_names[] = {
     {"richardson", AIM_SCHEME_RICHARDSON}, {"euler", AIM_SCHEME_EULER}, {NULL, 0}};
 static const aim_config_enum_name beyond_names[] = {
@@ -193,7 +194,8 @@ const aim_config_key aim_config_keys[] = {
          "absolute tolerance of the integrator"),
     INT("ode", "quad_nodes", quad_nodes, "0", 2, 64, AIM_CONFIG_ZERO_OK,
         "0 (automatic) or an integer in 2..64 (>= 2 x Hermite degree)",
-        "Gauss-Hermite nodes per dimension (elementwise outputs)"),
+        "Gauss-Hermite nodes per dimension (elementwise outputs under Gauss-Hermite rules: "
+        "Hermite series and tanh, or every map with ode.rule = hermite)"),
     INT("ode", "max_steps", max_steps, "1000000", 10, 100000000, 0,
         "an integer in 10..100000000",
         "internal steps the integrator may take between two grid points before it gives up "
@@ -212,9 +214,11 @@ const aim_config_key aim_config_keys[] = {
          "expectation, of a degree-8 Hermite map, is about 1e146, and every rate stays "
          "far below the largest double: theory/stops.md sec. 4)",
          "|order parameter| above which a run counts as blown up"),
-    ENUM("ode", "rule", rule, "auto", rule_names, "auto | generic",
-         "expectation rule: auto (Gauss-Hermite for smooth elementwise maps, "
-         "quasi-random otherwise) or generic (quasi-random for every map)"),
+    ENUM("ode", "rule", rule, "auto", rule_names, "auto | generic | hermite",
+         "expectation rule: auto (closed forms for relu and erf, Gauss-Hermite for the "
+         "other elementwise maps, quasi-random for softmax), generic (quasi-random for "
+         "every map) or hermite (Gauss-Hermite for every elementwise map; "
+         "quasi-random for softmax)"),
     ENUM("ode", "linear_solver", solver, "auto", solver_names, "auto | dense | krylov",
          "linear solver of the integrator's Newton iterations: dense LU with a "
          "finite-difference Jacobian, or matrix-free GMRES (CVODE SPGMR); auto takes "

@@ -22,9 +22,11 @@ typedef enum {
     AIM_ACT_RELU
 } aim_activation;
 typedef enum { AIM_GRID_LINEAR = 0, AIM_GRID_LOG } aim_grid_kind;
-/* Expectation rule: automatic (Gauss-Hermite for smooth elementwise
- * maps), or the generic quasi-random one for every map. */
-typedef enum { AIM_RULE_AUTO = 0, AIM_RULE_GENERIC } aim_gauss_rule;
+/* Expectation rule: automatic (closed forms for relu and erf,
+ * Gauss-Hermite for the other elementwise maps, quasi-random for row
+ * softmax), the generic quasi-random one for every map, or Gauss-Hermite
+ * for every elementwise map. */
+typedef enum { AIM_RULE_AUTO = 0, AIM_RULE_GENERIC, AIM_RULE_HERMITE } aim_gauss_rule;
 /* Value of the words longer than the truncation order (theory/tied.md
  * sec. 6): their mixed free cumulants are those of S = c S* + X with X
  * free from S* (aligned); they vanish (cumulant); all mixed cumulants

@@ -86,11 +86,16 @@ aim_gauss *aim_gauss_create(const aim_config *cfg, aim_gauss_rule rule, int symm
     key[3] = cfg->noise;
     memcpy(key + 4, cfg->hermite, sizeof cfg->hermite);
     memcpy(key + 4 + AIM_MAX_HERMITE, cfg->cov, sizeof(double) * MAXT2);
-    /* relu's kink defeats Gauss-Hermite (errors of order 1e-2 at 48
-     * nodes); the quasi-random rule handles it. */
-    g->elementwise = aim_outmap_is_elementwise(g->map) && rule == AIM_RULE_AUTO &&
-                     cfg->activation != AIM_ACT_RELU;
-    if (g->elementwise) {
+    g->activation = cfg->activation;
+    g->elementwise = aim_outmap_is_elementwise(g->map) && rule != AIM_RULE_GENERIC;
+    /* relu and erf: closed forms (theory/direct.md sec. 3.6); relu's kink
+     * defeats Gauss-Hermite (errors of order 1e-2 at 48 nodes), and erf's
+     * are exact where Gauss-Hermite's pairs took 12^4 points */
+    if (g->elementwise && rule == AIM_RULE_AUTO && aim_gauss_closed_map(cfg)) {
+        g->orthant = aim_orthant_create();
+        if (!g->orthant)
+            goto fail;
+    } else if (g->elementwise) {
         int poly = cfg->activation == AIM_ACT_HERMITE;
         g->n2 = cfg->quad_nodes ? cfg->quad_nodes
                                 : (poly ? aim_gauss_polynomial_nodes(cfg) : AUTO_NODES_2D);
@@ -117,6 +122,7 @@ void aim_gauss_free(aim_gauss *g)
     if (!g)
         return;
     aim_outmap_free(g->map);
+    aim_orthant_free(g->orthant);
     free(g->x2);
     free(g->w2);
     free(g->x4);
@@ -223,6 +229,11 @@ int aim_gauss_risk_at(aim_gauss *g, const aim_overlaps *q, double *risk)
 
 double aim_gauss_risk(const aim_gauss *g) { return g->risk; }
 int aim_gauss_points(const aim_gauss *g) { return g->elementwise ? 0 : g->npts; }
+
+int aim_gauss_closed_forms(const aim_config *cfg)
+{
+    return cfg->rule == AIM_RULE_AUTO && aim_gauss_closed_map(cfg);
+}
 
 double aim_gauss_noise_omega(const aim_gauss *g) { return g->k_omega; }
 double aim_gauss_noise_psi(const aim_gauss *g) { return g->k_psi; }

@@ -4,17 +4,20 @@
  * Gaussian expectation the ODE right-hand sides need, with a
  * deterministic rule so that the result is a smooth function of the
  * order parameters:
- *   - elementwise maps: Gauss-Hermite product rules on the 2 (entry) and
- *     4 (pair of entries) dimensional index laws; exact for finite
- *     Hermite series when quad_nodes >= 2 * degree;
+ *   - elementwise maps: per entry, the 2 (entry) and 4 (pair of entries)
+ *     dimensional index laws: relu and erf in closed form
+ *     (theory/direct.md sec. 3.6), the others by Gauss-Hermite product
+ *     rules, exact for finite Hermite series when quad_nodes >= 2 *
+ *     degree;
  *   - row softmax: a fixed Sobol (or Halton, above 40 dimensions) point
  *     set, antithetic, mapped through the Cholesky factor of the index
  *     covariance; accuracy set by qmc_points, or chosen for a given
  *     relative kernel error kernel_tol. The point set is shifted by one
  *     fixed random shift; its error is estimated at the first and the
  *     last state evaluated from copies under other random shifts.
- * The "generic" rule (the quasi-random one) can be forced for any map;
- * the tests use it to check the elementwise rule. */
+ * The "generic" rule (the quasi-random one) can be forced for any map,
+ * and the "hermite" rule (Gauss-Hermite) for any elementwise map; the
+ * tests use them to check the elementwise rules. */
 #ifndef AIM_GAUSS_H
 #define AIM_GAUSS_H
 
@@ -97,8 +100,12 @@ void aim_gauss_kernel_gaps(const double v[AIM_GAUSS_KERNEL_VALUES],
                            const double ref[AIM_GAUSS_KERNEL_VALUES],
                            double gaps[AIM_GAUSS_KERNEL_GROUPS]);
 
-/* The quasi-random rule's point count (0 for Gauss-Hermite), fixed at
- * the first evaluation. */
+/* 1 when cfg's rule (ode.rule) takes its output map's expectations in
+ * closed form (auto, relu and erf), else 0. */
+int aim_gauss_closed_forms(const aim_config *cfg);
+
+/* The quasi-random rule's point count (0 for Gauss-Hermite and the
+ * closed forms), fixed at the first evaluation. */
 int aim_gauss_points(const aim_gauss *g);
 /* The estimated relative kernel error of the quasi-random rule, into
  * *err: the larger of the estimates at the first and at the last state

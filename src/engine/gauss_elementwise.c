@@ -1,6 +1,7 @@
-/* The Gaussian expectation engine's rule for elementwise output maps:
- * Gauss-Hermite product rules on the 2 (entry) and 4 (pair of entries)
- * dimensional index laws. */
+/* The Gaussian expectation engine's rule for elementwise output maps: per
+ * entry, the expectations over its 2-dimensional law, and per pair of
+ * entries E[e_p e_r] over their 4-dimensional one, by Gauss-Hermite
+ * product rules, or in closed form (gauss_closed.c: relu, erf). */
 #include <stdlib.h>
 
 #include <gsl/gsl_integration.h>
@@ -66,13 +67,12 @@ static double entry_error(const aim_gauss *g, double u, double ustar)
 }
 
 /* The law of (h_p(S), h_p(S*), h_r(S), h_r(S*)) for two different entries
- * p, r: means mu and lower factor F. Returns 0, or -1 when its covariance
- * is not positive semi-definite. */
+ * p, r: means mu, covariance V and lower factor F. Returns 0, or -1 when
+ * its covariance is not positive semi-definite. */
 static int pair_law(const aim_gauss *g, const aim_overlaps *q, int p, int r, double mu[4],
-                    double F[16])
+                    double V[16], double F[16])
 {
     const int ent[4] = {p, p, r, r}, mat[4] = {0, 1, 0, 1};
-    double V[16];
     for (int x = 0; x < 4; x++) {
         mu[x] = g->C[ent[x]] * q->mean[mat[x]];
         for (int y = 0; y < 4; y++)
@@ -82,14 +82,18 @@ static int pair_law(const aim_gauss *g, const aim_overlaps *q, int p, int r, dou
 }
 
 /* E[e_p e_r] for two different entries: a Gauss-Hermite product rule over
- * the active coordinates of their law (pair_law). Label noise is
- * independent across entries and drops out. */
+ * the active coordinates of their law (pair_law), or the closed form.
+ * Label noise is independent across entries and drops out. */
 static int pair_moment(aim_gauss *g, const aim_overlaps *q, int p, int r,
                        double *out)
 {
-    double F[16], mu[4];
-    if (pair_law(g, q, p, r, mu, F))
+    double F[16], V[16], mu[4];
+    if (pair_law(g, q, p, r, mu, V, F))
         return -1;
+    if (g->orthant) {
+        *out = aim_gauss_closed_pair(g, mu, V);
+        return 0;
+    }
     int active[4], na = 0;
     for (int x = 0; x < 4; x++)
         if (F[x * 4 + x] > 0.0)
@@ -134,10 +138,6 @@ static int entry_law(const aim_gauss *g, const aim_overlaps *q, int p, double mu
     return aim_gauss_chol_semidefinite(2, V, F);
 }
 
-/* The sums of the entry rule: E[e], E[e z0], E[e z1], E[e^2], E[sigma'^2],
- * E[(f - f*)^2]. */
-enum { SUM_E, SUM_EZ0, SUM_EZ1, SUM_EE, SUM_DD, SUM_RR, SUMS };
-
 /* The entry rule's sums for an entry of law mu, F (entry_law); with
  * risk_only the last alone (SUM_RR), summed in the same order as with all
  * of them, so that the risk is the same number bit for bit. The node
@@ -146,6 +146,10 @@ enum { SUM_E, SUM_EZ0, SUM_EZ1, SUM_EE, SUM_DD, SUM_RR, SUMS };
 static void entry_sums(const aim_gauss *g, const double mu[2], const double F[4],
                        int risk_only, double acc[SUMS])
 {
+    if (g->orthant) { /* the closed forms: all of them, at little cost */
+        aim_gauss_closed_entry(g, mu, F, acc);
+        return;
+    }
     const int n = g->n2;
     for (int k = 0; k < SUMS; k++)
         acc[k] = 0.0;
@@ -234,9 +238,9 @@ int aim_gauss_risk_elementwise(const aim_gauss *g, const aim_overlaps *q, double
     }
     for (int p = 0; p < T2; p++)
         for (int s = p + 1; s < T2; s++) {
-            double wo, wp, mu[4], F[16];
+            double wo, wp, mu[4], V[16], F[16];
             pair_weights(g, p, s, &wo, &wp);
-            if ((wo != 0.0 || wp != 0.0) && pair_law(g, q, p, s, mu, F))
+            if ((wo != 0.0 || wp != 0.0) && pair_law(g, q, p, s, mu, V, F))
                 return -1;
         }
     *risk = r;

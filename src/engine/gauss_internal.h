@@ -5,7 +5,9 @@
  *   gauss_factor.c       lower factors of the index laws, solves with them
  *   gauss_points.c       the quasi-random point sets, and the process's
  *                        shared point sets and kernel error estimates
- *   gauss_elementwise.c  the Gauss-Hermite rule of elementwise maps
+ *   gauss_closed.c       the closed forms of relu and erf (orthant.c)
+ *   gauss_elementwise.c  the per-entry rule of elementwise maps:
+ *                        Gauss-Hermite, or gauss_closed.c
  *   gauss_threads.c      the engine's thread count and work space
  *   gauss_sum.c          the quasi-random rule's sums over a point set
  *   gauss_error.c        the kernel error estimate (ode.kernel_tol too)
@@ -16,6 +18,7 @@
 #include <stddef.h>
 
 #include "gauss.h"
+#include "orthant.h"
 
 #define MAXT AIM_MAX_TOKENS
 #define MAXT2 (MAXT * MAXT)
@@ -51,7 +54,11 @@ struct aim_gauss {
     double C[MAXT2], L[MAXT2]; /* token covariance and its Cholesky factor */
     double noise;
     aim_outmap *map;
-    int elementwise; /* 1: per-entry Gauss-Hermite rule; 0: generic QMC */
+    aim_activation activation;
+    int elementwise; /* 1: per-entry rule; 0: generic QMC */
+    /* the per-entry rule's integrals: NULL by Gauss-Hermite, else in
+     * closed form (gauss_closed.c) */
+    aim_orthant *orthant;
 
     /* Gauss-Hermite nodes/weights for the standard normal (weights sum
      * to 1); n2 for entry integrals, n4 for pair integrals. */
@@ -156,6 +163,16 @@ void aim_gauss_kernel_error_key(const aim_gauss *g, const aim_overlaps *q, error
 int aim_gauss_cached_kernel_error(const error_key *k, double *err);
 void aim_gauss_keep_kernel_error(const error_key *k, double err);
 int aim_gauss_packing_matrix(aim_gauss *g);
+
+/* The sums of the per-entry rule of an entry: E[e], E[e z0], E[e z1],
+ * E[e^2], E[sigma'^2], E[(f - f*)^2] for the entry's law mu + F z. */
+enum { SUM_E, SUM_EZ0, SUM_EZ1, SUM_EE, SUM_DD, SUM_RR, SUMS };
+
+/* gauss_closed.c */
+int aim_gauss_closed_map(const aim_config *cfg);
+void aim_gauss_closed_entry(const aim_gauss *g, const double mu[2], const double F[4],
+                            double acc[SUMS]);
+double aim_gauss_closed_pair(const aim_gauss *g, const double mu[4], const double V[16]);
 
 /* gauss_elementwise.c */
 int aim_gauss_hermite_rule(int n, double **x, double **w);

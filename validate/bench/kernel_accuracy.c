@@ -17,11 +17,20 @@
  *   "first", "last" or a tau of the file, the teacher's from its family),
  *   one line per point count: the estimate made at that state, the
  *   actual error there and that of each group
- *   (validate/bench/kernel_tolerance.sh). */
+ *   (validate/bench/kernel_tolerance.sh);
+ * or:    kernel_accuracy --rules [--reference N] ODE_FILE ROW
+ *   at such a state (raw centring too: the means from the file's "mean"
+ *   column and teacher.mean), the rules of an elementwise map against one
+ *   another: auto (closed forms for relu and erf, else Gauss-Hermite),
+ *   hermite and generic (at the file's ode.qmc_points), each group's
+ *   error against the reference (the closed forms where there are some,
+ *   else the quasi-random rule at N points) and the CPU time of one
+ *   evaluation (theory/direct.md sec. 3.5, 3.6). */
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include <gsl/gsl_errno.h>
 
@@ -104,8 +113,8 @@ static int measure(const aim_config *base, const aim_overlaps *q, int points, do
 }
 
 /* The configuration an ODE file was made with, from its "# config KEY =
- * VALUE" lines. */
-static int file_config(const aim_table *t, const char *path, aim_config *cfg)
+ * VALUE" lines; raw centring refused unless raw_ok. */
+static int file_config(const aim_table *t, const char *path, int raw_ok, aim_config *cfg)
 {
     static const char prefix[] = "# config ";
     aim_config_error err;
@@ -136,7 +145,7 @@ static int file_config(const aim_table *t, const char *path, aim_config *cfg)
                 path);
         return -1;
     }
-    if (cfg->centring != AIM_CENTRED) {
+    if (!raw_ok && cfg->centring != AIM_CENTRED) {
         fprintf(stderr, "kernel_accuracy: %s: model.centring = raw; allowed: centred (the "
                         "state of a raw run needs its dimension)\n",
                 path);
@@ -183,7 +192,98 @@ static int file_state(const aim_table *t, const aim_config *cfg, const char *pat
     q->psi[0][1] = q->psi[1][0] = y[c[3]];
     q->trace[0] = y[c[4]];
     aim_family_start_overlaps(&cfg->teacher, &q->omega[1][1], &q->psi[1][1], &q->trace[1]);
+    const int cmean = aim_table_column(t, "mean");
+    if (cfg->centring == AIM_RAW && cmean >= 0) {
+        /* as src/students/direct.c: the teacher's mean term m* I / sqrt d
+         * adds m*^2 / d to its Omega and Psi at the finite d of the run */
+        const double d = cfg->ode_d > 0 ? cfg->ode_d : cfg->d, m = cfg->teacher.mean;
+        q->mean[0] = y[cmean];
+        q->mean[1] = m;
+        q->omega[1][1] += m * m / d;
+        q->psi[1][1] += m * m / d;
+        q->trace[1] += m / sqrt(d);
+    }
     *tau = y[ctau];
+    return 0;
+}
+
+/* The kernels of cfg's engine under rule at q into v, and the CPU time
+ * of one evaluation (repeated for at least 0.2 s) into *seconds. */
+static int timed_kernels(const aim_config *cfg, aim_gauss_rule rule, const aim_overlaps *q,
+                         double v[NVAL], double *seconds)
+{
+    aim_gauss *g = aim_gauss_create(cfg, rule, aim_family_symmetric_pair(cfg));
+    if (!g || kernels(g, q, v)) {
+        fprintf(stderr, "kernel_accuracy: the engine failed: %s\n",
+                g ? aim_gauss_error(g) : "not created");
+        aim_gauss_free(g);
+        return -1;
+    }
+    const clock_t start = clock();
+    int n = 0;
+    do {
+        kernels(g, q, v);
+        n++;
+    } while (clock() - start < CLOCKS_PER_SEC / 5);
+    *seconds = (double)(clock() - start) / CLOCKS_PER_SEC / n;
+    aim_gauss_free(g);
+    return 0;
+}
+
+static int compare_rules(int nref, const char *path, const char *row)
+{
+    aim_table t;
+    aim_config cfg;
+    aim_overlaps q;
+    double tau, ref[NVAL], v[NVAL], gaps[AIM_GAUSS_KERNEL_GROUPS], sec;
+    if (aim_table_read(path, NULL, &t))
+        return 1;
+    int st = file_config(&t, path, 1, &cfg) || file_state(&t, &cfg, path, row, &q, &tau);
+    aim_table_free(&t);
+    aim_config_error err;
+    if (st || (aim_config_validate(&cfg, &err) &&
+               fprintf(stderr, "kernel_accuracy: %s: %s\n", path, err.message)))
+        return 1;
+    if (cfg.output != AIM_ELEMENTWISE) {
+        fprintf(stderr, "kernel_accuracy: %s: model.output = softmax; allowed with --rules: "
+                        "elementwise\n",
+                path);
+        return 1;
+    }
+    const int closed = aim_gauss_closed_forms(&cfg);
+    aim_config rc = cfg;
+    rc.qmc_points = nref;
+    if (timed_kernels(&rc, closed ? AIM_RULE_AUTO : AIM_RULE_GENERIC, &q, ref, &sec))
+        return 1;
+    /* a symmetric student or teacher (Psi = Omega) has no direction
+     * (Omega, Psi) = (e_i, 0) (aim_gauss_kernel_values' last four): the
+     * matrices B of it are not orthogonal to the antisymmetric part it
+     * lacks, and each rule regresses on them its own way */
+    const int sym[2] = {q.psi[0][0] == q.omega[0][0], q.psi[1][1] == q.omega[1][1]};
+    for (int i = 0; i < 2; i++)
+        for (int t = 0; sym[i] && t < 2; t++)
+            ref[8 + 2 * i + t] = 0.0;
+    printf("# %s at tau = %.9g (teacher overlap %.6f, means %g %g); reference: %s\n", path,
+           tau, aim_overlaps_teacher_overlap(&q), q.mean[0], q.mean[1],
+           closed ? "the closed forms" : "the quasi-random rule");
+    if (!closed)
+        printf("# reference: %d points\n", nref);
+    printf("# the kernels there: risk %.4g, K_omega %.4g, K_psi %.4g%s\n", ref[0], ref[1], ref[2],
+           sym[0] || sym[1] ? "; the drift along symmetric directions only" : "");
+    printf("%-8s %12s %10s %10s %10s %10s\n", "rule", "seconds", "risk", "K_omega", "K_psi",
+           "drift");
+    static const aim_gauss_rule rules[3] = {AIM_RULE_AUTO, AIM_RULE_HERMITE, AIM_RULE_GENERIC};
+    static const char *const names[3] = {"auto", "hermite", "generic"};
+    for (int r = 0; r < 3; r++) {
+        if (timed_kernels(&cfg, rules[r], &q, v, &sec))
+            return 1;
+        for (int i = 0; i < 2; i++)
+            for (int t = 0; sym[i] && t < 2; t++)
+                v[8 + 2 * i + t] = 0.0;
+        aim_gauss_kernel_gaps(v, ref, gaps);
+        printf("%-8s %12.3g %10.2g %10.2g %10.2g %10.2g\n", names[r], sec, gaps[0], gaps[1],
+               gaps[2], gaps[3]);
+    }
     return 0;
 }
 
@@ -196,7 +296,7 @@ static int at_file_state(int nref, const char *path, const char *row, int ncount
     double tau, ref[NVAL], v[NVAL], est;
     if (aim_table_read(path, NULL, &t))
         return 1;
-    int st = file_config(&t, path, &cfg) || file_state(&t, &cfg, path, row, &q, &tau);
+    int st = file_config(&t, path, 0, &cfg) || file_state(&t, &cfg, path, row, &q, &tau);
     aim_table_free(&t);
     if (st || measure(&cfg, &q, nref, 0.0, ref, NULL, NULL))
         return 1;
@@ -228,17 +328,28 @@ static int at_file_state(int nref, const char *path, const char *row, int ncount
 int main(int argc, char **argv)
 {
     gsl_set_error_handler_off();
-    int nref = 1 << 20, arg = 1;
-    if (argc > 2 && strcmp(argv[1], "--reference") == 0) {
+    int nref = 1 << 20, arg = 1, rules = 0;
+    if (argc > 1 && strcmp(argv[1], "--rules") == 0) {
+        rules = 1;
+        arg = 2;
+    }
+    if (argc > arg + 1 && strcmp(argv[arg], "--reference") == 0) {
         char *end;
-        long n = strtol(argv[2], &end, 10);
+        long n = strtol(argv[arg + 1], &end, 10);
         if (*end || n < 1 || n > 1L << 30) {
             fprintf(stderr, "kernel_accuracy: --reference \"%s\"; allowed: a point count\n",
-                    argv[2]);
+                    argv[arg + 1]);
             return 1;
         }
         nref = (int)n;
-        arg = 3;
+        arg += 2;
+    }
+    if (rules) {
+        if (argc - arg != 2) {
+            fprintf(stderr, "usage: kernel_accuracy --rules [--reference N] ODE_FILE ROW\n");
+            return 1;
+        }
+        return compare_rules(nref, argv[arg], argv[arg + 1]);
     }
     if (argc - arg >= 3)
         return at_file_state(nref, argv[arg], argv[arg + 1], argc - arg - 2, argv + arg + 2);
