@@ -752,6 +752,9 @@ int aim_mlimit_drift(aim_mlimit *m, const double *h, int nh, int pairs,
     double k[AIM_KERNEL_COUNT];
     if (!m0 || !mp || !mm || !sq || save_state(m, &s) || path_words(m, path, ws, max_len, m0))
         goto done;
+    /* the kernels of the full rule at this very state (re-anchored here),
+     * as the model's right-hand side it is checked against has them */
+    m->anchored = 0;
     if ((rc = evaluate(m, path, &q, k)) != 0)
         goto done;
     for (int i = 0; i < n * nh; i++)

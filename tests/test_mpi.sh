@@ -38,9 +38,11 @@ same_tree "sgd: 2 ranks of 2 workers write what a serial run does" "$work/sgd-se
 
 # compare: the ODE, the SGD of three students in turn (the tied and untied
 # ones' moments), the agreement tables and figures
+# (one thread on both sides: the ODE file records the threads its matrix
+# process ran on, the cores a rank may use by default)
 students="$(dirname "$0")/../examples/students_he1he2.ini --students direct,tied,untied
     --d 40 --seeds 3 --set matrix.d=40 --set matrix.replicas=2 --set training.horizon=0.02
-    --set training.points=3 --set training.eta=0.02"
+    --set training.points=3 --set training.eta=0.02 --threads 1"
 expect_exit "compare serial" 0 "$exe" compare $students --jobs 1 --out "$work/run"
 keep compare-serial
 expect_exit "compare on 2 ranks" 0 mpi "$exe" compare $students --out "$work/run"
