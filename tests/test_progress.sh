@@ -159,13 +159,16 @@ expect_exit "matrix process --quiet" 0 "$exe" ode $mx --quiet --out "$work/mx"
 check "matrix process --quiet: stderr empty" $?
 
 # a long ODE run says so and shows its progress with an ETA; a short one
-# shows nothing. Long by a setting, not by time: AIMDYN_TEST_PROGRESS=every
+# shows nothing. Long or short by a setting, not by time: AIMDYN_TEST_PROGRESS=every
 # makes every stage long from its first report, a line at each
 # (docs/testing.md). The files are the same, shown or not.
 long="env AIMDYN_TEST_PROGRESS=every"
 mx="$mx --threads 2"
 rm -rf "$work/o"
-expect_exit "matrix process, short" 0 "$exe" ode $mx --out "$work/o"
+# short by a setting too (never: every stage judged short, whatever a
+# slow build or a loaded machine makes of the clock)
+short="env AIMDYN_TEST_PROGRESS=never"
+expect_exit "matrix process, short" 0 $short "$exe" ode $mx --out "$work/o"
 ! grep -q "a long run\|ETA\|done in" "$work/err"
 check "matrix process, short: no progress" $?
 keep mx-short
@@ -201,7 +204,7 @@ same_files "matrix process on a terminal: the same files" "$work/mx-short" "$wor
 # the hierarchy's grid points, then the hand-over's process
 hier="$(dirname "$0")/../examples/tied_softmax_T4.ini --set matrix.d=24 --set matrix.replicas=2
       --set training.points=11 --set ode.qmc_points=4096"
-expect_exit "hierarchy and hand-over, short" 0 "$exe" ode $hier --out "$work/o"
+expect_exit "hierarchy and hand-over, short" 0 $short "$exe" ode $hier --out "$work/o"
 ! grep -q "a long run\|ETA\|done in" "$work/err"
 check "hierarchy, short: no progress" $?
 contains "hierarchy, short: handed over" "$work/err" \

@@ -47,8 +47,9 @@ struct aim_progress {
 
 static int quiet;
 static aim_progress *live; /* the campaign whose block is on the terminal */
-/* AIMDYN_TEST_PROGRESS=every: every stage is long, a line per report */
-static int every;
+/* AIMDYN_TEST_PROGRESS=every: every stage is long, a line per report;
+ * never: every stage is short (nothing shown), whatever the clock says */
+static int every, never;
 
 void aim_progress_set_quiet(int q) { quiet = q; }
 
@@ -216,6 +217,8 @@ static int long_enough(aim_progress *p)
 {
     if (!p->stage || p->announced)
         return 1;
+    if (never)
+        return 0;
     const double t = now() - p->start, total = p->work_per_task * p->ntasks;
     const double done = p->finished * p->work_per_task + work_running(p);
     if (!every && t < AIM_PROGRESS_LONG_SECONDS &&
@@ -414,11 +417,12 @@ int aim_progress_init(void)
 {
     const char *v = getenv("AIMDYN_TEST_PROGRESS");
     every = v && !strcmp(v, "every");
-    if (!v || !*v || every)
+    never = v && !strcmp(v, "never");
+    if (!v || !*v || every || never)
         return 0;
     fprintf(stderr, "aimdyn: AIMDYN_TEST_PROGRESS=%s: not allowed; allowed: every (every "
                     "stage of a run shown as long, a line at each report: docs/testing.md), "
-                    "or unset\n",
+                    "never (every stage short, nothing shown), or unset\n",
             v);
     return -1;
 }
