@@ -65,6 +65,11 @@ struct aim_mlimit {
     aim_overlaps anchor;
     double anchor_dk[AIM_KERNEL_COUNT], anchor_drisk;
     double risk;        /* the risk at the last evaluation (the step control) */
+    /* the paths' order parameters and kernels at tau, evaluated at the end
+     * of the last step (fresh: 1 while the matrices have not moved since) */
+    int fresh;
+    aim_overlaps q_now[2];
+    double k_now[2][AIM_KERNEL_COUNT];
     gsl_rng *noise;
     double tau;
     char error[512];
@@ -606,18 +611,19 @@ int aim_mlimit_advance(aim_mlimit *m, double span, double hmax)
 {
     const long steps = (long)ceil(span / hmax - 1e-9);
     const double h0 = steps > 0 ? span / (double)steps : 0.0;
-    double left = span, h = 0.0;
-    aim_overlaps q[2];
-    double k[2][AIM_KERNEL_COUNT];
+    double left = span;
     /* the first controlled step: a sixteenth of the first span, doubled
      * at most every step until the control finds its size */
     if (m->controlled && !(m->h_next > 0.0))
         m->h_next = fmin(span, hmax) / 16.0;
+    /* the evaluation at tau: the one that ended the last advance, unless
+     * the matrices moved since (or it failed) */
+    int rc = m->fresh ? 0 : evaluate_paths(m, m->q_now, m->k_now, 0.0);
+    if (rc)
+        return rc;
+    m->fresh = 1;
     while (left > 1e-12 * span) {
-        int rc = evaluate_paths(m, q, k, h);
-        if (rc)
-            return rc;
-        h = h0;
+        double h = h0;
         if (m->controlled) {
             h = fmin(m->h_next, hmax);
             /* equal steps to the end of the span rather than a sliver */
@@ -629,13 +635,19 @@ int aim_mlimit_advance(aim_mlimit *m, double span, double hmax)
                 h = MEAN_STEP / m->path[p].rate_mean;
         if (h > left)
             h = left;
-        if ((rc = step_paths(m, h, k)) != 0)
+        m->fresh = 0;
+        if ((rc = step_paths(m, h, m->k_now)) != 0)
             return rc;
         m->steps++;
         m->tau += h;
         left -= h;
+        /* a blow-up at the end of the span is reported now; an engine
+         * failure there by the next advance, which evaluates again */
+        if ((rc = evaluate_paths(m, m->q_now, m->k_now, h)) != 0)
+            return left > 1e-12 * span || rc > 0 ? rc : 0;
+        m->fresh = 1;
     }
-    return evaluate_paths(m, q, k, h) > 0 ? 1 : 0;
+    return 0;
 }
 
 /* Every observable of a path, the risk by the full rule, or by the cheap
@@ -699,37 +711,19 @@ int aim_mlimit_words(aim_mlimit *m, const aim_wordset *ws, int max_len, double *
     return rc;
 }
 
-/* The state of path 0 to return to after a trial step. */
-typedef struct {
-    double *S, *F1, *F2;
-} saved_state;
-
-static int save_state(const aim_mlimit *m, saved_state *s)
+/* Path 0's matrices, into a path of their own (S and the factors only),
+ * to return to after a trial step. Returns 0 or -1 (out of memory). */
+static int save_state(const aim_mlimit *m, mlimit_path *saved)
 {
     const mlimit_path *path = &m->path[0];
     const size_t dd = (size_t)m->D * m->D, dp = (size_t)m->D * m->p;
-    s->S = malloc(dd * sizeof *s->S);
-    s->F1 = dp ? malloc(dp * sizeof *s->F1) : NULL;
-    s->F2 = path->st.F2 ? malloc(dp * sizeof *s->F2) : NULL;
-    if (!s->S || (dp && !s->F1) || (path->st.F2 && !s->F2))
+    saved->st.S = malloc(dd * sizeof *saved->st.S);
+    saved->st.F1 = path->st.F1 ? malloc(dp * sizeof *saved->st.F1) : NULL;
+    saved->st.F2 = path->st.F2 ? malloc(dp * sizeof *saved->st.F2) : NULL;
+    if (!saved->st.S || (path->st.F1 && !saved->st.F1) || (path->st.F2 && !saved->st.F2))
         return -1;
-    memcpy(s->S, path->st.S, dd * sizeof *s->S);
-    if (dp)
-        memcpy(s->F1, path->st.F1, dp * sizeof *s->F1);
-    if (path->st.F2)
-        memcpy(s->F2, path->st.F2, dp * sizeof *s->F2);
+    path_copy(m, saved, path);
     return 0;
-}
-
-static void restore_state(aim_mlimit *m, const saved_state *s)
-{
-    mlimit_path *path = &m->path[0];
-    const size_t dd = (size_t)m->D * m->D, dp = (size_t)m->D * m->p;
-    memcpy(path->st.S, s->S, dd * sizeof *s->S);
-    if (dp)
-        memcpy(path->st.F1, s->F1, dp * sizeof *s->F1);
-    if (path->st.F2)
-        memcpy(path->st.F2, s->F2, dp * sizeof *s->F2);
 }
 
 int aim_mlimit_drift(aim_mlimit *m, const double *h, int nh, int pairs,
@@ -743,7 +737,7 @@ int aim_mlimit_drift(aim_mlimit *m, const double *h, int nh, int pairs,
         return -1;
     }
     const int n = aim_wordset_count(ws);
-    saved_state s = {0};
+    mlimit_path s = {0};
     double *m0 = malloc(sizeof *m0 * (size_t)n), *mp = malloc(sizeof *mp * (size_t)n),
            *mm = malloc(sizeof *mm * (size_t)n),
            *sq = calloc((size_t)n * (size_t)nh, sizeof *sq);
@@ -755,6 +749,7 @@ int aim_mlimit_drift(aim_mlimit *m, const double *h, int nh, int pairs,
     /* the kernels of the full rule at this very state (re-anchored here),
      * as the model's right-hand side it is checked against has them */
     m->anchored = 0;
+    m->fresh = 0;
     if ((rc = evaluate(m, path, &q, k)) != 0)
         goto done;
     for (int i = 0; i < n * nh; i++)
@@ -767,7 +762,7 @@ int aim_mlimit_drift(aim_mlimit *m, const double *h, int nh, int pairs,
                 step_matrix(m, path, h[j], k, side ? -1.0 : 1.0, m->X);
                 apply_step(m, path, h[j]);
                 const int failed = path_words(m, path, ws, max_len, side ? mm : mp);
-                restore_state(m, &s);
+                path_copy(m, path, &s);
                 if (failed)
                     goto done;
             }
@@ -784,9 +779,7 @@ int aim_mlimit_drift(aim_mlimit *m, const double *h, int nh, int pairs,
 done:
     if (rc < 0 && !m->error[0])
         snprintf(m->error, sizeof m->error, "out of memory");
-    free(s.S);
-    free(s.F1);
-    free(s.F2);
+    path_free(&s);
     free(m0);
     free(mp);
     free(mm);
