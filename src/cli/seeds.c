@@ -318,12 +318,11 @@ static int compute_seed(void *ctx, int s)
             fputc('\n', f);
         }
         rc = aim_tsv_commit(tsv);
-        if (rc == 0)
+        if (rc == 0) {
             aim_hook_event("seed-kept", "seed", (long)one.seed, NULL, 0);
-        if (rc == 0)
             remove_superseded_checkpoint(r, ck.path);
-        if (rc == 0)
             aim_hook_event("seed-done", "seed", (long)one.seed, NULL, 0);
+        }
     }
     free(obs);
     free(extra);
